@@ -1,0 +1,120 @@
+//! Command-line interface. Each command group lives in its own file; this one
+//! only wires them together, prints errors and maps results to exit codes.
+//!
+//! Exit codes, for every command: 0 success (no errors found), 1 the check
+//! found errors (or, for `verify`, nothing verified), 2 usage, input or I/O
+//! failure.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod graph;
+mod image;
+mod index;
+mod serve;
+mod sign;
+mod validate;
+
+/// What a command returns: its exit code, or an error that exits 2.
+pub type CmdResult = anyhow::Result<u8>;
+
+/// Exit code when a check found errors.
+#[allow(dead_code)]
+pub const EXIT_FINDINGS: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "olm-catalog",
+    version,
+    about = "Validate, graph, index, build, sign and serve OLM operator catalogs",
+    long_about = "olm-catalog does what opm, `operator-sdk bundle validate`, crane/skopeo and cosign \
+do for operator catalogs, in one static binary that needs no container daemon.\n\n\
+Exit codes: 0 success, 1 errors found, 2 usage or I/O failure.",
+    after_help = "Examples:\n  olm-catalog bundle validate fixtures/bundles/good/etcd-0.9.4\n  \
+olm-catalog index add --database index.db --mode semver bundles/*\n  \
+olm-catalog serve index.db --port 50051"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate and build operator bundles
+    #[command(subcommand)]
+    Bundle(BundleCommand),
+    /// Build, check, draw and explain upgrade graphs
+    #[command(subcommand)]
+    Graph(graph::GraphCommand),
+    /// Render an olm.template.basic or olm.semver catalog template to FBC
+    RenderTemplate(graph::RenderTemplateArgs),
+    /// Build and maintain SQLite index databases and index images
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Render an index, bundle directory or FBC directory as an FBC stream
+    Render(index::RenderArgs),
+    /// Convert a SQLite index into a file-based catalog directory
+    Migrate(index::MigrateArgs),
+    /// Validate a file-based catalog directory, like `opm validate`
+    Validate(index::ValidateArgs),
+    /// Serve a catalog over gRPC (api.Registry, health, reflection)
+    Serve(serve::ServeArgs),
+    /// Sign images with cosign-compatible signatures, or generate a key pair
+    Sign(sign::SignArgs),
+    /// Verify cosign-compatible signatures of an image
+    Verify(sign::VerifyArgs),
+}
+
+#[derive(Subcommand)]
+enum BundleCommand {
+    /// Validate bundle directories (operator-framework/api's rules and more)
+    Validate(validate::ValidateArgs),
+    /// Build a bundle image from a bundle directory
+    Build(image::BundleBuildArgs),
+}
+
+#[derive(Subcommand)]
+enum IndexCommand {
+    #[command(flatten)]
+    Database(index::IndexCommand),
+    /// Build an index image from a SQLite index database
+    Build(image::IndexBuildArgs),
+}
+
+/// Parses arguments, runs the command and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Bundle(BundleCommand::Validate(a)) => a.run(),
+        Command::Bundle(BundleCommand::Build(a)) => a.run(),
+        Command::Graph(c) => c.run(),
+        Command::RenderTemplate(a) => a.run(),
+        Command::Index(IndexCommand::Database(c)) => c.run(),
+        Command::Index(IndexCommand::Build(a)) => a.run(),
+        Command::Render(a) => a.run(),
+        Command::Migrate(a) => a.run(),
+        Command::Validate(a) => a.run(),
+        Command::Serve(a) => a.run(),
+        Command::Sign(a) => a.run(),
+        Command::Verify(a) => a.run(),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

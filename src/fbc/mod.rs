@@ -1,0 +1,1 @@
+//! File-based catalogs (FBC): olm.package, olm.channel, olm.bundle, olm.deprecations.

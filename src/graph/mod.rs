@@ -1,0 +1,1 @@
+//! Upgrade graphs: replaces, skips, olm.skipRange, opm's add modes and catalog templates.

@@ -1,0 +1,1 @@
+//! The SQLite index database that opm and OLM read.

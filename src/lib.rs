@@ -1,0 +1,40 @@
+//! # olm-catalog
+//!
+//! Validate, graph, index, image, sign and serve OLM (Operator Lifecycle
+//! Manager) operator catalogs: what `opm`, `operator-sdk bundle validate`,
+//! `crane`/`skopeo` and `cosign` do, in one daemonless library and binary.
+//!
+//! Data flows one way, and each module knows only the modules before it:
+//!
+//! ```text
+//! yaml, diag, gojson        foundations: located YAML, findings, Go-style JSON
+//!   -> bundle               load a bundle directory into a model
+//!   -> validate | graph     check bundles; build and check upgrade graphs
+//!   -> fbc -> index         file-based catalogs; the SQLite index opm reads
+//!   -> oci                  bundle and index images, registries, OCI layouts
+//!   -> sign                 cosign-compatible signatures
+//!   -> serve                the catalog over gRPC (api.Registry)
+//! ```
+#![warn(missing_docs)]
+
+pub mod bundle;
+pub mod diag;
+pub mod fbc;
+pub mod gojson;
+pub mod graph;
+pub mod index;
+pub mod oci;
+pub mod serve;
+pub mod sign;
+pub mod validate;
+pub mod yaml;
+
+/// Code generated from `schema/registry.proto` (package `api`).
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("api");
+
+    /// The encoded file descriptor set of `schema/registry.proto`, for server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/registry_descriptor.bin"));
+}

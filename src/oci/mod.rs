@@ -1,0 +1,1 @@
+//! OCI images: bundle and index images, registries and OCI image layouts.

@@ -1,0 +1,1 @@
+//! Serving a catalog over gRPC: operator-registry's api.Registry, health and reflection.

@@ -1,0 +1,1 @@
+//! cosign-compatible signing and verification.

@@ -1,0 +1,813 @@
+//! YAML with source positions.
+//!
+//! Kubernetes manifests are YAML (or JSON, which parses as YAML). serde-based
+//! parsers throw positions away, but every diagnostic of this tool points at a
+//! file, line and column, so manifests are parsed here into a [`Node`] tree that
+//! keeps a [`Span`] for every value and every mapping key.
+//!
+//! Scalars are resolved the way Kubernetes tooling (go-yaml v2 behind
+//! `sigs.k8s.io/yaml`) resolves them: YAML 1.1 booleans (`yes`, `on`, …),
+//! octal `0777`, hex, `~` for null. The tree converts to [`serde_json::Value`]
+//! with [`Node::to_json`], which is what opm stores and serves.
+//!
+//! The parser is hardened against hostile input: nesting depth, alias
+//! expansion (the "billion laughs" bomb) and total node count are bounded, and
+//! duplicate mapping keys are reported (the last one wins, as in go-yaml).
+
+use std::fmt;
+
+use saphyr_parser::{Event, Parser, ScalarStyle};
+
+/// Deepest nesting of sequences and mappings accepted.
+pub const MAX_DEPTH: usize = 256;
+/// Most nodes one file may expand to, aliases included.
+pub const MAX_NODES: usize = 2_000_000;
+
+/// A position range in a source text. Lines and columns are 1-based; columns
+/// count characters, as editors and SARIF do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    /// Line of the first character.
+    pub line: u32,
+    /// Column of the first character.
+    pub column: u32,
+    /// Line just past the last character.
+    pub end_line: u32,
+    /// Column just past the last character.
+    pub end_column: u32,
+}
+
+impl Span {
+    fn from_saphyr(span: saphyr_parser::Span) -> Span {
+        Span {
+            line: span.start.line() as u32,
+            column: span.start.col() as u32 + 1,
+            end_line: span.end.line() as u32,
+            end_column: span.end.col() as u32 + 1,
+        }
+    }
+
+    /// A span covering one point.
+    pub fn point(line: u32, column: u32) -> Span {
+        Span {
+            line,
+            column,
+            end_line: line,
+            end_column: column,
+        }
+    }
+}
+
+/// A parsed YAML value with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The resolved value.
+    pub value: Value,
+    /// Where the value stands in the source.
+    pub span: Span,
+    /// For scalars the text as written (before resolution), so that checks can
+    /// say "`1.2` was read as a number"; `None` for collections.
+    pub raw: Option<Box<str>>,
+    /// Whether the scalar was quoted or a block scalar (always a string then).
+    pub quoted: bool,
+}
+
+/// A resolved YAML value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `null`, `~` or nothing.
+    Null,
+    /// A boolean, YAML 1.1 spellings included.
+    Bool(bool),
+    /// An integer that fits in i64.
+    Int(i64),
+    /// A non-negative integer beyond i64.
+    UInt(u64),
+    /// A floating-point number.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in source order, keys already made unique (last one wins).
+    Map(Vec<Entry>),
+}
+
+/// One key/value pair of a mapping.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The key as a string (non-string keys are written as JSON would).
+    pub key: String,
+    /// Where the key stands.
+    pub key_span: Span,
+    /// The value.
+    pub value: Node,
+}
+
+/// A mapping key that appeared more than once in one mapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// The key.
+    pub key: String,
+    /// The earlier occurrence, whose value was dropped.
+    pub first: Span,
+    /// The later occurrence, whose value was kept.
+    pub second: Span,
+}
+
+/// One document of a YAML stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    /// The document's root value.
+    pub root: Node,
+    /// Duplicate keys found in this document.
+    pub duplicate_keys: Vec<DuplicateKey>,
+}
+
+/// Why a text could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YamlError {
+    /// What went wrong.
+    pub message: String,
+    /// Where (1-based line and column).
+    pub span: Span,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at line {} column {}",
+            self.message, self.span.line, self.span.column
+        )
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+/// A segment of a path into a document: a mapping key or a sequence index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Seg {
+    /// A mapping key.
+    Key(String),
+    /// A sequence index.
+    Index(usize),
+}
+
+impl From<&str> for Seg {
+    fn from(k: &str) -> Seg {
+        Seg::Key(k.to_string())
+    }
+}
+impl From<String> for Seg {
+    fn from(k: String) -> Seg {
+        Seg::Key(k)
+    }
+}
+impl From<usize> for Seg {
+    fn from(i: usize) -> Seg {
+        Seg::Index(i)
+    }
+}
+
+/// Builds a `[Seg; N]` from keys and indexes: `path!["spec", "install", 0]`.
+#[macro_export]
+macro_rules! path {
+    ($($seg:expr),* $(,)?) => { [$($crate::yaml::Seg::from($seg)),*] };
+}
+
+/// Renders a path as `spec.install.deployments[0].name`.
+pub fn path_to_string(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => {
+                out.push_str(&format!("[{i}]"));
+            }
+        }
+    }
+    out
+}
+
+impl Node {
+    /// The value of `key` if this is a mapping that has it.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    /// The entry of `key` if this is a mapping that has it.
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|e| e.key == key),
+            _ => None,
+        }
+    }
+
+    /// The string value, if this is a string scalar.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The node at `path`, if every segment exists.
+    pub fn at(&self, path: &[Seg]) -> Option<&Node> {
+        let mut node = self;
+        for seg in path {
+            node = match (seg, &node.value) {
+                (Seg::Key(k), Value::Map(_)) => node.get(k)?,
+                (Seg::Index(i), Value::Seq(items)) => items.get(*i)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// Where `path` points: the value if it exists; for a missing last key, the
+    /// mapping that lacks it; otherwise the deepest existing ancestor. When the
+    /// path names a key that exists, the span is the value's; use
+    /// [`Node::locate_key`] to point at the key itself.
+    pub fn locate(&self, path: &[Seg]) -> Span {
+        let mut node = self;
+        for seg in path {
+            let next = match (seg, &node.value) {
+                (Seg::Key(k), Value::Map(_)) => node.get(k),
+                (Seg::Index(i), Value::Seq(items)) => items.get(*i),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => return node.span,
+            }
+        }
+        node.span
+    }
+
+    /// Like [`Node::locate`], but when the last segment is an existing key,
+    /// the span of the key rather than of its value.
+    pub fn locate_key(&self, path: &[Seg]) -> Span {
+        if let Some((Seg::Key(last), parent)) = path.split_last() {
+            if let Some(p) = self.at(parent) {
+                if let Some(e) = p.entry(last) {
+                    return e.key_span;
+                }
+            }
+        }
+        self.locate(path)
+    }
+
+    /// Converts to JSON. Mapping keys come out sorted, as Go's encoding/json
+    /// writes maps, which is how opm stores and serves manifests.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::UInt(u) => J::from(*u),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                // JSON has no NaN or infinity; go's encoder refuses them too.
+                .unwrap_or(J::Null),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => {
+                let mut map = serde_json::Map::new();
+                for e in entries {
+                    map.insert(e.key.clone(), e.value.to_json());
+                }
+                J::Object(map)
+            }
+        }
+    }
+
+    /// A short name for the value's type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match &self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) | Value::UInt(_) => "integer",
+            Value::Float(_) => "number",
+            Value::Str(_) => "string",
+            Value::Seq(_) => "sequence",
+            Value::Map(_) => "mapping",
+        }
+    }
+}
+
+/// Resolves a plain scalar the way go-yaml v2 (YAML 1.1 core types) does.
+fn resolve_plain(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Value::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false)
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY)
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    let first = text.as_bytes()[0];
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
+        return Value::Str(text.to_string());
+    }
+    if let Some(v) = resolve_int(text) {
+        return v;
+    }
+    if is_yaml_float(text) {
+        if let Ok(f) = text.replace('_', "").parse::<f64>() {
+            return Value::Float(f);
+        }
+    }
+    Value::Str(text.to_string())
+}
+
+fn resolve_int(text: &str) -> Option<Value> {
+    let plain = text.replace('_', "");
+    let (neg, digits) = match plain.as_bytes().first() {
+        Some(b'-') => (true, &plain[1..]),
+        Some(b'+') => (false, &plain[1..]),
+        _ => (false, &plain[..]),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h)
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        (2, b)
+    } else if let Some(o) = digits.strip_prefix("0o") {
+        (8, o)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u128::from_str_radix(body, radix).ok()?;
+    if neg {
+        if magnitude <= i64::MAX as u128 + 1 {
+            return Some(Value::Int((magnitude as i128).wrapping_neg() as i64));
+        }
+        return Some(Value::Float(-(magnitude as f64)));
+    }
+    if magnitude <= i64::MAX as u128 {
+        Some(Value::Int(magnitude as i64))
+    } else if magnitude <= u64::MAX as u128 {
+        Some(Value::UInt(magnitude as u64))
+    } else {
+        Some(Value::Float(magnitude as f64))
+    }
+}
+
+/// YAML 1.1 float: `[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?` plus the
+/// forms go-yaml also accepts (`1e3`).
+fn is_yaml_float(text: &str) -> bool {
+    let s = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    if mantissa.is_empty() || !mantissa.chars().any(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    if !mantissa
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '_' || c == '.')
+        || mantissa.matches('.').count() > 1
+    {
+        return false;
+    }
+    if exponent.is_none() && !mantissa.contains('.') {
+        return false;
+    }
+    match exponent {
+        None => true,
+        Some(e) => {
+            let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+            !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+        }
+    }
+}
+
+/// Writes a resolved scalar key the way sigs.k8s.io/yaml turns a non-string
+/// key into a JSON object key.
+fn key_string(node: &Node) -> Result<String, &'static str> {
+    Ok(match &node.value {
+        Value::Str(s) => s.clone(),
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Seq(_) | Value::Map(_) => return Err("a mapping key must be a scalar"),
+    })
+}
+
+enum Frame {
+    Seq {
+        start: Span,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: Span,
+        anchor: usize,
+        entries: Vec<Entry>,
+        pending_key: Option<Node>,
+        merges: Vec<Node>,
+    },
+}
+
+struct Builder {
+    anchors: std::collections::HashMap<usize, Node>,
+    nodes: usize,
+    duplicate_keys: Vec<DuplicateKey>,
+}
+
+fn count_nodes(node: &Node) -> usize {
+    match &node.value {
+        Value::Seq(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
+        Value::Map(entries) => 1 + entries.iter().map(|e| count_nodes(&e.value)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+fn err(message: impl Into<String>, span: Span) -> YamlError {
+    YamlError {
+        message: message.into(),
+        span,
+    }
+}
+
+impl Builder {
+    fn add_nodes(&mut self, n: usize, span: Span) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES {
+            return Err(err(
+                format!("document expands to more than {MAX_NODES} values (an alias bomb?)"),
+                span,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Attaches a finished node to the frame on top of the stack (or returns it
+    /// as a document root).
+    fn attach(&mut self, stack: &mut [Frame], node: Node) -> Result<Option<Node>, YamlError> {
+        let Some(top) = stack.last_mut() else {
+            return Ok(Some(node));
+        };
+        match top {
+            Frame::Seq { items, .. } => items.push(node),
+            Frame::Map {
+                entries,
+                pending_key,
+                merges,
+                ..
+            } => match pending_key.take() {
+                None => *pending_key = Some(node),
+                Some(key) => {
+                    if key.raw.as_deref() == Some("<<") && !key.quoted {
+                        merges.push(node);
+                        return Ok(None);
+                    }
+                    let name = key_string(&key).map_err(|m| err(m, key.span))?;
+                    if let Some(pos) = entries.iter().position(|e| e.key == name) {
+                        let old = entries.remove(pos);
+                        self.duplicate_keys.push(DuplicateKey {
+                            key: name.clone(),
+                            first: old.key_span,
+                            second: key.span,
+                        });
+                    }
+                    entries.push(Entry {
+                        key: name,
+                        key_span: key.span,
+                        value: node,
+                    });
+                }
+            },
+        }
+        Ok(None)
+    }
+}
+
+/// Applies YAML merge keys (`<<: *base`): keys of the merged mappings that the
+/// mapping does not set itself are added.
+fn apply_merges(entries: &mut Vec<Entry>, merges: Vec<Node>) -> Result<(), YamlError> {
+    for merged in merges {
+        let sources: Vec<Node> = match merged.value {
+            Value::Map(_) => vec![merged],
+            Value::Seq(items) => items,
+            _ => return Err(err("a merge key (<<) needs a mapping", merged.span)),
+        };
+        for source in sources {
+            let Value::Map(src_entries) = source.value else {
+                return Err(err("a merge key (<<) needs a mapping", source.span));
+            };
+            for e in src_entries {
+                if !entries.iter().any(|x| x.key == e.key) {
+                    entries.push(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn end_span(start: Span, end: saphyr_parser::Span) -> Span {
+    let e = Span::from_saphyr(end);
+    Span {
+        line: start.line,
+        column: start.column,
+        end_line: e.end_line,
+        end_column: e.end_column,
+    }
+}
+
+/// Parses every document of a YAML (or JSON) text.
+pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
+    let mut docs = Vec::new();
+    let mut builder = Builder {
+        anchors: Default::default(),
+        nodes: 0,
+        duplicate_keys: Vec::new(),
+    };
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root: Option<Node> = None;
+    let mut in_doc = false;
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.map_err(|e| {
+            let m = e.marker();
+            err(
+                e.info().to_string(),
+                Span::point(m.line() as u32, m.col() as u32 + 1),
+            )
+        })?;
+        let here = Span::from_saphyr(span);
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
+            Event::DocumentStart(_) => {
+                in_doc = true;
+                root = None;
+                builder.duplicate_keys.clear();
+            }
+            Event::DocumentEnd => {
+                if in_doc {
+                    let node = root.take().unwrap_or(Node {
+                        value: Value::Null,
+                        span: here,
+                        raw: None,
+                        quoted: false,
+                    });
+                    docs.push(Document {
+                        root: node,
+                        duplicate_keys: std::mem::take(&mut builder.duplicate_keys),
+                    });
+                }
+                in_doc = false;
+            }
+            Event::Alias(id) => {
+                let Some(target) = builder.anchors.get(&id).cloned() else {
+                    return Err(err("alias to an unknown anchor", here));
+                };
+                builder.add_nodes(count_nodes(&target), here)?;
+                let mut node = target;
+                node.span = here;
+                if let Some(n) = builder.attach(&mut stack, node)? {
+                    root = Some(n);
+                }
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                builder.add_nodes(1, here)?;
+                let quoted = !matches!(style, ScalarStyle::Plain);
+                let tagged_str = tag
+                    .as_ref()
+                    .is_some_and(|t| t.suffix == "str" || t.handle == "!" && t.suffix.is_empty());
+                let resolved = if quoted || tagged_str {
+                    Value::Str(value.to_string())
+                } else {
+                    resolve_plain(&value)
+                };
+                let node = Node {
+                    raw: Some(value.to_string().into_boxed_str()),
+                    value: resolved,
+                    span: here,
+                    quoted,
+                };
+                if anchor > 0 {
+                    builder.anchors.insert(anchor, node.clone());
+                }
+                if let Some(n) = builder.attach(&mut stack, node)? {
+                    root = Some(n);
+                }
+            }
+            Event::SequenceStart(anchor, _) => {
+                builder.add_nodes(1, here)?;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here));
+                }
+                stack.push(Frame::Seq {
+                    start: here,
+                    anchor,
+                    items: Vec::new(),
+                });
+            }
+            Event::MappingStart(anchor, _) => {
+                builder.add_nodes(1, here)?;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here));
+                }
+                stack.push(Frame::Map {
+                    start: here,
+                    anchor,
+                    entries: Vec::new(),
+                    pending_key: None,
+                    merges: Vec::new(),
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match stack.pop() {
+                    Some(Frame::Seq {
+                        start,
+                        anchor,
+                        items,
+                    }) => (
+                        Node {
+                            value: Value::Seq(items),
+                            span: end_span(start, span),
+                            raw: None,
+                            quoted: false,
+                        },
+                        anchor,
+                    ),
+                    Some(Frame::Map {
+                        start,
+                        anchor,
+                        mut entries,
+                        merges,
+                        ..
+                    }) => {
+                        apply_merges(&mut entries, merges)?;
+                        (
+                            Node {
+                                value: Value::Map(entries),
+                                span: end_span(start, span),
+                                raw: None,
+                                quoted: false,
+                            },
+                            anchor,
+                        )
+                    }
+                    None => return Err(err("unbalanced collection end", here)),
+                };
+                if anchor > 0 {
+                    builder.anchors.insert(anchor, node.clone());
+                }
+                if let Some(n) = builder.attach(&mut stack, node)? {
+                    root = Some(n);
+                }
+            }
+        }
+    }
+    Ok(docs)
+}
+
+/// Converts a byte offset problem in non-UTF-8 input into a position.
+pub fn position_of_byte(bytes: &[u8], offset: usize) -> Span {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+    let line_start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map(|p| p + 1)
+        .unwrap_or(0);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count() as u32
+        + 1;
+    Span::point(line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Document {
+        let mut docs = parse_documents(text).expect("parses");
+        assert_eq!(docs.len(), 1);
+        docs.remove(0)
+    }
+
+    #[test]
+    fn positions_point_at_values() {
+        let doc = one("a: 1\nspec:\n  version: 1.2.3\n  list:\n  - x\n  - y\n");
+        let v = doc.root.at(&path!["spec", "version"]).expect("exists");
+        assert_eq!(v.as_str(), Some("1.2.3"));
+        assert_eq!((v.span.line, v.span.column), (3, 12));
+        let y = doc.root.locate(&path!["spec", "list", 1]);
+        assert_eq!((y.line, y.column), (6, 5));
+        let k = doc.root.locate_key(&path!["spec", "version"]);
+        assert_eq!((k.line, k.column), (3, 3));
+        // A missing key points at the mapping that lacks it.
+        let missing = doc.root.locate(&path!["spec", "nope"]);
+        assert_eq!(missing.line, 3);
+    }
+
+    #[test]
+    fn resolves_like_go_yaml_v2() {
+        let doc = one(
+            "a: yes\nb: 'yes'\nc: 0777\nd: 0x1F\ne: 1.2\nf: ~\ng: 1.2.3\nh: 1e3\ni: -5\nj: 1_000\n",
+        );
+        let j = doc.root.to_json();
+        assert_eq!(j["a"], serde_json::json!(true));
+        assert_eq!(j["b"], serde_json::json!("yes"));
+        assert_eq!(j["c"], serde_json::json!(511));
+        assert_eq!(j["d"], serde_json::json!(31));
+        assert_eq!(j["e"], serde_json::json!(1.2));
+        assert_eq!(j["f"], serde_json::Value::Null);
+        assert_eq!(j["g"], serde_json::json!("1.2.3"));
+        assert_eq!(j["h"], serde_json::json!(1000.0));
+        assert_eq!(j["i"], serde_json::json!(-5));
+        assert_eq!(j["j"], serde_json::json!(1000));
+        assert_eq!(
+            doc.root.get("e").and_then(|n| n.raw.as_deref()),
+            Some("1.2")
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last() {
+        let doc = one("a: 1\nb: 2\na: 3\n");
+        assert_eq!(doc.root.to_json()["a"], serde_json::json!(3));
+        assert_eq!(doc.duplicate_keys.len(), 1);
+        assert_eq!(doc.duplicate_keys[0].first.line, 1);
+        assert_eq!(doc.duplicate_keys[0].second.line, 3);
+    }
+
+    #[test]
+    fn multi_document_and_json() {
+        let docs = parse_documents("---\na: 1\n---\nb: 2\n").expect("parses");
+        assert_eq!(docs.len(), 2);
+        let docs = parse_documents("{\"kind\": \"X\", \"n\": [1, 2]}").expect("json parses");
+        assert_eq!(docs[0].root.to_json()["n"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn merge_keys() {
+        let doc = one("base: &b {x: 1, z: 2}\nderived:\n  <<: *b\n  z: 3\n");
+        let d = &doc.root.to_json()["derived"];
+        assert_eq!(d["x"], serde_json::json!(1));
+        assert_eq!(d["z"], serde_json::json!(3));
+    }
+
+    #[test]
+    fn alias_bomb_is_refused() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] {
+            text.push_str(&format!(
+                "{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+            prev = name;
+        }
+        let e = parse_documents(&text).expect_err("bomb");
+        assert!(e.message.contains("alias bomb"), "{}", e.message);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = "[".repeat(10_000);
+        let e = parse_documents(&text).expect_err("too deep");
+        assert!(e.message.contains("nesting") || e.span.line == 1);
+    }
+
+    #[test]
+    fn tabs_and_syntax_errors_have_positions() {
+        let e = parse_documents("a:\n\tb: 1\n").expect_err("tab");
+        assert_eq!(e.span.line, 2);
+        let e = parse_documents("a: [1, 2\nb: 3\n").expect_err("unclosed");
+        assert!(e.span.line >= 1);
+    }
+
+    #[test]
+    fn byte_positions() {
+        let s = position_of_byte(b"ab\ncd\xff", 5);
+        assert_eq!((s.line, s.column), (2, 3));
+    }
+}
