@@ -9,8 +9,9 @@
 //! ```text
 //! yaml, diag, gojson        foundations: located YAML, findings, Go-style JSON
 //!   -> bundle               load a bundle directory into a model
-//!   -> validate | graph     check bundles; build and check upgrade graphs
-//!   -> fbc -> index         file-based catalogs; the SQLite index opm reads
+//!   -> fbc                  the file-based catalog model (declcfg)
+//!   -> validate | graph     check bundles; build, check and template upgrade graphs
+//!   -> index                the SQLite index opm reads; render and migrate
 //!   -> oci                  bundle and index images, registries, OCI layouts
 //!   -> sign                 cosign-compatible signatures
 //!   -> serve                the catalog over gRPC (api.Registry)

@@ -66,4 +66,8 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
     }
 }
 
-fn run_suites(_ctx: &Context, _out: &mut Vec<Finding>) {}
+fn run_suites(ctx: &Context, out: &mut Vec<Finding>) {
+    optional::run(ctx, out);
+}
+
+pub mod optional;
