@@ -175,3 +175,154 @@ pub struct PackageScopedReference {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
 }
+
+/// Why a file-based catalog could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FbcError {
+    /// An I/O error.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A syntax or schema error in one object.
+    #[error("{path}:{line}:{column}: {message}")]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// 1-based line of the object (0 if unknown).
+        line: u32,
+        /// 1-based column (0 if unknown).
+        column: u32,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl DeclarativeConfig {
+    /// Adds one FBC object, dispatching on its `schema`.
+    pub fn push_object(&mut self, obj: Value) -> Result<(), String> {
+        let schema = obj
+            .get("schema")
+            .and_then(Value::as_str)
+            .ok_or_else(|| "object has no `schema` field".to_string())?
+            .to_string();
+        let err = |e: serde_json::Error| format!("invalid {schema} object: {e}");
+        match schema.as_str() {
+            SCHEMA_PACKAGE => self
+                .packages
+                .push(serde_json::from_value(obj).map_err(err)?),
+            SCHEMA_CHANNEL => self
+                .channels
+                .push(serde_json::from_value(obj).map_err(err)?),
+            SCHEMA_BUNDLE => self.bundles.push(serde_json::from_value(obj).map_err(err)?),
+            SCHEMA_DEPRECATIONS => self
+                .deprecations
+                .push(serde_json::from_value(obj).map_err(err)?),
+            _ => self.others.push(obj),
+        }
+        Ok(())
+    }
+
+    /// Parses a stream of FBC objects (YAML documents or concatenated JSON
+    /// objects, which parse as YAML too) from one file's text.
+    pub fn parse_str(&mut self, text: &str, path: &std::path::Path) -> Result<(), FbcError> {
+        let invalid = |line, column, message| FbcError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        };
+        let is_json = text.trim_start().starts_with('{');
+        if is_json {
+            // A JSON stream: objects one after the other, not YAML documents.
+            let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            for obj in stream {
+                let obj =
+                    obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
+                self.push_object(obj).map_err(|m| invalid(0, 0, m))?;
+            }
+            return Ok(());
+        }
+        let docs = crate::yaml::parse_documents(text)
+            .map_err(|e| invalid(e.span.line, e.span.column, e.message))?;
+        for doc in docs {
+            if matches!(doc.root.value, crate::yaml::Value::Null) {
+                continue;
+            }
+            let (line, column) = (doc.root.span.line, doc.root.span.column);
+            self.push_object(doc.root.to_json())
+                .map_err(|m| invalid(line, column, m))?;
+        }
+        Ok(())
+    }
+
+    /// Reads every `.yaml`, `.yml` and `.json` file under `dir` (recursively,
+    /// in path order), as `opm serve` and `opm validate` do. A single file is
+    /// read as it is.
+    pub fn load_path(path: &std::path::Path) -> Result<DeclarativeConfig, FbcError> {
+        let io = |p: &std::path::Path, e: std::io::Error| FbcError::Io {
+            path: p.to_path_buf(),
+            source: e,
+        };
+        let mut cfg = DeclarativeConfig::default();
+        let mut files = Vec::new();
+        if path.is_file() {
+            files.push(path.to_path_buf());
+        } else {
+            for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+                let entry = entry.map_err(|e| {
+                    let p = e.path().unwrap_or(path).to_path_buf();
+                    io(&p, e.into())
+                })?;
+                let p = entry.path();
+                let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+                if entry.file_type().is_file() && matches!(ext, "yaml" | "yml" | "json") {
+                    files.push(p.to_path_buf());
+                }
+            }
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|e| io(&f, e))?;
+            cfg.parse_str(&text, &f)?;
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_yaml_and_json_streams() {
+        let mut cfg = DeclarativeConfig::default();
+        cfg.parse_str(
+            "---\nschema: olm.package\nname: p\ndefaultChannel: a\n---\nschema: olm.channel\nname: a\npackage: p\nentries:\n- name: p.v1\n  skipRange: '<1.0.0'\n",
+            std::path::Path::new("x.yaml"),
+        )
+        .expect("yaml");
+        cfg.parse_str(
+            "{\"schema\":\"olm.bundle\",\"name\":\"p.v1\",\"package\":\"p\",\"image\":\"i\"}\n{\"schema\":\"x.other\"}",
+            std::path::Path::new("x.json"),
+        )
+        .expect("json");
+        assert_eq!(cfg.packages[0].default_channel, "a");
+        assert_eq!(cfg.channels[0].entries[0].skip_range, "<1.0.0");
+        assert_eq!(cfg.bundles[0].image, "i");
+        assert_eq!(cfg.others.len(), 1);
+        let e = cfg
+            .parse_str(
+                "schema: olm.channel\nname: 5\n",
+                std::path::Path::new("bad.yaml"),
+            )
+            .expect_err("bad");
+        assert!(
+            e.to_string()
+                .starts_with("bad.yaml:1:1: invalid olm.channel"),
+            "{e}"
+        );
+    }
+}
