@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# olm-catalog: release build in a full Rust image, run from a minimal,
+# non-root runtime image. As an index image base it serves the catalog that
+# `olm-catalog index build` adds at /database/index.db.
+
+FROM docker.io/library/rust:1.95-bookworm AS build
+WORKDIR /src
+# Dependencies first, so source edits do not rebuild them.
+COPY Cargo.toml Cargo.lock build.rs ./
+COPY schema ./schema
+RUN mkdir src && echo 'fn main() {}' > src/main.rs && touch src/lib.rs \
+    && cargo build --release --locked || true
+COPY src ./src
+RUN touch src/main.rs src/lib.rs && cargo build --release --locked --bin olm-catalog \
+    && install -D -m 0755 target/release/olm-catalog /out/olm-catalog
+
+# distroless/cc has glibc and CA certificates and no shell; user 65532.
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /out/olm-catalog /bin/olm-catalog
+USER 65532:65532
+# OLM probes catalog pods with gRPC health checks on this port.
+EXPOSE 50051
+ENTRYPOINT ["/bin/olm-catalog"]
+CMD ["serve", "/database/index.db", "--address", "0.0.0.0", "--port", "50051"]
