@@ -188,6 +188,54 @@ fn file_too_large_is_refused_without_reading() {
     assert_rule(&f.report(), "file-too-large");
 }
 
+/// Pseudo-random text that gzip cannot shrink much.
+fn noise(len: usize) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if i % 80 == 79 {
+                '\n'
+            } else {
+                char::from(b'!' + (x % 94) as u8)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn bundle_size_rules() {
+    let f = Fixture::new();
+    f.write(
+        "manifests/big.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
+            noise(4_600_000)
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
+        ),
+    );
+    let r = f.report();
+    assert_rule(&r, "bundle-size-near-limit");
+    let f = Fixture::new();
+    f.write(
+        "manifests/big.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
+            noise(6_000_000)
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
+        ),
+    );
+    let r = f.report();
+    assert_rule(&r, "bundle-size-exceeded");
+    assert_rule(&r, "bundle-size-uncompressed-large");
+}
+
 #[cfg(unix)]
 #[test]
 fn symlink_outside_bundle() {

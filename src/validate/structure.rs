@@ -44,6 +44,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
     check_annotations(ctx, out);
     check_dependencies(ctx, out);
     check_manifest_files(ctx, out);
+    check_size(ctx, out);
     for m in &ctx.bundle.manifests {
         check_object(m, out);
     }
@@ -313,7 +314,7 @@ fn check_manifest_files(ctx: &Context, out: &mut Vec<Finding>) {
             f.hint("a registry+v1 bundle needs exactly one object of kind ClusterServiceVersion")
         } else {
             f.hint(format!(
-                "{} could not be read (see the error above); the CSV may be in it. operator-sdk reports this only as \"unable to find a csv\"",
+                "{} could not be read (see its own error); the CSV may be in it. operator-sdk reports this only as \"unable to find a csv\"",
                 broken.join(", ")
             ))
         };
@@ -532,5 +533,72 @@ fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
                 }
             }
         }
+    }
+}
+
+/// Largest gzip-compressed bundle OLM and opm accept (operator-framework/api
+/// `validateBundleSize`).
+pub const MAX_BUNDLE_SIZE: u64 = 4 << 20;
+
+fn mib(n: u64) -> String {
+    format!("{:.2}M", n as f64 / (1024.0 * 1024.0))
+}
+
+fn check_size(ctx: &Context, out: &mut Vec<Finding>) {
+    use std::io::Write;
+    let b = ctx.bundle;
+    let size = b.size;
+    let warn_at = MAX_BUNDLE_SIZE as f64 * 0.85;
+    let here = || Location::file(&b.dir);
+    if size > MAX_BUNDLE_SIZE {
+        out.push(
+            finding(
+                "bundle-size-uncompressed-large",
+                format!(
+                    "the bundle uncompressed size ({}) is larger than {}: opm < v1.17.5 and OLM < v0.19.0 refuse it",
+                    mib(size),
+                    mib(MAX_BUNDLE_SIZE)
+                ),
+            )
+            .at(here()),
+        );
+    }
+    // gzip never shrinks below 85% of the limit what is already smaller, so
+    // only large bundles are compressed.
+    if (size as f64) <= warn_at {
+        return;
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for (file, _) in &b.manifest_files {
+        let _ = gz.write_all(file.text.as_bytes());
+    }
+    let compressed = gz.finish().map(|v| v.len() as u64).unwrap_or(size);
+    if compressed > MAX_BUNDLE_SIZE {
+        out.push(
+            finding_hint(
+                "bundle-size-exceeded",
+                format!(
+                    "maximum bundle compressed size with gzip size exceeded: size=~{}, max={}. Bundle uncompressed size is {}",
+                    mib(compressed),
+                    mib(MAX_BUNDLE_SIZE),
+                    mib(size)
+                ),
+                "OLM unpacks bundles into a ConfigMap; shrink the CRD schemas or the icon",
+            )
+            .at(here()),
+        );
+    } else if compressed as f64 > warn_at {
+        out.push(
+            finding(
+                "bundle-size-near-limit",
+                format!(
+                    "nearing maximum bundle compressed size with gzip: size=~{}, max={}. Bundle uncompressed size is {}",
+                    mib(compressed),
+                    mib(MAX_BUNDLE_SIZE),
+                    mib(size)
+                ),
+            )
+            .at(here()),
+        );
     }
 }
