@@ -280,11 +280,11 @@ fn write_location(out: &mut String, loc: &Location, blue: &str, lc: &str, reset:
         let col = loc.column.max(1) as usize;
         let width = (loc.end_column.saturating_sub(loc.column) as usize).max(1);
         let width = width.min(shown.chars().count().saturating_sub(col - 1).max(1));
-        let _ = writeln!(out, "   {pad}{blue}|{reset}");
+        let _ = writeln!(out, "   {pad} {blue}|{reset}");
         let _ = writeln!(out, "   {blue}{num} |{reset} {shown}");
         let _ = writeln!(
             out,
-            "   {pad}{blue}|{reset} {}{lc}{}{reset}",
+            "   {pad} {blue}|{reset} {}{lc}{}{reset}",
             " ".repeat(col - 1),
             "^".repeat(width)
         );
@@ -427,7 +427,7 @@ mod tests {
         assert!(out.contains("error[csv-version-not-semver]: spec.version `1.2` is not semver"));
         assert!(out.contains("--> b/manifests/x.yaml:2:12"));
         assert!(out.contains("2 |   version: 1.2"));
-        assert!(out.contains("|            ^^^"));
+        assert!(out.contains("    |            ^^^"));
         assert!(out.contains("= help: write 1.2.0"));
         assert!(out.contains("1 checked: 1 error, 1 warning"));
     }

@@ -421,7 +421,13 @@ impl Bundle {
                 }
                 Some(docs)
             }
-            Err(e) => {
+            Err(mut e) => {
+                if e.message.contains("tab") {
+                    // The parser names the scalar it was reading; point at the tab itself.
+                    if let Some(span) = first_tab_from(&file.text, e.span.line) {
+                        e.span = span;
+                    }
+                }
                 let hint = if file.text.contains('\t') && e.message.contains("tab") {
                     "YAML forbids tabs for indentation; use spaces"
                 } else {
@@ -645,6 +651,21 @@ fn type_value_list(md: Option<&MetadataFile>, key: &str) -> Vec<(String, serde_j
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The first tab on or after 1-based `line`, as a one-character span.
+fn first_tab_from(text: &str, line: u32) -> Option<Span> {
+    text.lines()
+        .enumerate()
+        .skip((line as usize).saturating_sub(1))
+        .find_map(|(i, l)| {
+            l.chars().position(|c| c == '\t').map(|col| Span {
+                line: i as u32 + 1,
+                column: col as u32 + 1,
+                end_line: i as u32 + 1,
+                end_column: col as u32 + 2,
+            })
+        })
 }
 
 /// Reads a file, refusing files over [`MAX_FILE_SIZE`] before reading them.

@@ -1,10 +1,12 @@
 //! Bundle validation: every check of operator-framework/api's validators
-//! (`pkg/validation/internal/`), at the same level, plus the blind spots that
-//! real users hit and the reference misses.
+//! (`pkg/validation/internal/`) and of operator-registry's bundle format and
+//! content checks, at the same level, plus the blind spots that real users
+//! hit and the reference misses ([`rules::RULES`] lists them all).
 //!
 //! Checks are grouped in suites. The default suites run always (like
 //! `operator-sdk bundle validate`); the optional ones are picked with
-//! selectors, the way `--select-optional` picks them there.
+//! selectors ([`select::select_optional`]), the way `--select-optional` picks
+//! them there.
 //!
 //! Every check is a function `fn(&Context, &mut Vec<Finding>)`; findings carry
 //! a stable rule id, a level, a message, the file/line/column of the
@@ -12,8 +14,20 @@
 
 use std::path::Path;
 
-use crate::bundle::{Bundle, Csv};
-use crate::diag::{Finding, Report};
+use rayon::prelude::*;
+
+use crate::bundle::{Bundle, Csv, LoadError};
+use crate::diag::{Finding, Location, Report};
+
+pub mod bundle_rules;
+pub mod crd;
+pub mod csv_rules;
+pub mod names;
+pub mod objects;
+pub mod rules;
+pub mod select;
+pub mod semver_range;
+pub mod structure;
 
 /// What to check beyond the default suites.
 #[derive(Clone, Debug, Default)]
@@ -53,20 +67,80 @@ pub fn validate_bundle(bundle: &Bundle, options: &Options) -> Report {
     report
 }
 
-/// Loads and validates a bundle directory; an unusable directory gives a
-/// report with one error.
+/// Whether `dir` looks like a bundle: it has `manifests/` or `metadata/`.
+pub fn is_bundle_dir(dir: &Path) -> bool {
+    dir.join("manifests").is_dir() || dir.join("metadata").is_dir()
+}
+
+/// Loads and validates a bundle directory. A path that exists but is not a
+/// bundle (a file, a folder without `manifests/` or `metadata/`) gives one
+/// `not-a-bundle` warning, so `bundle validate operators/*/*` skips the
+/// `ci.yaml` files and template folders a glob picks up; an unreadable or
+/// missing path gives a `bundle-unreadable` error.
 pub fn validate_dir(dir: &Path, options: &Options) -> Report {
+    let subject = dir.display().to_string();
+    let one = |f: Finding| Report {
+        subject: subject.clone(),
+        findings: vec![f.at(Location::file(dir))],
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_file() => {
+            return one(Finding::warning(
+                "not-a-bundle",
+                format!("{subject} is a file, not a bundle directory; skipped"),
+            )
+            .hint("give the directory that holds manifests/ and metadata/"))
+        }
+        Ok(meta) if meta.is_dir() && !is_bundle_dir(dir) => {
+            let nested = std::fs::read_dir(dir)
+                .map(|rd| rd.filter_map(Result::ok).any(|e| is_bundle_dir(&e.path())))
+                .unwrap_or(false);
+            let f = Finding::warning(
+                "not-a-bundle",
+                format!(
+                    "{subject} has no manifests/ or metadata/ directory: not a bundle; skipped"
+                ),
+            );
+            let f = if nested {
+                f.hint(format!(
+                    "its subdirectories are bundles: validate {}/* instead",
+                    subject.trim_end_matches('/')
+                ))
+            } else {
+                f.hint("a bundle directory holds manifests/ (the CSV, CRDs, …) and metadata/annotations.yaml")
+            };
+            return one(f);
+        }
+        _ => {}
+    }
     match Bundle::load_dir(dir) {
         Ok(b) => validate_bundle(&b, options),
-        Err(e) => Report {
-            subject: dir.display().to_string(),
-            findings: vec![Finding::error("bundle-unreadable", e.to_string())
-                .at(crate::diag::Location::file(dir))],
-        },
+        Err(e) => {
+            let msg = match &e {
+                LoadError::NotADirectory { reason, .. } => {
+                    format!("{subject}: cannot read the bundle: {reason}")
+                }
+                LoadError::Io { source, .. } => format!("{subject}: {source}"),
+            };
+            one(Finding::error("bundle-unreadable", msg))
+        }
     }
 }
 
+/// Validates many bundle directories in parallel; reports come back in the
+/// order of `dirs`.
+pub fn validate_dirs(dirs: &[std::path::PathBuf], options: &Options) -> Vec<Report> {
+    dirs.par_iter().map(|d| validate_dir(d, options)).collect()
+}
+
 fn run_suites(ctx: &Context, out: &mut Vec<Finding>) {
+    structure::check(ctx, out);
+    csv_rules::check(ctx, out);
+    bundle_rules::check(ctx, out);
+    for m in &ctx.bundle.manifests {
+        crd::check(m, out);
+        objects::check(m, out);
+    }
     optional::run(ctx, out);
 }
 

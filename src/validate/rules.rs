@@ -1,0 +1,185 @@
+//! The catalog of default rules: stable id, level and a one-line summary.
+//! Checks build findings through [`finding`], so a rule's level is defined in
+//! one place; SARIF output takes its rule descriptions from here.
+
+use crate::diag::{Finding, Level};
+
+/// Where a rule comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The same check as operator-framework/api or operator-registry.
+    Reference,
+    /// A blind spot of the reference validators, checked only here.
+    BlindSpot,
+    /// Reading the bundle (YAML, files, layout).
+    Load,
+}
+
+/// One rule.
+pub struct Rule {
+    /// Stable kebab-case id.
+    pub id: &'static str,
+    /// Its level.
+    pub level: Level,
+    /// Where it comes from.
+    pub origin: Origin,
+    /// What it checks.
+    pub summary: &'static str,
+}
+
+const fn r(id: &'static str, level: Level, origin: Origin, summary: &'static str) -> Rule {
+    Rule {
+        id,
+        level,
+        origin,
+        summary,
+    }
+}
+
+use Level::{Error as E, Warning as W};
+use Origin::{BlindSpot as B, Load as L, Reference as R};
+
+/// Every default rule (optional suites define their own).
+#[rustfmt::skip]
+pub const RULES: &[Rule] = &[
+    // Reading the bundle (src/bundle).
+    r("bundle-unreadable", E, L, "a file or directory of the bundle cannot be read"),
+    r("not-a-bundle", W, L, "the path is not a bundle directory (no manifests/ or metadata/); skipped"),
+    r("bundle-no-manifests-dir", E, R, "the bundle has no manifests/ directory"),
+    r("bundle-no-metadata-dir", E, R, "the bundle has no metadata/ directory"),
+    r("yaml-syntax", E, L, "a file is not valid YAML (reported itself, not as a missing CSV)"),
+    r("yaml-duplicate-key", W, L, "a mapping key appears twice; the last value wins"),
+    r("file-empty", W, L, "a manifest or metadata file is empty"),
+    r("file-not-utf8", E, L, "a file is not UTF-8"),
+    r("file-too-large", E, L, "a file is over the size limit and was not read"),
+    r("symlink-outside-bundle", E, L, "a symbolic link points outside the bundle"),
+    r("manifest-not-an-object", E, L, "a manifest document is not a mapping"),
+    r("manifest-subdirectory-ignored", W, L, "a directory inside manifests/ is ignored by opm"),
+    r("annotations-missing", E, R, "metadata/annotations.yaml is missing or has no annotations mapping"),
+    // operator-registry ValidateBundleFormat / ValidateBundleContent.
+    r("annotation-missing", E, R, "a required bundle annotation is missing"),
+    r("annotation-default-channel-missing", W, R, "channel.default.v1 is not set; opm picks a default channel itself"),
+    r("annotation-mediatype-invalid", E, R, "mediatype.v1 is not registry+v1"),
+    r("annotation-empty", E, R, "a bundle annotation that must have a value is empty"),
+    r("annotation-default-channel-not-in-channels", W, B, "the default channel is not one of channels.v1"),
+    r("annotation-manifests-path-mismatch", E, B, "manifests.v1 does not name the bundle's manifests/ directory"),
+    r("annotation-metadata-path-mismatch", E, B, "metadata.v1 does not name the bundle's metadata/ directory"),
+    r("dependency-invalid", E, R, "an entry of metadata/dependencies.yaml is invalid"),
+    r("dependency-type-unsupported", E, R, "a dependency type OLM does not know"),
+    r("csv-missing", E, R, "manifests/ holds no ClusterServiceVersion"),
+    r("csv-multiple", E, R, "manifests/ holds more than one ClusterServiceVersion"),
+    r("csv-file-multiple-documents", E, B, "the CSV's file holds several documents; which one opm reads is an accident"),
+    r("manifest-extra-document", W, B, "a second document in a manifest file, which opm silently drops"),
+    r("manifest-extra-document-dropped-api", E, B, "a CRD or CSV in a second document, which opm silently drops"),
+    r("manifest-kind-missing", E, R, "a manifest has no kind or apiVersion"),
+    r("manifest-kind-unsupported", E, R, "a kind that registry+v1 bundles may not contain"),
+    r("object-metadata-invalid", E, R, "metadata of an object would be refused by the API server"),
+    r("resource-name-invalid", E, B, "a resource name is not a valid Kubernetes name"),
+    // operator-framework/api csv.go and typecheck.go.
+    r("csv-decode", E, R, "the CSV does not decode (a field has the wrong type)"),
+    r("csv-name-invalid", E, R, "metadata.name of the CSV is not a DNS-1123 subdomain and label value"),
+    r("csv-replaces-invalid", E, R, "spec.replaces is not a valid CSV name"),
+    r("csv-field-missing", E, R, "a mandatory CSV field is missing"),
+    r("csv-api-version-missing", E, R, "the CSV has no apiVersion"),
+    r("csv-annotations-missing", W, R, "the CSV has no annotations"),
+    r("csv-examples-missing", W, R, "the CSV has no alm-examples or olm.examples annotation"),
+    r("csv-examples-both", W, R, "both alm-examples and olm.examples are present"),
+    r("csv-examples-invalid", E, R, "the examples annotation is not valid JSON or not a list of objects"),
+    r("csv-example-without-api", E, R, "an example's group/version/kind is not an API the CSV provides"),
+    r("csv-api-without-example", W, R, "a provided API has no example"),
+    r("csv-owned-crd-name-invalid", E, R, "an owned CRD name is not plural.group"),
+    r("csv-install-modes-missing", E, R, "spec.installModes is empty"),
+    r("csv-install-modes-duplicate", E, R, "an install mode type appears twice"),
+    r("csv-install-modes-none-supported", E, R, "no install mode is supported"),
+    r("csv-conversion-webhook-install-modes", E, R, "conversion webhooks require AllNamespaces only"),
+    r("csv-min-kube-version-missing", W, R, "spec.minKubeVersion is not set"),
+    r("csv-min-kube-version-invalid", E, R, "spec.minKubeVersion is not semver"),
+    r("csv-annotation-case", E, R, "an annotation key OLM reads case-sensitively is miscased"),
+    r("csv-olm-properties-annotation", W, R, "olm.properties annotation instead of metadata/properties.yaml"),
+    // Blind spots of the CSV checks.
+    r("csv-version-missing", W, B, "spec.version is not set"),
+    r("csv-version-not-semver", E, B, "spec.version is not strict semver (OLM refuses the CSV)"),
+    r("csv-name-version-mismatch", W, B, "the version in metadata.name differs from spec.version"),
+    r("csv-replaces-self", E, B, "spec.replaces names the bundle itself"),
+    r("csv-skips-self", E, B, "spec.skips names the bundle itself"),
+    r("csv-install-mode-unknown", E, B, "an install mode type OLM does not know"),
+    r("csv-deployment-name-missing", E, B, "an install deployment has no name"),
+    r("csv-skip-range-invalid", E, B, "olm.skipRange is not a valid semver range"),
+    r("csv-webhook-type-unknown", E, B, "a webhook definition of an unknown type"),
+    r("csv-related-image-missing", E, B, "a related image without an image reference"),
+    // operator-framework/api bundle.go.
+    r("bundle-crd-duplicate", E, R, "two CRDs in the bundle define the same group/version/kind"),
+    r("bundle-owned-crd-not-found", E, R, "an owned CRD of the CSV is not in the bundle"),
+    r("bundle-crd-not-in-csv", W, R, "a CRD of the bundle is not owned by the CSV"),
+    r("bundle-size-exceeded", E, R, "the gzip-compressed bundle is over OLM's 4 MiB limit"),
+    r("bundle-size-near-limit", W, R, "the gzip-compressed bundle is over 85% of OLM's 4 MiB limit"),
+    r("bundle-size-uncompressed-large", W, R, "the uncompressed bundle is over 4 MiB (refused by opm < 1.17.5, OLM < 0.19)"),
+    r("bundle-service-account-conflict", E, R, "a ServiceAccount object has the name of a deployment's service account"),
+    // CRD validation (apiextensions ValidateCustomResourceDefinition, minus schemas and status).
+    r("crd-api-version-unsupported", E, R, "a CRD apiVersion other than apiextensions.k8s.io/v1 or v1beta1"),
+    r("crd-invalid", E, R, "a CustomResourceDefinition the API server would refuse"),
+    // operator-framework/api object.go.
+    r("pdb-max-unavailable-zero", E, R, "a PodDisruptionBudget with maxUnavailable 0 or 0%"),
+    r("pdb-min-available-full", E, R, "a PodDisruptionBudget with minAvailable 100%"),
+    r("priorityclass-global-default", E, R, "a PriorityClass with globalDefault true"),
+    r("rbac-pdb-permission", W, R, "RBAC allows creating or updating PodDisruptionBudgets"),
+    r("rbac-default-scc-modify", E, R, "RBAC allows modifying default SecurityContextConstraints"),
+];
+
+/// The rule with `id`, if it is a default rule.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// A finding of default rule `id` at the rule's level. Blind-spot rules say
+/// in their hint that operator-sdk does not check them.
+pub fn finding(id: &str, message: impl Into<String>) -> Finding {
+    let (level, blind) = match rule(id) {
+        Some(r) => (r.level, r.origin == Origin::BlindSpot),
+        None => (Level::Error, false),
+    };
+    let f = Finding::new(level, id, message);
+    if blind {
+        f.hint("operator-sdk bundle validate does not check this")
+    } else {
+        f
+    }
+}
+
+/// Like [`finding`] with a hint; for blind-spot rules the hint is followed by
+/// the note that operator-sdk does not check this.
+pub fn finding_hint(id: &str, message: impl Into<String>, hint: &str) -> Finding {
+    let blind = rule(id).is_some_and(|r| r.origin == Origin::BlindSpot);
+    let f = finding(id, message);
+    if blind {
+        f.hint(format!(
+            "{hint}; operator-sdk bundle validate does not check this"
+        ))
+    } else {
+        f.hint(hint)
+    }
+}
+
+/// The summary of a rule for SARIF output.
+pub fn summary(id: &str) -> Option<String> {
+    rule(id).map(|r| r.summary.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_kebab_case() {
+        let mut ids: Vec<_> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate rule id");
+        for id in ids {
+            assert!(id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
+        }
+    }
+}

@@ -1,0 +1,604 @@
+//! Bundle layout, annotations, dependencies and the objects of `manifests/`:
+//! operator-registry's `ValidateBundleFormat` and `ValidateBundleContent`
+//! (which `operator-sdk bundle validate` runs before the API validators), plus
+//! the layout blind spots they miss.
+
+use super::names;
+use super::rules::{finding, finding_hint};
+use super::semver_range::SemverRange;
+use super::Context;
+use crate::bundle::{keys, Manifest};
+use crate::diag::{Finding, Location};
+use crate::path;
+use crate::yaml::{Node, Value};
+
+/// Kinds a registry+v1 bundle may hold (operator-registry
+/// `pkg/lib/bundle/supported_resources.go`, with the console and network
+/// kinds OLM added since).
+pub const SUPPORTED_KINDS: &[&str] = &[
+    "ClusterServiceVersion",
+    "CustomResourceDefinition",
+    "Secret",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "ServiceAccount",
+    "Service",
+    "Role",
+    "RoleBinding",
+    "PrometheusRule",
+    "ServiceMonitor",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "VerticalPodAutoscaler",
+    "ConsoleYAMLSample",
+    "ConsoleQuickStart",
+    "ConsoleCLIDownload",
+    "ConsoleLink",
+    "NetworkPolicy",
+];
+
+/// Runs the layout, annotation, dependency and object checks.
+pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    check_layout(ctx, out);
+    check_annotations(ctx, out);
+    check_dependencies(ctx, out);
+    check_manifest_files(ctx, out);
+    check_size(ctx, out);
+    for m in &ctx.bundle.manifests {
+        check_object(m, out);
+    }
+}
+
+fn check_layout(ctx: &Context, out: &mut Vec<Finding>) {
+    let dir = &ctx.bundle.dir;
+    if !dir.join("metadata").is_dir() && ctx.bundle.annotations.is_none() {
+        out.push(
+            finding_hint(
+                "bundle-no-metadata-dir",
+                "the bundle has no metadata/ directory",
+                "create metadata/annotations.yaml with the package and channel annotations",
+            )
+            .at(Location::file(dir)),
+        );
+    }
+}
+
+/// `manifests/`, `./manifests`, `manifests` all name the same directory.
+fn normalize_dir(v: &str) -> &str {
+    let v = v.trim();
+    let v = v.strip_prefix("./").unwrap_or(v);
+    let v = v.strip_prefix('/').unwrap_or(v);
+    v.trim_end_matches('/')
+}
+
+fn check_annotations(ctx: &Context, out: &mut Vec<Finding>) {
+    let bundle = ctx.bundle;
+    let Some(ann) = &bundle.annotations else {
+        if bundle.dir.join("metadata").is_dir() {
+            out.push(
+                finding_hint(
+                    "annotations-missing",
+                    "metadata/ has no annotations file",
+                    "add metadata/annotations.yaml with an `annotations:` mapping of the operators.operatorframework.io.bundle.* keys",
+                )
+                .at(Location::file(bundle.dir.join("metadata"))),
+            );
+        }
+        return;
+    };
+    let file_loc = || match &ann.source {
+        Some(src) => src.location(&path!["annotations"]),
+        None => Location::file(&bundle.dir),
+    };
+    let val_loc = |key: &str| ann.location(key).unwrap_or_else(file_loc);
+    if ann.values.is_empty() && ann.source.is_some() {
+        // The loader already reported the missing mapping.
+        return;
+    }
+    for key in [
+        keys::MEDIATYPE,
+        keys::MANIFESTS,
+        keys::METADATA,
+        keys::PACKAGE,
+        keys::CHANNELS,
+    ] {
+        if ann.get(key).is_none() {
+            out.push(
+                finding("annotation-missing", format!("missing annotation `{key}`")).at(file_loc()),
+            );
+        }
+    }
+    if let Some(mt) = ann.get(keys::MEDIATYPE) {
+        if mt != "registry+v1" {
+            out.push(
+                finding_hint(
+                    "annotation-mediatype-invalid",
+                    format!(
+                        "annotation `{}` is `{mt}`, expected `registry+v1`",
+                        keys::MEDIATYPE
+                    ),
+                    "bundles with a ClusterServiceVersion are registry+v1",
+                )
+                .at(val_loc(keys::MEDIATYPE)),
+            );
+        }
+    }
+    for key in [keys::PACKAGE, keys::CHANNELS] {
+        if let Some(v) = ann.get(key) {
+            let empty = if key == keys::CHANNELS {
+                ann.channels().is_empty()
+            } else {
+                v.trim().is_empty()
+            };
+            if empty {
+                out.push(
+                    finding(
+                        "annotation-empty",
+                        format!("annotation `{key}` must have a non-empty value"),
+                    )
+                    .at(val_loc(key)),
+                );
+            }
+        }
+    }
+    match ann.default_channel() {
+        None => out.push(
+            finding_hint(
+                "annotation-default-channel-missing",
+                format!("annotation `{}` is not set", keys::DEFAULT_CHANNEL),
+                "without it opm makes the first channel of the first bundle added the default; set it explicitly",
+            )
+            .at(file_loc()),
+        ),
+        Some(d) if d.trim().is_empty() => out.push(
+            finding(
+                "annotation-empty",
+                format!("annotation `{}` must have a non-empty value", keys::DEFAULT_CHANNEL),
+            )
+            .at(val_loc(keys::DEFAULT_CHANNEL)),
+        ),
+        Some(d) => {
+            let channels = ann.channels();
+            if !channels.is_empty() && !channels.iter().any(|c| c == d.trim()) {
+                out.push(
+                    finding_hint(
+                        "annotation-default-channel-not-in-channels",
+                        format!(
+                            "default channel `{d}` is not one of the bundle's channels ({})",
+                            channels.join(", ")
+                        ),
+                        "opm makes it the package's default channel when this is the newest bundle, and fails if no bundle of the package is in that channel; add it to channels.v1 or pick one of them",
+                    )
+                    .at(val_loc(keys::DEFAULT_CHANNEL)),
+                );
+            }
+        }
+    }
+    for (key, dir, rule) in [
+        (
+            keys::MANIFESTS,
+            "manifests",
+            "annotation-manifests-path-mismatch",
+        ),
+        (
+            keys::METADATA,
+            "metadata",
+            "annotation-metadata-path-mismatch",
+        ),
+    ] {
+        if let Some(v) = ann.get(key) {
+            if normalize_dir(v) != dir {
+                out.push(
+                    finding_hint(
+                        rule,
+                        format!(
+                            "annotation `{key}` is `{v}`, but the bundle keeps these files in `{dir}/`"
+                        ),
+                        &format!("set it to `{dir}/`: bundle image unpackers look for the files where it points"),
+                    )
+                    .at(val_loc(key)),
+                );
+            }
+        }
+    }
+}
+
+fn str_at<'a>(node: &'a Node, key: &str) -> Option<&'a str> {
+    node.get(key).and_then(Node::as_str)
+}
+
+fn check_dependencies(ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(md) = &ctx.bundle.dependencies else {
+        return;
+    };
+    let Some(Value::Seq(items)) = md.root.get("dependencies").map(|n| &n.value) else {
+        out.push(
+            finding(
+                "dependency-invalid",
+                format!("{} has no `dependencies` list", md.file.rel_path),
+            )
+            .at(md.location(&path!["dependencies"])),
+        );
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let here = |p: &[crate::yaml::Seg]| {
+            let mut full = path!["dependencies", i].to_vec();
+            full.extend_from_slice(p);
+            md.location(&full)
+        };
+        let ty = str_at(item, "type").unwrap_or("");
+        let value = item.get("value");
+        let need = |field: &str, out: &mut Vec<Finding>| {
+            let present = value
+                .and_then(|v| v.get(field))
+                .is_some_and(|n| !matches!(&n.value, Value::Null) && n.as_str() != Some(""));
+            if !present {
+                out.push(
+                    finding(
+                        "dependency-invalid",
+                        format!("dependency {} of type `{ty}` has no `value.{field}`", i + 1),
+                    )
+                    .at(here(&path!["value"])),
+                );
+            }
+        };
+        match ty {
+            "olm.package" => {
+                need("packageName", out);
+                match value.and_then(|v| v.get("version")) {
+                    None => need("version", out),
+                    Some(vn) => {
+                        let text = vn
+                            .as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| vn.raw.as_deref().unwrap_or_default().to_string());
+                        if let Err(e) = SemverRange::parse(&text) {
+                            out.push(
+                                finding_hint(
+                                    "dependency-invalid",
+                                    format!(
+                                        "dependency {}: version range `{text}` is invalid: {e}",
+                                        i + 1
+                                    ),
+                                    "write a blang/semver range such as `>=1.0.0 <2.0.0`",
+                                )
+                                .at(here(&path!["value", "version"])),
+                            );
+                        }
+                    }
+                }
+            }
+            "olm.gvk" => {
+                for f in ["group", "version", "kind"] {
+                    need(f, out);
+                }
+            }
+            "olm.label" => need("label", out),
+            "olm.constraint" => {}
+            _ => out.push(
+                finding_hint(
+                    "dependency-type-unsupported",
+                    format!("dependency {} has unsupported type `{ty}`", i + 1),
+                    "use olm.package, olm.gvk, olm.label or olm.constraint",
+                )
+                .at(here(&path!["type"])),
+            ),
+        }
+    }
+}
+
+fn check_manifest_files(ctx: &Context, out: &mut Vec<Finding>) {
+    let bundle = ctx.bundle;
+    let csvs: Vec<&Manifest> = bundle.csvs().collect();
+    if csvs.is_empty() && bundle.dir.join("manifests").is_dir() {
+        let broken: Vec<&str> = bundle
+            .load_findings
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.rule.as_str(),
+                    "yaml-syntax" | "file-not-utf8" | "file-too-large"
+                )
+            })
+            .filter_map(|f| f.location.as_ref())
+            .filter(|l| l.file.starts_with(bundle.dir.join("manifests")))
+            .filter_map(|l| l.file.file_name().and_then(|n| n.to_str()))
+            .collect();
+        let f = finding(
+            "csv-missing",
+            "no ClusterServiceVersion found in manifests/".to_string(),
+        );
+        let f = if broken.is_empty() {
+            f.hint("a registry+v1 bundle needs exactly one object of kind ClusterServiceVersion")
+        } else {
+            f.hint(format!(
+                "{} could not be read (see its own error); the CSV may be in it. operator-sdk reports this only as \"unable to find a csv\"",
+                broken.join(", ")
+            ))
+        };
+        out.push(f.at(Location::file(bundle.dir.join("manifests"))));
+    }
+    for extra in csvs.iter().skip(1) {
+        out.push(
+            finding(
+                "csv-multiple",
+                format!(
+                    "a second ClusterServiceVersion `{}`; a bundle holds exactly one",
+                    extra.name
+                ),
+            )
+            .at(extra.location(&path!["kind"]))
+            .related(csvs[0].location(&path!["kind"])),
+        );
+    }
+    for (file, count) in &bundle.manifest_files {
+        if *count < 2 {
+            continue;
+        }
+        let docs: Vec<&Manifest> = bundle
+            .manifests
+            .iter()
+            .filter(|m| std::sync::Arc::ptr_eq(&m.file, file))
+            .collect();
+        if docs.iter().any(|m| m.is_csv()) {
+            out.push(
+                finding_hint(
+                    "csv-file-multiple-documents",
+                    format!(
+                        "{} holds {count} documents and one is the ClusterServiceVersion; opm and operator-sdk read one object per file, so which one they see is an accident",
+                        file.rel_path
+                    ),
+                    "put each object in its own file",
+                )
+                .at(docs[1].location(&[])),
+            );
+            continue;
+        }
+        for m in docs.iter().skip(1) {
+            let api = m.is_crd() || m.is_csv();
+            let rule = if api {
+                "manifest-extra-document-dropped-api"
+            } else {
+                "manifest-extra-document"
+            };
+            out.push(
+                finding_hint(
+                    rule,
+                    format!(
+                        "document {} of {} ({} `{}`) is silently dropped: opm reads one object per file",
+                        m.doc_index + 1,
+                        file.rel_path,
+                        if m.kind.is_empty() { "object" } else { &m.kind },
+                        m.name
+                    ),
+                    "put each object in its own file",
+                )
+                .at(m.location(&[])),
+            );
+        }
+    }
+}
+
+fn is_rbac(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+    )
+}
+
+fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
+    // A CSV without apiVersion is reported by csv-api-version-missing.
+    if m.kind.is_empty() || (m.api_version.is_empty() && !m.is_csv()) {
+        let what = if m.kind.is_empty() {
+            "kind"
+        } else {
+            "apiVersion"
+        };
+        out.push(
+            finding(
+                "manifest-kind-missing",
+                format!("{} has no `{what}`", m.file.rel_path),
+            )
+            .at(m.location(&[])),
+        );
+        if m.kind.is_empty() {
+            return;
+        }
+    }
+    if !SUPPORTED_KINDS.contains(&m.kind.as_str()) {
+        out.push(
+            finding_hint(
+                "manifest-kind-unsupported",
+                format!(
+                    "{} is not a supported type for a registry+v1 bundle ({})",
+                    m.kind, m.file.rel_path
+                ),
+                "OLM installs only CSVs, CRDs, RBAC, Services, ServiceAccounts, ConfigMaps, Secrets, monitoring and console objects from a bundle",
+            )
+            .at(m.location(&path!["kind"])),
+        );
+        return;
+    }
+    let meta = m.root.get("metadata");
+    let name = meta.and_then(|md| md.get("name"));
+    let generate = meta.and_then(|md| md.get("generateName"));
+    if name.and_then(Node::as_str).unwrap_or("").is_empty()
+        && generate.and_then(Node::as_str).unwrap_or("").is_empty()
+    {
+        out.push(
+            finding(
+                "object-metadata-invalid",
+                format!(
+                    "{} `metadata.name`: name or generateName is required",
+                    m.kind
+                ),
+            )
+            .at(m.location(&path!["metadata", "name"])),
+        );
+    } else if let Some(n) = name.and_then(Node::as_str) {
+        // CSV and CRD names are checked by their own rules.
+        if !m.is_csv() && !m.is_crd() {
+            let violations = if is_rbac(&m.kind) {
+                names::path_segment_name(n)
+            } else if m.kind == "Service" {
+                names::dns1035_label(n)
+            } else {
+                names::dns1123_subdomain(n)
+            };
+            if !violations.is_empty() {
+                out.push(
+                    finding(
+                        "resource-name-invalid",
+                        format!(
+                            "{} name `{n}` is invalid: {}",
+                            m.kind,
+                            violations.join("; ")
+                        ),
+                    )
+                    .at(m.location(&path!["metadata", "name"])),
+                );
+            }
+        }
+    }
+    if let Some(ns) = meta
+        .and_then(|md| md.get("namespace"))
+        .and_then(Node::as_str)
+    {
+        let v = names::dns1123_label(ns);
+        if !ns.is_empty() && !v.is_empty() {
+            out.push(
+                finding(
+                    "object-metadata-invalid",
+                    format!(
+                        "{} `metadata.namespace` `{ns}` is invalid: {}",
+                        m.kind,
+                        v.join("; ")
+                    ),
+                )
+                .at(m.location(&path!["metadata", "namespace"])),
+            );
+        }
+    }
+    for field in ["labels", "annotations"] {
+        let Some(Value::Map(entries)) = meta.and_then(|md| md.get(field)).map(|n| &n.value) else {
+            continue;
+        };
+        for e in entries {
+            let kv = names::qualified_name(&e.key);
+            if !kv.is_empty() {
+                out.push(
+                    finding(
+                        "object-metadata-invalid",
+                        format!(
+                            "{} `metadata.{field}` key `{}` is invalid: {}",
+                            m.kind,
+                            e.key,
+                            kv.join("; ")
+                        ),
+                    )
+                    .at(m.key_location(&path![
+                        "metadata",
+                        field,
+                        e.key.as_str()
+                    ])),
+                );
+            }
+            if field == "labels" {
+                let text = e
+                    .value
+                    .as_str()
+                    .map(String::from)
+                    .or_else(|| e.value.raw.as_deref().map(String::from))
+                    .unwrap_or_default();
+                let vv = names::label_value(&text);
+                if !vv.is_empty() {
+                    out.push(
+                        finding(
+                            "object-metadata-invalid",
+                            format!(
+                                "{} label `{}` has an invalid value `{text}`: {}",
+                                m.kind,
+                                e.key,
+                                vv.join("; ")
+                            ),
+                        )
+                        .at(m.location(&path![
+                            "metadata",
+                            field,
+                            e.key.as_str()
+                        ])),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Largest gzip-compressed bundle OLM and opm accept (operator-framework/api
+/// `validateBundleSize`).
+pub const MAX_BUNDLE_SIZE: u64 = 4 << 20;
+
+fn mib(n: u64) -> String {
+    format!("{:.2}M", n as f64 / (1024.0 * 1024.0))
+}
+
+fn check_size(ctx: &Context, out: &mut Vec<Finding>) {
+    use std::io::Write;
+    let b = ctx.bundle;
+    let size = b.size;
+    let warn_at = MAX_BUNDLE_SIZE as f64 * 0.85;
+    let here = || Location::file(&b.dir);
+    if size > MAX_BUNDLE_SIZE {
+        out.push(
+            finding(
+                "bundle-size-uncompressed-large",
+                format!(
+                    "the bundle uncompressed size ({}) is larger than {}: opm < v1.17.5 and OLM < v0.19.0 refuse it",
+                    mib(size),
+                    mib(MAX_BUNDLE_SIZE)
+                ),
+            )
+            .at(here()),
+        );
+    }
+    // gzip never shrinks below 85% of the limit what is already smaller, so
+    // only large bundles are compressed.
+    if (size as f64) <= warn_at {
+        return;
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for (file, _) in &b.manifest_files {
+        let _ = gz.write_all(file.text.as_bytes());
+    }
+    let compressed = gz.finish().map(|v| v.len() as u64).unwrap_or(size);
+    if compressed > MAX_BUNDLE_SIZE {
+        out.push(
+            finding_hint(
+                "bundle-size-exceeded",
+                format!(
+                    "maximum bundle compressed size with gzip size exceeded: size=~{}, max={}. Bundle uncompressed size is {}",
+                    mib(compressed),
+                    mib(MAX_BUNDLE_SIZE),
+                    mib(size)
+                ),
+                "OLM unpacks bundles into a ConfigMap; shrink the CRD schemas or the icon",
+            )
+            .at(here()),
+        );
+    } else if compressed as f64 > warn_at {
+        out.push(
+            finding(
+                "bundle-size-near-limit",
+                format!(
+                    "nearing maximum bundle compressed size with gzip: size=~{}, max={}. Bundle uncompressed size is {}",
+                    mib(compressed),
+                    mib(MAX_BUNDLE_SIZE),
+                    mib(size)
+                ),
+            )
+            .at(here()),
+        );
+    }
+}

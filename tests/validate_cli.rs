@@ -1,0 +1,256 @@
+//! `olm-catalog bundle validate` run as a process: exit codes, the three
+//! output formats, argument order, non-bundle paths and selectors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fixture(rel: &str) -> PathBuf {
+    common::fixtures().join("bundles").join(rel)
+}
+
+fn run(args: &[&str], dirs: &[&Path]) -> Output {
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["bundle", "validate"]).args(args).args(dirs);
+    cmd.env_remove("NO_COLOR");
+    cmd.output().expect("run olm-catalog")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 output")
+}
+
+const GOOD: &str = "good/memcached-operator-0.0.2";
+const BLIND: &str = "bad/blind-spots";
+const BROKEN: &str = "bad/broken-yaml";
+
+#[test]
+fn exit_codes() {
+    let good = fixture(GOOD);
+    let o = run(&[], &[&good]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 checked: 0 errors, 0 warnings"));
+
+    let o = run(&[], &[&good, &fixture(BLIND)]);
+    assert_eq!(o.status.code(), Some(1));
+
+    // A missing path is an I/O failure (2), but the others are still reported.
+    let o = run(&[], &[&good, Path::new("/nonexistent/bundle")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("2 checked"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/bundle"));
+
+    // Usage errors.
+    assert_eq!(run(&[], &[]).status.code(), Some(2));
+    assert_eq!(run(&["--output", "xml"], &[&good]).status.code(), Some(2));
+    let o = run(&["--select-optional", "name=nope"], &[&good]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("matches no optional suite"));
+    assert_eq!(
+        run(&["--k8s-version", "latest"], &[&good]).status.code(),
+        Some(2)
+    );
+    assert_ne!(
+        run(
+            &[
+                "--select-optional",
+                "suite=operatorframework",
+                "--k8s-version",
+                "1.25"
+            ],
+            &[&good]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn human_output_shows_source_lines() {
+    let o = run(&[], &[&fixture(BLIND)]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "error[csv-version-not-semver]: spec.version `1.2` is not a strict semantic version"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("memcached-operator.clusterserviceversion.yaml:21:12"),
+        "{out}"
+    );
+    assert!(
+        out.contains("   21 |   version: 1.2\n      |            ^^^\n"),
+        "{out}"
+    );
+    assert!(out.contains("operator-sdk bundle validate does not check this"));
+    // Not a terminal: no color unless asked.
+    assert!(!out.contains('\x1b'));
+    let colored = stdout(&run(&["--color", "always"], &[&fixture(BLIND)]));
+    assert!(colored.contains("\x1b[31;1merror"));
+
+    let out = stdout(&run(&[], &[&fixture(BROKEN)]));
+    assert!(out.contains("error[yaml-syntax]"), "{out}");
+    assert!(
+        out.contains("clusterserviceversion.yaml:20:1"),
+        "the tab itself: {out}"
+    );
+    assert!(out.contains("YAML forbids tabs"));
+}
+
+/// Checks `v` against the subset of JSON Schema that schema/findings.schema.json
+/// uses (type, required, properties, additionalProperties, items, $ref, enum,
+/// const, minimum, minLength).
+fn conforms(v: &Value, schema: &Value, root: &Value, at: &str) -> Result<(), String> {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/$defs/");
+        return conforms(v, &root["$defs"][name], root, at);
+    }
+    if let Some(c) = schema.get("const") {
+        if v != c {
+            return Err(format!("{at}: expected {c}"));
+        }
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            return Err(format!("{at}: {v} not in {e:?}"));
+        }
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            let obj = v.as_object().ok_or(format!("{at}: not an object"))?;
+            for req in schema["required"].as_array().into_iter().flatten() {
+                let k = req.as_str().unwrap_or_default();
+                if !obj.contains_key(k) {
+                    return Err(format!("{at}: missing {k}"));
+                }
+            }
+            let props = schema["properties"].as_object();
+            for (k, val) in obj {
+                match props.and_then(|p| p.get(k)) {
+                    Some(s) => conforms(val, s, root, &format!("{at}.{k}"))?,
+                    None if schema["additionalProperties"] == Value::Bool(false) => {
+                        return Err(format!("{at}: unexpected key {k}"))
+                    }
+                    None => {}
+                }
+            }
+        }
+        Some("array") => {
+            let items = v.as_array().ok_or(format!("{at}: not an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                conforms(item, &schema["items"], root, &format!("{at}[{i}]"))?;
+            }
+        }
+        Some("integer") => {
+            let n = v.as_i64().ok_or(format!("{at}: not an integer"))?;
+            if let Some(min) = schema.get("minimum").and_then(Value::as_i64) {
+                if n < min {
+                    return Err(format!("{at}: below minimum"));
+                }
+            }
+        }
+        Some("string") => {
+            let s = v.as_str().ok_or(format!("{at}: not a string"))?;
+            if schema
+                .get("minLength")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| (s.len() as u64) < m)
+            {
+                return Err(format!("{at}: too short"));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[test]
+fn json_output_follows_the_schema() {
+    let schema: Value =
+        serde_json::from_str(include_str!("../schema/findings.schema.json")).expect("schema");
+    let dirs = [fixture(GOOD), fixture(BLIND), fixture(BROKEN)];
+    let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    let o = run(&["--output", "json"], &refs);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    conforms(&v, &schema, &schema, "$").expect("conforms to schema/findings.schema.json");
+    assert_eq!(v["summary"]["checked"], 3);
+    // Reports in argument order.
+    let subjects: Vec<&str> = v["reports"]
+        .as_array()
+        .expect("reports")
+        .iter()
+        .map(|r| r["subject"].as_str().unwrap_or(""))
+        .collect();
+    for (s, d) in subjects.iter().zip(&dirs) {
+        assert_eq!(*s, d.display().to_string());
+    }
+    let f = &v["reports"][1]["findings"];
+    assert!(f
+        .as_array()
+        .expect("findings")
+        .iter()
+        .any(|x| x["rule"] == "csv-replaces-self" && x["location"]["line"] == 22));
+}
+
+#[test]
+fn sarif_output() {
+    let o = run(&["-o", "sarif"], &[&fixture(BLIND)]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("sarif json");
+    assert_eq!(v["version"], "2.1.0");
+    let run0 = &v["runs"][0];
+    let rules = run0["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert!(rules
+        .iter()
+        .all(|r| r["shortDescription"]["text"].is_string()));
+    let results = run0["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    for r in results {
+        let idx = r["ruleIndex"].as_u64().expect("index") as usize;
+        assert_eq!(rules[idx]["id"], r["ruleId"]);
+        assert!(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].is_string());
+    }
+    assert!(results
+        .iter()
+        .any(|r| r["ruleId"] == "csv-version-not-semver"
+            && r["locations"][0]["physicalLocation"]["region"]["startLine"] == 21));
+}
+
+#[test]
+fn glob_over_a_package_folder() {
+    // What `bundle validate operators/*/*` passes: bundles, a file and a
+    // folder of bundles.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("ci.yaml"), "reviewers: []\n").expect("write");
+    std::fs::create_dir(tmp.path().join("catalog-templates")).expect("mkdir");
+    let file = tmp.path().join("ci.yaml");
+    let templates = tmp.path().join("catalog-templates");
+    let good = fixture(GOOD);
+    let o = run(&[], &[&good, &file, &templates]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "non-bundles are warnings: {}",
+        stdout(&o)
+    );
+    let out = stdout(&o);
+    assert!(out.contains("warning[not-a-bundle]"));
+    assert!(out.contains("is a file, not a bundle directory; skipped"));
+    assert!(out.contains("3 checked: 0 errors, 2 warnings"));
+}
+
+#[test]
+fn output_is_deterministic() {
+    let dirs = [fixture(BLIND), fixture(BROKEN), fixture(GOOD)];
+    let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    for fmt in ["human", "json", "sarif"] {
+        let a = run(&["-o", fmt], &refs).stdout;
+        let b = run(&["-o", fmt], &refs).stdout;
+        assert_eq!(a, b, "{fmt} output differs between runs");
+    }
+}

@@ -1,0 +1,724 @@
+//! One case per default rule: the good fixture passes every rule, and a copy
+//! of it with one edit breaks exactly the rule under test (at its level, with
+//! a location).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use olm_catalog::diag::{Level, Report};
+use olm_catalog::validate::{self, rules, Options};
+
+const CSV: &str = "manifests/memcached-operator.clusterserviceversion.yaml";
+const CRD: &str = "manifests/cache.example.com_memcacheds.yaml";
+const SVC: &str = "manifests/memcached-operator-metrics_v1_service.yaml";
+const ANN: &str = "metadata/annotations.yaml";
+
+fn good() -> PathBuf {
+    common::fixtures().join("bundles/good/memcached-operator-0.0.2")
+}
+
+/// A writable copy of the good bundle.
+struct Fixture {
+    tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        copy_dir(&good(), &tmp.path().join("b"));
+        Fixture { tmp }
+    }
+    fn dir(&self) -> PathBuf {
+        self.tmp.path().join("b")
+    }
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.dir().join(rel)).expect("read")
+    }
+    fn write(&self, rel: &str, text: &str) -> &Fixture {
+        fs::write(self.dir().join(rel), text).expect("write");
+        self
+    }
+    fn edit(&self, rel: &str, from: &str, to: &str) -> &Fixture {
+        let text = self.read(rel);
+        assert!(text.contains(from), "{rel} does not contain {from:?}");
+        self.write(rel, &text.replacen(from, to, 1))
+    }
+    fn remove(&self, rel: &str) -> &Fixture {
+        let p = self.dir().join(rel);
+        if p.is_dir() {
+            fs::remove_dir_all(p).expect("rm dir");
+        } else {
+            fs::remove_file(p).expect("rm");
+        }
+        self
+    }
+    fn report(&self) -> Report {
+        validate::validate_dir(&self.dir(), &Options::default())
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for e in fs::read_dir(from).expect("readdir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), dest).expect("copy");
+        }
+    }
+}
+
+/// Asserts that `report` has a finding of `rule` at the rule's catalog level
+/// and with a file location.
+fn assert_rule(report: &Report, rule: &str) {
+    let expected = rules::rule(rule).map(|r| r.level).unwrap_or(Level::Warning);
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding in {:#?}", report.findings));
+    assert_eq!(f.level, expected, "{rule} level");
+    let loc = f.location.as_ref().expect("located");
+    assert!(
+        loc.file.starts_with(report.subject.as_str()),
+        "{rule} points into the bundle: {}",
+        loc.file.display()
+    );
+}
+
+/// Asserts the rule and returns the line of its first finding.
+fn line_of(report: &Report, rule: &str) -> u32 {
+    assert_rule(report, rule);
+    report
+        .findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .and_then(|f| f.location.as_ref())
+        .map(|l| l.line)
+        .unwrap_or(0)
+}
+
+fn rules_of(report: &Report) -> Vec<&str> {
+    report.findings.iter().map(|f| f.rule.as_str()).collect()
+}
+
+#[test]
+fn good_bundle_passes_every_rule() {
+    let r = validate::validate_dir(&good(), &Options::default());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
+#[test]
+fn load_rules() {
+    let f = Fixture::new();
+    f.write(CSV, "apiVersion: operators.coreos.com/v1alpha1\nkind: [\n");
+    let r = f.report();
+    // The unclosed flow sequence is found at the end of the text.
+    assert_eq!(line_of(&r, "yaml-syntax"), 3);
+    let missing = r
+        .findings
+        .iter()
+        .find(|x| x.rule == "csv-missing")
+        .expect("csv-missing");
+    assert!(
+        missing
+            .hint
+            .as_deref()
+            .unwrap_or("")
+            .contains("memcached-operator.clusterserviceversion.yaml"),
+        "{missing:?}"
+    );
+
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        "spec:\n  displayName: Memcached Operator\n",
+        "spec:\n  displayName: First\n  displayName: Memcached Operator\n",
+    );
+    assert!(line_of(&f.report(), "yaml-duplicate-key") > 0);
+
+    let f = Fixture::new();
+    f.write("manifests/empty.yaml", "\n");
+    assert_rule(&f.report(), "file-empty");
+
+    let f = Fixture::new();
+    fs::write(f.dir().join("manifests/bin.yaml"), b"kind: \xff\xfe\n").expect("write");
+    assert_rule(&f.report(), "file-not-utf8");
+
+    let f = Fixture::new();
+    f.write(
+        "manifests/tabs.yaml",
+        "kind: Service\nmetadata:\n\tname: x\n",
+    );
+    let r = f.report();
+    assert_eq!(line_of(&r, "yaml-syntax"), 3);
+
+    let f = Fixture::new();
+    f.write("manifests/list.yaml", "- a\n- b\n");
+    assert_rule(&f.report(), "manifest-not-an-object");
+
+    let f = Fixture::new();
+    fs::create_dir(f.dir().join("manifests/nested")).expect("mkdir");
+    assert_rule(&f.report(), "manifest-subdirectory-ignored");
+
+    let f = Fixture::new();
+    f.remove("manifests");
+    assert_rule(&f.report(), "bundle-no-manifests-dir");
+
+    let f = Fixture::new();
+    f.remove("metadata");
+    assert_rule(&f.report(), "bundle-no-metadata-dir");
+
+    let f = Fixture::new();
+    f.remove(ANN);
+    assert_rule(&f.report(), "annotations-missing");
+}
+
+#[test]
+fn file_too_large_is_refused_without_reading() {
+    let f = Fixture::new();
+    let big = fs::File::create(f.dir().join("manifests/huge.yaml")).expect("create");
+    // Sparse: a 5 GiB file with no data written.
+    big.set_len(5 << 30).expect("set_len 5 GiB");
+    assert_rule(&f.report(), "file-too-large");
+}
+
+/// Pseudo-random text that gzip cannot shrink much.
+fn noise(len: usize) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if i % 80 == 79 {
+                '\n'
+            } else {
+                char::from(b'!' + (x % 94) as u8)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn bundle_size_rules() {
+    let f = Fixture::new();
+    f.write(
+        "manifests/big.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
+            noise(4_600_000)
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
+        ),
+    );
+    let r = f.report();
+    assert_rule(&r, "bundle-size-near-limit");
+    let f = Fixture::new();
+    f.write(
+        "manifests/big.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
+            noise(6_000_000)
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
+        ),
+    );
+    let r = f.report();
+    assert_rule(&r, "bundle-size-exceeded");
+    assert_rule(&r, "bundle-size-uncompressed-large");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_outside_bundle() {
+    let f = Fixture::new();
+    let outside = f.tmp.path().join("outside.yaml");
+    fs::write(&outside, "kind: Secret\n").expect("write");
+    std::os::unix::fs::symlink(&outside, f.dir().join("manifests/link.yaml")).expect("symlink");
+    assert_rule(&f.report(), "symlink-outside-bundle");
+}
+
+#[test]
+fn hostile_yaml_is_reported() {
+    let f = Fixture::new();
+    let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    let mut prev = 'a';
+    for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] {
+        bomb.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        prev = name;
+    }
+    f.write("manifests/bomb.yaml", &bomb);
+    f.write("manifests/deep.yaml", &"[".repeat(100_000));
+    let r = f.report();
+    let syntax: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|x| x.rule == "yaml-syntax")
+        .collect();
+    assert_eq!(syntax.len(), 2, "{syntax:#?}");
+}
+
+#[test]
+fn annotation_rules() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "  operators.operatorframework.io.bundle.package.v1: memcached-operator\n",
+            "",
+            "annotation-missing",
+        ),
+        (
+            "  operators.operatorframework.io.bundle.channel.default.v1: stable\n",
+            "",
+            "annotation-default-channel-missing",
+        ),
+        ("registry+v1", "plain+v0", "annotation-mediatype-invalid"),
+        (
+            "package.v1: memcached-operator",
+            "package.v1: ''",
+            "annotation-empty",
+        ),
+        (
+            "channel.default.v1: stable",
+            "channel.default.v1: beta",
+            "annotation-default-channel-not-in-channels",
+        ),
+        (
+            "manifests.v1: manifests/",
+            "manifests.v1: manifest/",
+            "annotation-manifests-path-mismatch",
+        ),
+        (
+            "metadata.v1: metadata/",
+            "metadata.v1: meta/",
+            "annotation-metadata-path-mismatch",
+        ),
+    ];
+    for (from, to, rule) in cases {
+        let f = Fixture::new();
+        f.edit(ANN, from, to);
+        assert_rule(&f.report(), rule);
+    }
+    // Equivalent spellings of the directories are accepted.
+    let f = Fixture::new();
+    f.edit(ANN, "manifests.v1: manifests/", "manifests.v1: ./manifests");
+    assert!(f.report().findings.is_empty());
+}
+
+#[test]
+fn dependency_rules() {
+    let f = Fixture::new();
+    f.write(
+        "metadata/dependencies.yaml",
+        "dependencies:\n- type: olm.package\n  value:\n    packageName: etcd\n    version: '>=0.9.0 <1.0.0'\n- type: olm.gvk\n  value: {group: etcd.database.coreos.com, version: v1beta2, kind: EtcdCluster}\n",
+    );
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+    f.write(
+        "metadata/dependencies.yaml",
+        "dependencies:\n- type: olm.package\n  value:\n    packageName: etcd\n    version: '1.2'\n",
+    );
+    assert_eq!(line_of(&f.report(), "dependency-invalid"), 5);
+    f.write(
+        "metadata/dependencies.yaml",
+        "dependencies:\n- type: olm.gvk\n  value: {group: g.io, kind: K}\n",
+    );
+    assert_rule(&f.report(), "dependency-invalid");
+    f.write(
+        "metadata/dependencies.yaml",
+        "dependencies:\n- type: olm.thing\n  value: {}\n",
+    );
+    assert_rule(&f.report(), "dependency-type-unsupported");
+}
+
+#[test]
+fn manifest_rules() {
+    let f = Fixture::new();
+    f.remove(CSV);
+    assert_rule(&f.report(), "csv-missing");
+
+    let f = Fixture::new();
+    let csv = f.read(CSV);
+    f.write(
+        "manifests/second.clusterserviceversion.yaml",
+        &csv.replace("memcached-operator.v0.0.2", "other.v0.0.2"),
+    );
+    assert_rule(&f.report(), "csv-multiple");
+
+    let f = Fixture::new();
+    let svc = f.read(SVC);
+    f.write(CSV, &format!("{csv}---\n{svc}"));
+    assert_rule(&f.report(), "csv-file-multiple-documents");
+
+    let f = Fixture::new();
+    f.write(
+        SVC,
+        &format!(
+            "{svc}---\n{}",
+            svc.replace("memcached-operator-metrics", "second")
+        ),
+    );
+    let r = f.report();
+    assert_rule(&r, "manifest-extra-document");
+    assert!(!rules_of(&r).contains(&"manifest-extra-document-dropped-api"));
+
+    let f = Fixture::new();
+    let crd = f.read(CRD);
+    f.write(SVC, &format!("{svc}---\n{crd}"));
+    f.remove(CRD);
+    assert_rule(&f.report(), "manifest-extra-document-dropped-api");
+
+    let f = Fixture::new();
+    f.write(
+        "manifests/nokind.yaml",
+        "apiVersion: v1\nmetadata:\n  name: x\n",
+    );
+    assert_rule(&f.report(), "manifest-kind-missing");
+
+    let f = Fixture::new();
+    f.write(
+        "manifests/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n",
+    );
+    assert_eq!(line_of(&f.report(), "manifest-kind-unsupported"), 2);
+
+    let f = Fixture::new();
+    f.edit(
+        SVC,
+        "control-plane: controller-manager\nspec",
+        "control-plane: controller manager!\nspec",
+    );
+    assert_rule(&f.report(), "object-metadata-invalid");
+    let f = Fixture::new();
+    f.edit(SVC, "  name: memcached-operator-metrics\n", "");
+    assert_rule(&f.report(), "object-metadata-invalid");
+
+    let f = Fixture::new();
+    f.edit(
+        SVC,
+        "name: memcached-operator-metrics",
+        "name: Memcached_Metrics",
+    );
+    let r = f.report();
+    assert_eq!(line_of(&r, "resource-name-invalid"), 4);
+    let hint = r.findings[0].hint.as_deref().unwrap_or("");
+    assert!(
+        hint.contains("operator-sdk bundle validate does not check this"),
+        "{hint}"
+    );
+    // RBAC names may hold colons.
+    let f = Fixture::new();
+    f.write("manifests/role.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: system:memcached\nrules: []\n");
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+}
+
+/// Edits of the CSV and the rule each one breaks.
+const CSV_CASES: &[(&str, &str, &str)] = &[
+    (
+        "supported: false\n  - type: AllNamespaces",
+        "supported: 'maybe'\n  - type: AllNamespaces",
+        "csv-decode",
+    ),
+    (
+        "name: memcached-operator.v0.0.2",
+        "name: Memcached-Operator.v0.0.2",
+        "csv-name-invalid",
+    ),
+    (
+        "replaces: memcached-operator.v0.0.1",
+        "replaces: Memcached_Old",
+        "csv-replaces-invalid",
+    ),
+    (
+        "  displayName: Memcached Operator\n",
+        "",
+        "csv-field-missing",
+    ),
+    (
+        "  install:\n    strategy: deployment\n",
+        "  install:\n    strategyx: deployment\n",
+        "csv-field-missing",
+    ),
+    (
+        "apiVersion: operators.coreos.com/v1alpha1\n",
+        "",
+        "csv-api-version-missing",
+    ),
+    (
+        "  annotations:\n    alm-examples",
+        "  notannotations:\n    alm-examples",
+        "csv-annotations-missing",
+    ),
+    ("alm-examples:", "x-examples:", "csv-examples-missing"),
+    (
+        "    capabilities: Basic Install\n",
+        "    capabilities: Basic Install\n    olm.examples: '[]'\n",
+        "csv-examples-both",
+    ),
+    (
+        "\"kind\": \"Memcached\",",
+        "\"kind\": \"Memcached\"",
+        "csv-examples-invalid",
+    ),
+    (
+        "\"kind\": \"Memcached\",",
+        "\"kind\": \"Memcache\",",
+        "csv-example-without-api",
+    ),
+    (
+        "\"kind\": \"Memcached\",",
+        "\"kind\": \"Memcache\",",
+        "csv-api-without-example",
+    ),
+    (
+        "- name: memcacheds.cache.example.com",
+        "- name: memcacheds",
+        "csv-owned-crd-name-invalid",
+    ),
+    (
+        "  installModes:",
+        "  xinstallModes:",
+        "csv-install-modes-missing",
+    ),
+    (
+        "type: MultiNamespace",
+        "type: OwnNamespace",
+        "csv-install-modes-duplicate",
+    ),
+    (
+        "type: AllNamespaces",
+        "type: AllNamespace",
+        "csv-install-mode-unknown",
+    ),
+    (
+        "  minKubeVersion: 1.25.0\n",
+        "",
+        "csv-min-kube-version-missing",
+    ),
+    (
+        "minKubeVersion: 1.25.0",
+        "minKubeVersion: 1.25",
+        "csv-min-kube-version-invalid",
+    ),
+    ("olm.skipRange:", "olm.skiprange:", "csv-annotation-case"),
+    (
+        "    capabilities: Basic Install\n",
+        "    capabilities: Basic Install\n    olm.properties: '[]'\n",
+        "csv-olm-properties-annotation",
+    ),
+    ("  version: 0.0.2\n", "", "csv-version-missing"),
+    ("version: 0.0.2", "version: 1.2", "csv-version-not-semver"),
+    (
+        "version: 0.0.2",
+        "version: v0.0.2",
+        "csv-version-not-semver",
+    ),
+    (
+        "version: 0.0.2",
+        "version: 0.0.3",
+        "csv-name-version-mismatch",
+    ),
+    (
+        "replaces: memcached-operator.v0.0.1",
+        "replaces: memcached-operator.v0.0.2",
+        "csv-replaces-self",
+    ),
+    (
+        "  replaces: memcached-operator.v0.0.1\n",
+        "  skips: [memcached-operator.v0.0.2]\n",
+        "csv-skips-self",
+    ),
+    (
+        "      - name: memcached-operator-controller-manager\n        spec:",
+        "      - spec:",
+        "csv-deployment-name-missing",
+    ),
+    (
+        "      - name: memcached-operator-controller-manager\n",
+        "      - name: Memcached_Manager\n",
+        "resource-name-invalid",
+    ),
+    (
+        "'>=0.0.1 <0.0.2'",
+        "'>=0.1 <0.0.2'",
+        "csv-skip-range-invalid",
+    ),
+    (
+        "  relatedImages:\n  - name: manager\n    image:",
+        "  relatedImages:\n  - name: manager\n    imagex:",
+        "csv-related-image-missing",
+    ),
+    (
+        "- name: memcacheds.cache.example.com\n      version: v1alpha1",
+        "- name: memcacheds.cache.example.com\n      version: v1beta1",
+        "bundle-owned-crd-not-found",
+    ),
+];
+
+#[test]
+fn csv_rules() {
+    for (from, to, rule) in CSV_CASES {
+        let f = Fixture::new();
+        f.edit(CSV, from, to);
+        let r = f.report();
+        assert_rule(&r, rule);
+        assert!(
+            r.findings
+                .iter()
+                .filter(|x| x.rule == *rule)
+                .all(|x| x.location.as_ref().is_some_and(|l| l.line > 0)),
+            "{rule} has a line: {:#?}",
+            r.findings
+        );
+    }
+}
+
+#[test]
+fn version_messages_show_what_was_written() {
+    let f = Fixture::new();
+    f.edit(CSV, "version: 0.0.2", "version: 1.2");
+    let r = f.report();
+    let v = r
+        .findings
+        .iter()
+        .find(|x| x.rule == "csv-version-not-semver")
+        .expect("finding");
+    assert!(
+        v.message.contains("`1.2` was read as a number"),
+        "{}",
+        v.message
+    );
+    let loc = v.location.as_ref().expect("loc");
+    assert_eq!(loc.source_line.as_deref(), Some("  version: 1.2"));
+}
+
+#[test]
+fn install_mode_rules() {
+    let f = Fixture::new();
+    let csv = f.read(CSV).replace("supported: true", "supported: false");
+    f.write(CSV, &csv);
+    assert_rule(&f.report(), "csv-install-modes-none-supported");
+
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        "  relatedImages:",
+        "  webhookdefinitions:\n  - type: ConversionWebhook\n    generateName: cmemcached.kb.io\n    deploymentName: memcached-operator-controller-manager\n    containerPort: 443\n    conversionCRDs: [memcacheds.cache.example.com]\n    admissionReviewVersions: [v1]\n    sideEffects: None\n    webhookPath: /convert\n  relatedImages:",
+    );
+    assert_rule(&f.report(), "csv-conversion-webhook-install-modes");
+    f.edit(CSV, "type: ConversionWebhook", "type: Validating");
+    assert_rule(&f.report(), "csv-webhook-type-unknown");
+}
+
+#[test]
+fn bundle_rules() {
+    let f = Fixture::new();
+    let crd = f.read(CRD);
+    f.write("manifests/copy.crd.yaml", &crd);
+    assert_rule(&f.report(), "bundle-crd-duplicate");
+
+    let f = Fixture::new();
+    f.write(
+        "manifests/other.crd.yaml",
+        &crd.replace("memcacheds", "caches")
+            .replace("Memcached", "Cache")
+            .replace("memcached", "cache"),
+    );
+    assert_rule(&f.report(), "bundle-crd-not-in-csv");
+    // A second, unowned version of an owned CRD is fine (bundle.go filters it).
+    let f = Fixture::new();
+    f.edit(
+        CRD,
+        "  versions:\n",
+        "  versions:\n  - name: v1alpha0\n    served: true\n    storage: false\n",
+    );
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+
+    let f = Fixture::new();
+    f.write(
+        "manifests/sa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: memcached-operator-controller-manager\n",
+    );
+    assert_rule(&f.report(), "bundle-service-account-conflict");
+}
+
+#[test]
+fn crd_rules() {
+    let f = Fixture::new();
+    f.edit(CRD, "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v2");
+    assert_rule(&f.report(), "crd-api-version-unsupported");
+    let cases: &[(&str, &str)] = &[
+        ("scope: Namespaced", "scope: Global"),
+        ("name: memcacheds.cache.example.com\nspec", "name: memcached.cache.example.com\nspec"),
+        ("group: cache.example.com", "group: cache"),
+        ("    storage: true\n", "    storage: false\n"),
+        ("  - name: v1alpha1\n", "  - name: V1\n"),
+        ("    plural: memcacheds\n", ""),
+        ("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n}\n"),
+    ];
+    for (from, to) in cases {
+        let f = Fixture::new();
+        f.edit(CRD, from, to);
+        let r = f.report();
+        assert_rule(&r, "crd-invalid");
+    }
+}
+
+#[test]
+fn object_rules() {
+    let cases: &[(&str, &str)] = &[
+        ("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\nspec:\n  maxUnavailable: 0\n", "pdb-max-unavailable-zero"),
+        ("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\nspec:\n  maxUnavailable: 0%\n", "pdb-max-unavailable-zero"),
+        ("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\nspec:\n  minAvailable: 100%\n", "pdb-min-available-full"),
+        ("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: p\nvalue: 10\nglobalDefault: true\n", "priorityclass-global-default"),
+        ("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\nrules:\n- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [create]\n", "rbac-pdb-permission"),
+        ("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]\n  verbs: [update]\n  resourceNames: [privileged]\n", "rbac-default-scc-modify"),
+    ];
+    for (text, rule) in cases {
+        let f = Fixture::new();
+        f.write("manifests/object.yaml", text);
+        assert_rule(&f.report(), rule);
+    }
+    // Budgets that allow disruption pass.
+    let f = Fixture::new();
+    f.write("manifests/object.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\nspec:\n  maxUnavailable: 50%\n  minAvailable: 1\n");
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+}
+
+#[test]
+fn paths_that_are_not_bundles() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("ci.yaml");
+    fs::write(&file, "reviewers: []\n").expect("write");
+    let r = validate::validate_dir(&file, &Options::default());
+    assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
+    assert_eq!(r.errors(), 0);
+    copy_dir(&good(), &tmp.path().join("pkg/0.0.2"));
+    let r = validate::validate_dir(&tmp.path().join("pkg"), &Options::default());
+    assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
+    assert!(r.findings[0]
+        .hint
+        .as_deref()
+        .unwrap_or("")
+        .contains("subdirectories are bundles"));
+    let r = validate::validate_dir(&tmp.path().join("nope"), &Options::default());
+    assert_eq!(rules_of(&r), vec!["bundle-unreadable"]);
+    assert_eq!(r.errors(), 1);
+}
+
+#[test]
+fn every_rule_of_the_catalog_has_a_case() {
+    // The ids used in this file, to catch a rule added without a test.
+    let this = include_str!("validate_rules.rs");
+    let untested: Vec<&str> = rules::RULES
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !this.contains(&format!("\"{id}\"")))
+        .collect();
+    assert!(untested.is_empty(), "rules without a case: {untested:?}");
+}
