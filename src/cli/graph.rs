@@ -22,15 +22,19 @@ FBC-enabled packages without a mode are checked through their catalog template.\
 Exit codes: 0 no errors (warnings too with --strict), 1 findings, 2 usage or I/O failure.")]
     Check(CheckArgs),
     /// Draw the upgrade graph of a package as Mermaid, DOT or JSON
-    #[command(after_help = "Examples:\n  olm-catalog graph render operators/etcd --format mermaid\n  \
-olm-catalog graph render operators/etcd --format dot | dot -Tsvg > etcd.svg")]
+    #[command(
+        after_help = "Examples:\n  olm-catalog graph render operators/etcd --format mermaid\n  \
+olm-catalog graph render operators/etcd --format dot | dot -Tsvg > etcd.svg"
+    )]
     Render(RenderArgs),
     /// Print the upgrade steps OLM takes from an installed version
-    #[command(after_help = "Examples:\n  olm-catalog graph path operators/etcd --from 0.9.0\n  \
+    #[command(
+        after_help = "Examples:\n  olm-catalog graph path operators/etcd --from 0.9.0\n  \
 olm-catalog graph path operators/etcd --from 0.9.0 --to 0.9.4 --channel singlenamespace-alpha\n\n\
 From the installed bundle OLM picks the channel entry that replaces it, skips it, or whose \
 olm.skipRange admits its version, the highest first, and repeats until the channel head.\n\
-Exit codes: 0 path printed, 1 no path to --to, 2 usage or I/O failure.")]
+Exit codes: 0 path printed, 1 no path to --to, 2 usage or I/O failure."
+    )]
     Path(PathArgs),
 }
 
@@ -96,8 +100,12 @@ pub struct PathArgs {
     pub json: bool,
 }
 
-fn load_one(dir: &std::path::Path, source: &SourceArgs) -> anyhow::Result<Vec<olm_catalog::graph::PackageGraph>> {
-    let graphs = load::load_graphs(dir, source.mode, source.catalog.as_deref()).map_err(anyhow::Error::msg)?;
+fn load_one(
+    dir: &std::path::Path,
+    source: &SourceArgs,
+) -> anyhow::Result<Vec<olm_catalog::graph::PackageGraph>> {
+    let graphs = load::load_graphs(dir, source.mode, source.catalog.as_deref())
+        .map_err(anyhow::Error::msg)?;
     if graphs.is_empty() {
         anyhow::bail!("{}: no package found", dir.display());
     }
@@ -141,8 +149,13 @@ impl CheckArgs {
             Format::Sarif => diag::render_sarif(&reports, &checks::rule_help),
         };
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(out.as_bytes()).context("writing the report")?;
-        let failing = reports.iter().flat_map(|r| &r.findings).any(|f| f.level == Level::Error || self.strict);
+        stdout
+            .write_all(out.as_bytes())
+            .context("writing the report")?;
+        let failing = reports
+            .iter()
+            .flat_map(|r| &r.findings)
+            .any(|f| f.level == Level::Error || self.strict);
         Ok(if failing { EXIT_FINDINGS } else { 0 })
     }
 }
@@ -165,13 +178,18 @@ impl PathArgs {
                 Ok(0)
             }
             Ok(p) => {
-                println!("package {}, channel {}, from {}:", g.package, p.channel, self.from);
+                println!(
+                    "package {}, channel {}, from {}:",
+                    g.package, p.channel, self.from
+                );
                 if p.steps.is_empty() {
                     println!("  no upgrade steps");
                 }
                 for (i, s) in p.steps.iter().enumerate() {
                     let why = match s.kind {
-                        olm_catalog::graph::EdgeKind::Replaces => format!("{} replaces {}", s.to, s.from),
+                        olm_catalog::graph::EdgeKind::Replaces => {
+                            format!("{} replaces {}", s.to, s.from)
+                        }
                         olm_catalog::graph::EdgeKind::Skips => format!("{} skips {}", s.to, s.from),
                         olm_catalog::graph::EdgeKind::SkipRange => {
                             let r = g
@@ -215,11 +233,13 @@ pub enum TemplateKind {
 
 /// `render-template`.
 #[derive(Args)]
-#[command(after_help = "Examples:\n  olm-catalog render-template basic operators/kube-green/catalog-templates/basic-template.yaml -o yaml\n  \
+#[command(
+    after_help = "Examples:\n  olm-catalog render-template basic operators/kube-green/catalog-templates/basic-template.yaml -o yaml\n  \
 olm-catalog render-template semver semver.yaml --bundles-from operators/my-operator\n\n\
 Bundle images are resolved offline: an image whose tag is T is the bundle directory DIR/T \
 (--bundles-from DIR; default: the directory above the template's directory). Images given only \
-by digest cannot be resolved this way. Rendered bundles keep the template's image references.")]
+by digest cannot be resolved this way. Rendered bundles keep the template's image references."
+)]
 pub struct RenderTemplateArgs {
     /// Template kind
     #[arg(value_enum)]
@@ -255,7 +275,10 @@ impl RenderTemplateArgs {
         }
         .map_err(anyhow::Error::msg)?;
         let out = template::write(&cfg, self.output).map_err(anyhow::Error::msg)?;
-        std::io::stdout().lock().write_all(out.as_bytes()).context("writing output")?;
+        std::io::stdout()
+            .lock()
+            .write_all(out.as_bytes())
+            .context("writing output")?;
         Ok(0)
     }
 }

@@ -10,22 +10,70 @@ use crate::diag::{Finding, Level, Location};
 
 /// Every rule: id and what it means.
 pub const RULES: &[(&str, &str)] = &[
-    ("graph-default-channel-missing", "the package has no default channel, or names a channel that does not exist"),
-    ("graph-default-channel-empty", "the default channel has no entries"),
-    ("graph-multiple-heads", "more than one entry of a channel is replaced or skipped by no other entry"),
-    ("graph-no-head", "every entry of a channel is replaced or skipped by another: the channel has no head"),
-    ("graph-cycle", "replaces, skips or olm.substitutesFor form a cycle"),
-    ("graph-replaces-missing", "replaces names a bundle that is not in the channel"),
-    ("graph-skips-missing", "skips names a bundle that is not in the channel"),
-    ("graph-stranded-bundle", "no upgrade path from the channel head reaches the bundle"),
-    ("graph-downgrade-edge", "an upgrade edge goes from a newer to an older version"),
-    ("graph-skiprange-invalid", "olm.skipRange is not a valid version range"),
-    ("graph-skiprange-unsatisfiable", "olm.skipRange admits no version at all"),
-    ("graph-skiprange-admits-self", "olm.skipRange admits the bundle's own version"),
-    ("graph-version-invalid", "the bundle version is missing or not semver"),
-    ("graph-opm-refuses", "opm index add would refuse the bundles in this mode"),
-    ("graph-duplicate-bundle", "two bundles have the same CSV name"),
-    ("graph-bundle-unreadable", "a bundle directory could not be read"),
+    (
+        "graph-default-channel-missing",
+        "the package has no default channel, or names a channel that does not exist",
+    ),
+    (
+        "graph-default-channel-empty",
+        "the default channel has no entries",
+    ),
+    (
+        "graph-multiple-heads",
+        "more than one entry of a channel is replaced or skipped by no other entry",
+    ),
+    (
+        "graph-no-head",
+        "every entry of a channel is replaced or skipped by another: the channel has no head",
+    ),
+    (
+        "graph-cycle",
+        "replaces, skips or olm.substitutesFor form a cycle",
+    ),
+    (
+        "graph-replaces-missing",
+        "replaces names a bundle that is not in the channel",
+    ),
+    (
+        "graph-skips-missing",
+        "skips names a bundle that is not in the channel",
+    ),
+    (
+        "graph-stranded-bundle",
+        "no upgrade path from the channel head reaches the bundle",
+    ),
+    (
+        "graph-downgrade-edge",
+        "an upgrade edge goes from a newer to an older version",
+    ),
+    (
+        "graph-skiprange-invalid",
+        "olm.skipRange is not a valid version range",
+    ),
+    (
+        "graph-skiprange-unsatisfiable",
+        "olm.skipRange admits no version at all",
+    ),
+    (
+        "graph-skiprange-admits-self",
+        "olm.skipRange admits the bundle's own version",
+    ),
+    (
+        "graph-version-invalid",
+        "the bundle version is missing or not semver",
+    ),
+    (
+        "graph-opm-refuses",
+        "opm index add would refuse the bundles in this mode",
+    ),
+    (
+        "graph-duplicate-bundle",
+        "two bundles have the same CSV name",
+    ),
+    (
+        "graph-bundle-unreadable",
+        "a bundle directory could not be read",
+    ),
 ];
 
 /// The description of a rule, for SARIF.
@@ -105,7 +153,11 @@ fn check_default_channel(g: &PackageGraph, out: &mut Vec<Finding>) {
                     "default channel {} of package {} is not one of its channels ({})",
                     g.default_channel,
                     g.package,
-                    g.channels.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                    g.channels
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ),
             &g.default_channel_location,
@@ -113,7 +165,10 @@ fn check_default_channel(g: &PackageGraph, out: &mut Vec<Finding>) {
         Some(c) if c.entries.is_empty() => out.push(at(
             Finding::error(
                 "graph-default-channel-empty",
-                format!("default channel {} of package {} has no entries", c.name, g.package),
+                format!(
+                    "default channel {} of package {} has no entries",
+                    c.name, g.package
+                ),
             ),
             &c.location,
         )),
@@ -244,7 +299,10 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
                     e.name, e.replaces, ch.name
                 )
             };
-            out.push(at(Finding::new(level, "graph-replaces-missing", msg), &e.replaces_location.clone().or(e.location.clone())));
+            out.push(at(
+                Finding::new(level, "graph-replaces-missing", msg),
+                &e.replaces_location.clone().or(e.location.clone()),
+            ));
         }
         for (i, s) in e.skips.iter().enumerate() {
             if !names.contains(s.as_str()) {
@@ -252,7 +310,10 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
                 out.push(at(
                     Finding::warning(
                         "graph-skips-missing",
-                        format!("{} skips {}, which is not in channel {}", e.name, s, ch.name),
+                        format!(
+                            "{} skips {}, which is not in channel {}",
+                            e.name, s, ch.name
+                        ),
                     ),
                     &loc,
                 ));
@@ -309,7 +370,10 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
             Err(msg) => out.push(at(
                 Finding::error(
                     "graph-skiprange-invalid",
-                    format!("{}: olm.skipRange `{}` is not a valid range: {msg}", e.name, e.skip_range),
+                    format!(
+                        "{}: olm.skipRange `{}` is not a valid range: {msg}",
+                        e.name, e.skip_range
+                    ),
                 ),
                 &loc,
             )),
@@ -318,7 +382,10 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
                     out.push(at(
                         Finding::warning(
                             "graph-skiprange-unsatisfiable",
-                            format!("{}: olm.skipRange `{}` admits no version at all", e.name, e.skip_range),
+                            format!(
+                                "{}: olm.skipRange `{}` admits no version at all",
+                                e.name, e.skip_range
+                            ),
                         ),
                         &loc,
                     ));
@@ -333,7 +400,9 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
                                     e.name, e.skip_range
                                 ),
                             )
-                            .hint(format!("use an upper bound below the bundle's version, e.g. `<{v}`")),
+                            .hint(format!(
+                                "use an upper bound below the bundle's version, e.g. `<{v}`"
+                            )),
                             &loc,
                         ));
                     }
@@ -349,7 +418,9 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
         ch.head().ok().map(|h| {
             let mut into: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
             for ed in &edges {
-                into.entry(ed.to.as_str()).or_default().push(ed.from.as_str());
+                into.entry(ed.to.as_str())
+                    .or_default()
+                    .push(ed.from.as_str());
             }
             let mut seen = BTreeSet::new();
             let mut stack = vec![h.name.as_str()];
@@ -386,7 +457,10 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
                         ),
                     )
                 };
-                out.push(at(Finding::new(level, "graph-stranded-bundle", why), &e.location));
+                out.push(at(
+                    Finding::new(level, "graph-stranded-bundle", why),
+                    &e.location,
+                ));
             }
         }
     }
@@ -409,7 +483,9 @@ fn check_substitutes_cycles(g: &PackageGraph, out: &mut Vec<Finding>) {
     for b in g.bundles.values() {
         if !b.substitutes_for.is_empty() {
             any = true;
-            adj.entry(b.name.as_str()).or_default().push(b.substitutes_for.as_str());
+            adj.entry(b.name.as_str())
+                .or_default()
+                .push(b.substitutes_for.as_str());
             // The substituted bundle's upgrades lead to its substitute.
             adj.entry(b.substitutes_for.as_str()).or_default();
         }
@@ -418,7 +494,11 @@ fn check_substitutes_cycles(g: &PackageGraph, out: &mut Vec<Finding>) {
         return;
     }
     for cycle in cycles(&adj) {
-        let through_sub = cycle.iter().any(|n| g.bundles.get(*n).is_some_and(|b| !b.substitutes_for.is_empty()));
+        let through_sub = cycle.iter().any(|n| {
+            g.bundles
+                .get(*n)
+                .is_some_and(|b| !b.substitutes_for.is_empty())
+        });
         if !through_sub {
             continue; // already reported per channel
         }
@@ -516,7 +596,10 @@ fn cycles<'a>(adj: &BTreeMap<&'a str, Vec<&'a str>>) -> Vec<Vec<&'a str>> {
         loop {
             let next = adj
                 .get(cur)
-                .and_then(|s| s.iter().find(|w| members.contains(**w) && (**w == start || !path.contains(w))))
+                .and_then(|s| {
+                    s.iter()
+                        .find(|w| members.contains(**w) && (**w == start || !path.contains(w)))
+                })
                 .copied();
             match next {
                 Some(n) if n == start => break,

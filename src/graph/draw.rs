@@ -43,14 +43,22 @@ pub fn mermaid(graphs: &[PackageGraph]) -> String {
             }
             for e in &ch.entries {
                 if !e.replaces.is_empty() {
-                    let _ = writeln!(out, "      {}-- replace --> {}", node(&e.replaces), node(&e.name));
+                    let _ = writeln!(
+                        out,
+                        "      {}-- replace --> {}",
+                        node(&e.replaces),
+                        node(&e.name)
+                    );
                 }
                 for s in &e.skips {
                     let _ = writeln!(out, "      {}-- skip --> {}", node(s), node(&e.name));
                 }
             }
             for edge in g.edges(ch).iter().filter(|e| e.kind == EdgeKind::SkipRange) {
-                let range = ch.entry(&edge.to).map(|e| e.skip_range.as_str()).unwrap_or("");
+                let range = ch
+                    .entry(&edge.to)
+                    .map(|e| e.skip_range.as_str())
+                    .unwrap_or("");
                 let _ = writeln!(
                     out,
                     "      {}-- \"skipRange({})\" --> {}",
@@ -77,20 +85,42 @@ pub fn dot(graphs: &[PackageGraph]) -> String {
     for g in graphs {
         for ch in &g.channels {
             let cid = format!("{}/{}", g.package, ch.name);
-            let default = if ch.name == g.default_channel { " (default)" } else { "" };
+            let default = if ch.name == g.default_channel {
+                " (default)"
+            } else {
+                ""
+            };
             let _ = writeln!(out, "  subgraph {} {{", dot_id(&format!("cluster_{cid}")));
-            let _ = writeln!(out, "    label={};", dot_id(&format!("{} / {}{default}", g.package, ch.name)));
+            let _ = writeln!(
+                out,
+                "    label={};",
+                dot_id(&format!("{} / {}{default}", g.package, ch.name))
+            );
             let head = ch.head().ok().map(|h| h.name.clone());
             for e in &ch.entries {
-                let style = if head.as_deref() == Some(e.name.as_str()) { ", style=bold" } else { "" };
-                let _ = writeln!(out, "    {} [label={}{style}];", dot_id(&format!("{cid}/{}", e.name)), dot_id(&e.name));
+                let style = if head.as_deref() == Some(e.name.as_str()) {
+                    ", style=bold"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "    {} [label={}{style}];",
+                    dot_id(&format!("{cid}/{}", e.name)),
+                    dot_id(&e.name)
+                );
             }
             for edge in g.edges(ch) {
                 let (label, style) = match edge.kind {
                     EdgeKind::Replaces => ("replaces".to_string(), "solid"),
                     EdgeKind::Skips => ("skips".to_string(), "dashed"),
                     EdgeKind::SkipRange => (
-                        format!("skipRange {}", ch.entry(&edge.to).map(|e| e.skip_range.as_str()).unwrap_or("")),
+                        format!(
+                            "skipRange {}",
+                            ch.entry(&edge.to)
+                                .map(|e| e.skip_range.as_str())
+                                .unwrap_or("")
+                        ),
                         "dotted",
                     ),
                 };

@@ -2,6 +2,9 @@
 //! bundle directories and the package's `ci.yaml` (community-operators
 //! layout), or a file-based catalog.
 
+// Unreadable bundles become Findings, which is what callers report.
+#![allow(clippy::result_large_err)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -129,8 +132,7 @@ pub struct LoadedBundle {
 pub fn bundle_dirs(pkg_dir: &Path) -> Result<Vec<PathBuf>, String> {
     let is_bundle = |d: &Path| d.join("manifests").is_dir() || d.join("metadata").is_dir();
     let mut out = Vec::new();
-    let entries =
-        std::fs::read_dir(pkg_dir).map_err(|e| format!("{}: {e}", pkg_dir.display()))?;
+    let entries = std::fs::read_dir(pkg_dir).map_err(|e| format!("{}: {e}", pkg_dir.display()))?;
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -210,11 +212,7 @@ pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
         skips_locations: (0..csv.spec.skips.len())
             .map(|i| m.location(&path!["spec", "skips", i]))
             .collect(),
-        skip_range_location: Some(m.location(&path![
-            "metadata",
-            "annotations",
-            "olm.skipRange"
-        ])),
+        skip_range_location: Some(m.location(&path!["metadata", "annotations", "olm.skipRange"])),
         location: Some(m.key_location(&path!["metadata", "name"])),
     };
     let info = BundleInfo {
@@ -233,9 +231,8 @@ pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
         name,
         package,
         // opm gives a bundle without a version the dummy `0.0.0-z`.
-        version: version.unwrap_or_else(|| {
-            Version::parse("0.0.0-z").unwrap_or_else(|_| Version::new(0, 0, 0))
-        }),
+        version: version
+            .unwrap_or_else(|| Version::parse("0.0.0-z").unwrap_or_else(|_| Version::new(0, 0, 0))),
         channels,
         default_channel: bundle
             .default_channel()
@@ -284,7 +281,12 @@ pub fn sort_by_version(bundles: &mut [LoadedBundle]) {
         a.mode_bundle
             .version
             .cmp_precedence(&b.mode_bundle.version)
-            .then_with(|| a.mode_bundle.version.build.cmp(&b.mode_bundle.version.build))
+            .then_with(|| {
+                a.mode_bundle
+                    .version
+                    .build
+                    .cmp(&b.mode_bundle.version.build)
+            })
             .then_with(|| a.info.name.cmp(&b.info.name))
     });
 }
@@ -297,11 +299,7 @@ pub fn sort_by_version(bundles: &mut [LoadedBundle]) {
 /// the graph is what opm computes ([`modes::build`]). Either way, if opm
 /// would refuse one of the additions, [`PackageGraph::mode_error`] says
 /// why, and (semver modes) the graph is the one before that addition.
-pub fn graph_from_bundles(
-    source: &Path,
-    bundles: &[LoadedBundle],
-    mode: Mode,
-) -> PackageGraph {
+pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -> PackageGraph {
     let package = bundles
         .iter()
         .map(|b| b.mode_bundle.package.clone())
@@ -364,7 +362,9 @@ pub fn graph_from_bundles(
                                 replaces: e.replaces.clone(),
                                 skips: e.skips.clone(),
                                 skip_range: e.skip_range.clone(),
-                                location: by_name.get(e.name.as_str()).and_then(|b| b.entry.location.clone()),
+                                location: by_name
+                                    .get(e.name.as_str())
+                                    .and_then(|b| b.entry.location.clone()),
                                 skip_range_location: by_name
                                     .get(e.name.as_str())
                                     .and_then(|b| b.entry.skip_range_location.clone()),
@@ -403,7 +403,11 @@ pub fn graph_from_bundles(
                     "graph-duplicate-bundle",
                     format!("two bundle directories define the CSV {}", b.info.name),
                 )
-                .at(b.entry.location.clone().unwrap_or_else(|| Location::file(&b.dir))),
+                .at(b
+                    .entry
+                    .location
+                    .clone()
+                    .unwrap_or_else(|| Location::file(&b.dir))),
             );
         }
     }
@@ -429,7 +433,8 @@ pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, 
 /// templates resolve each image's tag to `pkg_dir/<tag>`.
 pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGraph, String> {
     use super::template as t;
-    let text = std::fs::read_to_string(template).map_err(|e| format!("{}: {e}", template.display()))?;
+    let text =
+        std::fs::read_to_string(template).map_err(|e| format!("{}: {e}", template.display()))?;
     let schema = t::schema_of(&text, template)?;
     let cfg = match schema.as_str() {
         t::SCHEMA_BASIC => t::basic_parts(&text, template)?.0,
@@ -530,11 +535,17 @@ fn catalog_key(name: &str) -> (u64, u64) {
 /// bundles under `mode` or its `ci.yaml`'s mode, or, for FBC-enabled
 /// packages without a mode, the template for `catalog`), a catalog
 /// template file, or an FBC file or directory.
-pub fn load_graphs(path: &Path, mode: Option<Mode>, catalog: Option<&str>) -> Result<Vec<PackageGraph>, String> {
+pub fn load_graphs(
+    path: &Path,
+    mode: Option<Mode>,
+    catalog: Option<&str>,
+) -> Result<Vec<PackageGraph>, String> {
     if path.is_file() {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let first_schema = super::template::schema_of(&text, path).unwrap_or_default();
-        if first_schema == super::template::SCHEMA_BASIC || first_schema == super::template::SCHEMA_SEMVER {
+        if first_schema == super::template::SCHEMA_BASIC
+            || first_schema == super::template::SCHEMA_SEMVER
+        {
             let pkg_dir = path
                 .parent()
                 .and_then(|p| p.parent())

@@ -364,7 +364,12 @@ impl PackageGraph {
     pub fn to_fbc_channels(&self) -> BTreeMap<String, Vec<crate::fbc::ChannelEntry>> {
         self.channels
             .iter()
-            .map(|c| (c.name.clone(), c.entries.iter().map(Entry::to_fbc).collect()))
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    c.entries.iter().map(Entry::to_fbc).collect(),
+                )
+            })
             .collect()
     }
 }

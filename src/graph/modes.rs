@@ -395,7 +395,9 @@ impl Db {
                     ))
                 }
             };
-            graph.channels.insert(name.clone(), SemverChannel { head, nodes });
+            graph
+                .channels
+                .insert(name.clone(), SemverChannel { head, nodes });
         }
         Ok(graph)
     }
@@ -445,7 +447,10 @@ impl Db {
                 let nv = self.version_of(node)?;
                 match nv.cmp_precedence(&b.version) {
                     Ordering::Equal => {
-                        return Err(format!("Bundle version {} already added to index", b.version))
+                        return Err(format!(
+                            "Bundle version {} already added to index",
+                            b.version
+                        ))
                     }
                     Ordering::Greater => {
                         if lowest_ahead
@@ -595,15 +600,20 @@ fn write_graph(graph: &Graph) -> Result<PkgState, String> {
                 rows[p].replaces = Some(id);
             }
             if !visited.insert(current.clone()) {
-                return Err(format!("Invalid graph: cycle through {current} in channel {name}"));
+                return Err(format!(
+                    "Invalid graph: cycle through {current} in channel {name}"
+                ));
             }
             let empty = BTreeSet::new();
             let replaced = ch.nodes.get(&current).unwrap_or(&empty);
             // Of the replaced nodes still in the graph, follow the highest
             // version (the last in name order stands in for Go's map order).
-            let next = replaced.iter().rfind(|r| ch.nodes.contains_key(*r)).cloned();
-            let mut synthetic_depth = depth + 1;
-            for s in replaced.iter().filter(|r| !ch.nodes.contains_key(*r)) {
+            let next = replaced
+                .iter()
+                .rfind(|r| ch.nodes.contains_key(*r))
+                .cloned();
+            let synthetic = replaced.iter().filter(|r| !ch.nodes.contains_key(*r));
+            for (synthetic_depth, s) in (depth + 1..).zip(synthetic) {
                 rows.push(Row {
                     name: s.clone(),
                     depth: synthetic_depth,
@@ -614,7 +624,6 @@ fn write_graph(graph: &Graph) -> Result<PkgState, String> {
                     depth: synthetic_depth,
                     replaces: Some(rows.len() - 1),
                 });
-                synthetic_depth += 1;
             }
             match next {
                 Some(n) => {
@@ -717,7 +726,9 @@ fn semver_package_manifest(
     let mut out = BTreeMap::new();
     for (channel, head) in &heads {
         if head.count > 1 {
-            return Err(format!("more than one potential channel head for {channel}"));
+            return Err(format!(
+                "more than one potential channel head for {channel}"
+            ));
         }
         if heads.len() == 1 {
             default_channel = channel.clone();
@@ -827,7 +838,10 @@ mod tests {
         assert_eq!(out["p"].default_channel, "a");
         let two = mb("q.v1", "1.0.0", &["a", "b"]);
         let err = build(Mode::Replaces, &[two]).expect_err("no default");
-        assert!(err.message.contains("unable to determine default channel"), "{err}");
+        assert!(
+            err.message.contains("unable to determine default channel"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -47,10 +47,11 @@ fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), St
             g.package
         )
     })?;
-    let named = g
-        .bundles
-        .values()
-        .find(|b| b.version.as_ref().is_some_and(|bv| range::compare(bv, &v).is_eq() && bv.build == v.build));
+    let named = g.bundles.values().find(|b| {
+        b.version
+            .as_ref()
+            .is_some_and(|bv| range::compare(bv, &v).is_eq() && bv.build == v.build)
+    });
     Ok(match named {
         Some(b) => (b.name.clone(), Some(v)),
         None => (from.to_string(), Some(v)),
@@ -70,7 +71,11 @@ pub fn upgrade_path(
         format!(
             "package {} has no channel `{ch_name}` (channels: {})",
             g.package,
-            g.channels.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            g.channels
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     })?;
     let (mut cur_name, mut cur_version) = resolve(g, from)?;
@@ -185,7 +190,12 @@ mod tests {
             default_channel: "stable".into(),
             ..PackageGraph::default()
         };
-        for (n, v) in [("p.v1.0.0", "1.0.0"), ("p.v1.1.0", "1.1.0"), ("p.v1.2.0", "1.2.0"), ("p.v2.0.0", "2.0.0")] {
+        for (n, v) in [
+            ("p.v1.0.0", "1.0.0"),
+            ("p.v1.1.0", "1.1.0"),
+            ("p.v1.2.0", "1.2.0"),
+            ("p.v2.0.0", "2.0.0"),
+        ] {
             g.bundles.insert(
                 n.into(),
                 BundleInfo {
@@ -227,6 +237,10 @@ mod tests {
         let e = upgrade_path(&graph(), "2.0.0", Some("1.0.0"), None).expect_err("no way down");
         assert!(e.contains("no upgrade path"), "{e}");
         let e = upgrade_path(&graph(), "0.1.0", None, None).expect("no step");
-        assert!(e.steps.is_empty() && e.end.contains("offers no upgrade"), "{}", e.end);
+        assert!(
+            e.steps.is_empty() && e.end.contains("offers no upgrade"),
+            "{}",
+            e.end
+        );
     }
 }

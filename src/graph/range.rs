@@ -68,7 +68,9 @@ impl Range {
         for part in parts {
             if part == "||" {
                 if current.is_empty() {
-                    return Err(format!("range `{text}`: `||` without a comparator before it"));
+                    return Err(format!(
+                        "range `{text}`: `||` without a comparator before it"
+                    ));
                 }
                 groups.push(std::mem::take(&mut current));
                 last_was_or = true;
@@ -98,9 +100,7 @@ impl Range {
 
     /// Whether `v` is in the range.
     pub fn admits(&self, v: &Version) -> bool {
-        self.groups
-            .iter()
-            .any(|g| g.iter().all(|c| c.admits(v)))
+        self.groups.iter().any(|g| g.iter().all(|c| c.admits(v)))
     }
 
     /// The range as written.
@@ -172,7 +172,9 @@ fn expand_wildcard(part: &str) -> Result<Expanded, String> {
         }]));
     };
     if idx == 0 || fields.len() < 2 {
-        return Err(format!("`{part}`: a wildcard may stand only for the minor or patch number"));
+        return Err(format!(
+            "`{part}`: a wildcard may stand only for the minor or patch number"
+        ));
     }
     let num = |s: &str| -> Result<u64, String> {
         s.parse::<u64>()
@@ -224,7 +226,10 @@ mod tests {
     #[test]
     fn prerelease_and_build_metadata() {
         let r = Range::parse("<1.0.0").expect("parse");
-        assert!(r.admits(&v("1.0.0-rc.1")), "pre-releases sort before the release");
+        assert!(
+            r.admits(&v("1.0.0-rc.1")),
+            "pre-releases sort before the release"
+        );
         assert!(!r.admits(&v("1.0.0+build.5")), "build metadata is ignored");
         let r = Range::parse("=1.0.0").expect("parse");
         assert!(r.admits(&v("1.0.0+abc")));

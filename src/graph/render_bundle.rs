@@ -61,8 +61,15 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
                 provided.insert(triple(&value));
             }
             "olm.package" => {
-                let s = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                package_prop = Some(json!({"packageName": s("packageName"), "version": s("version")}));
+                let s = |k: &str| {
+                    value
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                package_prop =
+                    Some(json!({"packageName": s("packageName"), "version": s("version")}));
             }
             _ => other.push(Property { kind, value }),
         }
@@ -73,8 +80,15 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
                 required.insert(triple(&value));
             }
             "olm.package" => {
-                let s = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                package_required.push(json!({"packageName": s("packageName"), "versionRange": s("version")}));
+                let s = |k: &str| {
+                    value
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                package_required
+                    .push(json!({"packageName": s("packageName"), "versionRange": s("version")}));
             }
             _ => {}
         }
@@ -90,7 +104,10 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
             .and_then(|s| s.pointer("/names/kind"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        if let Some(vs) = spec.and_then(|s| s.get("versions")).and_then(Value::as_array) {
+        if let Some(vs) = spec
+            .and_then(|s| s.get("versions"))
+            .and_then(Value::as_array)
+        {
             for v in vs {
                 if let Some(n) = v.get("name").and_then(Value::as_str) {
                     provided.insert((group.into(), n.into(), kind.into()));
@@ -171,12 +188,23 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
 
     let mut related: Vec<RelatedImage> = Vec::new();
     let mut seen = BTreeSet::new();
-    if let Some(ris) = csv_json.pointer("/spec/relatedImages").and_then(Value::as_array) {
+    if let Some(ris) = csv_json
+        .pointer("/spec/relatedImages")
+        .and_then(Value::as_array)
+    {
         for ri in ris {
-            let img = ri.get("image").and_then(Value::as_str).unwrap_or("").to_string();
+            let img = ri
+                .get("image")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             seen.insert(img.clone());
             related.push(RelatedImage {
-                name: ri.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+                name: ri
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
                 image: img,
             });
         }
@@ -223,7 +251,10 @@ fn prune_empty(v: &Value) -> Option<Value> {
         Value::Null => None,
         Value::String(s) if s.is_empty() => None,
         Value::Array(a) => {
-            let items: Vec<Value> = a.iter().filter_map(|i| prune_empty(i).or(Some(Value::Null))).collect();
+            let items: Vec<Value> = a
+                .iter()
+                .filter_map(|i| prune_empty(i).or(Some(Value::Null)))
+                .collect();
             let items: Vec<Value> = items.into_iter().filter(|i| !i.is_null()).collect();
             (!items.is_empty()).then_some(Value::Array(items))
         }
@@ -265,8 +296,12 @@ pub fn csv_metadata(csv: &Value) -> Value {
             .and_then(prune_empty)
             .unwrap_or_else(|| Value::Object(Map::new()))
     };
-    out.insert("apiServiceDefinitions".into(), typed("apiservicedefinitions"));
-    out.insert("crdDescriptions".into(), typed("customresourcedefinitions"));
+    let mut apis = typed("apiservicedefinitions");
+    let mut crds = typed("customresourcedefinitions");
+    restore_resource_fields(&mut apis);
+    restore_resource_fields(&mut crds);
+    out.insert("apiServiceDefinitions".into(), apis);
+    out.insert("crdDescriptions".into(), crds);
     for (from, to) in [
         ("description", "description"),
         ("displayName", "displayName"),
@@ -278,7 +313,13 @@ pub fn csv_metadata(csv: &Value) -> Value {
         ("minKubeVersion", "minKubeVersion"),
         ("nativeAPIs", "nativeAPIs"),
     ] {
-        if let Some(v) = spec.get(from).and_then(prune_empty) {
+        if let Some(mut v) = spec.get(from).and_then(prune_empty) {
+            if from == "nativeAPIs" {
+                // metav1.GroupVersionKind has no omitempty.
+                for item in v.as_array_mut().into_iter().flatten() {
+                    fill_keys(item, &["group", "version", "kind"]);
+                }
+            }
             out.insert(to.into(), v);
         }
     }
@@ -287,4 +328,31 @@ pub fn csv_metadata(csv: &Value) -> Value {
     }
     out.insert("provider".into(), typed("provider"));
     Value::Object(out)
+}
+
+/// Sets missing `keys` of an object to `""` (Go fields without omitempty).
+fn fill_keys(v: &mut Value, keys: &[&str]) {
+    if let Some(o) = v.as_object_mut() {
+        for k in keys {
+            o.entry(k.to_string())
+                .or_insert_with(|| Value::String(String::new()));
+        }
+    }
+}
+
+/// `APIResourceReference` (`resources` of CRD and API service
+/// descriptions) writes `name`, `kind` and `version` even when empty.
+fn restore_resource_fields(descs: &mut Value) {
+    for list in ["owned", "required"] {
+        let Some(items) = descs.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for item in items {
+            if let Some(res) = item.get_mut("resources").and_then(Value::as_array_mut) {
+                for r in res {
+                    fill_keys(r, &["name", "kind", "version"]);
+                }
+            }
+        }
+    }
 }

@@ -30,7 +30,9 @@ pub type BundleRenderer<'a> = dyn Fn(&str) -> Result<fbc::Bundle, String> + 'a;
 pub fn image_tag(image: &str) -> Option<&str> {
     let no_digest = image.split('@').next().unwrap_or(image);
     let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
-    last.split_once(':').map(|(_, t)| t).filter(|t| !t.is_empty())
+    last.split_once(':')
+        .map(|(_, t)| t)
+        .filter(|t| !t.is_empty())
 }
 
 /// The bundle directory of `image` under `dir`: `dir/<tag>`.
@@ -42,7 +44,9 @@ pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
         )
     })?;
     if tag.contains(['/', '\\']) || tag == ".." || tag == "." {
-        return Err(format!("image tag `{tag}` of {image} is not a directory name"));
+        return Err(format!(
+            "image tag `{tag}` of {image} is not a directory name"
+        ));
     }
     let p = dir.join(tag);
     if !p.is_dir() {
@@ -102,7 +106,11 @@ fn parse_one(text: &str, path: &Path) -> Result<Value, String> {
 }
 
 /// Renders a template of either kind.
-pub fn render(text: &str, path: &Path, render: &BundleRenderer) -> Result<DeclarativeConfig, String> {
+pub fn render(
+    text: &str,
+    path: &Path,
+    render: &BundleRenderer,
+) -> Result<DeclarativeConfig, String> {
     match schema_of(text, path)?.as_str() {
         SCHEMA_BASIC => render_basic(text, path, render),
         SCHEMA_SEMVER => render_semver(text, path, render),
@@ -154,7 +162,11 @@ pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<St
 
 /// `olm.template.basic`: every object as written, each bundle image
 /// rendered.
-pub fn render_basic(text: &str, path: &Path, render: &BundleRenderer) -> Result<DeclarativeConfig, String> {
+pub fn render_basic(
+    text: &str,
+    path: &Path,
+    render: &BundleRenderer,
+) -> Result<DeclarativeConfig, String> {
     let (mut cfg, images) = basic_parts(text, path)?;
     for image in images {
         cfg.bundles.push(render(&image)?);
@@ -222,8 +234,8 @@ fn kind_priority(kind: &str) -> u8 {
 /// Parses and defaults a semver template as opm's `readFile` does.
 pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
     let v = parse_one(text, path)?;
-    let mut sv: SemverTemplate = serde_json::from_value(v)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut sv: SemverTemplate =
+        serde_json::from_value(v).map_err(|e| format!("{}: {e}", path.display()))?;
     if sv.schema != SCHEMA_SEMVER {
         return Err(format!(
             "{}: input file has unknown schema, should be {SCHEMA_SEMVER:?}",
@@ -251,7 +263,11 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
 
 /// `olm.semver`: channels generated from the versions of the bundles in
 /// each archetype, linked as opm links them.
-pub fn render_semver(text: &str, path: &Path, render: &BundleRenderer) -> Result<DeclarativeConfig, String> {
+pub fn render_semver(
+    text: &str,
+    path: &Path,
+    render: &BundleRenderer,
+) -> Result<DeclarativeConfig, String> {
     let sv = parse_semver(text, path)?;
     let lists = [&sv.candidate.bundles, &sv.fast.bundles, &sv.stable.bundles];
     let mut rendered: BTreeMap<String, fbc::Bundle> = BTreeMap::new();
@@ -272,17 +288,35 @@ pub fn render_semver(text: &str, path: &Path, render: &BundleRenderer) -> Result
         let mut entries: BTreeMap<String, Version> = BTreeMap::new();
         for b in list.iter() {
             let r = &rendered[&b.image];
-            let pp: Vec<&fbc::Property> = r.properties.iter().filter(|p| p.kind == "olm.package").collect();
+            let pp: Vec<&fbc::Property> = r
+                .properties
+                .iter()
+                .filter(|p| p.kind == "olm.package")
+                .collect();
             if pp.len() != 1 {
-                return Err(format!("bundle {:?} has multiple \"olm.package\" properties, expected exactly 1", r.name));
+                return Err(format!(
+                    "bundle {:?} has multiple \"olm.package\" properties, expected exactly 1",
+                    r.name
+                ));
             }
-            let pname = pp[0].value.get("packageName").and_then(Value::as_str).unwrap_or("");
-            let raw = pp[0].value.get("version").and_then(Value::as_str).unwrap_or("");
-            let v = Version::parse(raw).map_err(|e| format!("bundle {:?} has invalid version {raw:?}: {e}", r.name))?;
+            let pname = pp[0]
+                .value
+                .get("packageName")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let raw = pp[0]
+                .value
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let v = Version::parse(raw)
+                .map_err(|e| format!("bundle {:?} has invalid version {raw:?}: {e}", r.name))?;
             if pkg.is_empty() {
                 pkg = pname.to_string();
             } else if pname != pkg {
-                return Err(format!("bundle {pname:?} does not belong to this package: {pkg:?}"));
+                return Err(format!(
+                    "bundle {pname:?} does not belong to this package: {pkg:?}"
+                ));
             }
             if entries.insert(r.name.clone(), v).is_some() {
                 return Err(format!("duplicate bundle name {:?}", r.name));
@@ -372,7 +406,10 @@ fn generate_channels(
                 keys.push(("major", format!("{}-v{}", ARCHETYPES[arch], v.major)));
             }
             if sv.generate_minor_channels {
-                keys.push(("minor", format!("{}-v{}.{}", ARCHETYPES[arch], v.major, v.minor)));
+                keys.push((
+                    "minor",
+                    format!("{}-v{}.{}", ARCHETYPES[arch], v.major, v.minor),
+                ));
             }
             for (kind, cname) in keys {
                 let ch = channels.entry(cname.clone()).or_insert_with(|| {
@@ -412,15 +449,25 @@ fn generate_channels(
     (channels.into_values().collect(), hwc.name)
 }
 
-fn link_channels(channels: &mut BTreeMap<String, fbc::Channel>, mut tuples: Vec<Tuple>, avoid_skip_patch: bool) {
+fn link_channels(
+    channels: &mut BTreeMap<String, fbc::Channel>,
+    mut tuples: Vec<Tuple>,
+    avoid_skip_patch: bool,
+) {
     tuples.sort_by(|a, b| {
         a.arch
             .cmp(&b.arch)
             .then(kind_priority(a.kind).cmp(&kind_priority(b.kind)))
             .then(range::compare(&a.version, &b.version))
     });
-    let set_edges = |channels: &mut BTreeMap<String, fbc::Channel>, t: &Tuple, replaces: &str, skips: &BTreeSet<String>| {
-        if let Some(e) = channels.get_mut(&t.parent).and_then(|c| c.entries.get_mut(t.index)) {
+    let set_edges = |channels: &mut BTreeMap<String, fbc::Channel>,
+                     t: &Tuple,
+                     replaces: &str,
+                     skips: &BTreeSet<String>| {
+        if let Some(e) = channels
+            .get_mut(&t.parent)
+            .and_then(|c| c.entries.get_mut(t.index))
+        {
             e.replaces = replaces.to_string();
             let s: Vec<String> = skips.iter().filter(|s| *s != replaces).cloned().collect();
             if !s.is_empty() {
@@ -491,10 +538,12 @@ pub fn ordered_objects(cfg: &DeclarativeConfig) -> Vec<Value> {
         for p in cfg.packages.iter().filter(|p| p.name == pkg) {
             out.push(to(serde_json::to_value(p)));
         }
-        let mut chans: Vec<&fbc::Channel> = cfg.channels.iter().filter(|c| c.package == pkg).collect();
+        let mut chans: Vec<&fbc::Channel> =
+            cfg.channels.iter().filter(|c| c.package == pkg).collect();
         chans.sort_by(|a, b| a.name.cmp(&b.name));
         out.extend(chans.into_iter().map(|c| to(serde_json::to_value(c))));
-        let mut bundles: Vec<&fbc::Bundle> = cfg.bundles.iter().filter(|b| b.package == pkg).collect();
+        let mut bundles: Vec<&fbc::Bundle> =
+            cfg.bundles.iter().filter(|b| b.package == pkg).collect();
         bundles.sort_by(|a, b| a.name.cmp(&b.name));
         out.extend(bundles.into_iter().map(|b| to(serde_json::to_value(b))));
         for d in cfg.deprecations.iter().filter(|d| d.package == pkg) {
