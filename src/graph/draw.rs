@@ -26,8 +26,9 @@ pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> String {
 }
 
 /// Mermaid: a subgraph per package and channel, node ids
-/// `<package>-<channel>-<bundle>`, edges labelled `replace`, `skip` and
-/// `skipRange`, as opm writes them.
+/// `<package>-<channel>-<bundle>`, edges from each entry to what it
+/// replaces, skips, or admits by skipRange, labelled `replace`, `skip` and
+/// `skipRange(...)`, as opm draws them.
 pub fn mermaid(graphs: &[PackageGraph]) -> String {
     let mut out = String::from("graph LR\n");
     for g in graphs {
@@ -46,12 +47,12 @@ pub fn mermaid(graphs: &[PackageGraph]) -> String {
                     let _ = writeln!(
                         out,
                         "      {}-- replace --> {}",
-                        node(&e.replaces),
-                        node(&e.name)
+                        node(&e.name),
+                        node(&e.replaces)
                     );
                 }
                 for s in &e.skips {
-                    let _ = writeln!(out, "      {}-- skip --> {}", node(s), node(&e.name));
+                    let _ = writeln!(out, "      {}-- skip --> {}", node(&e.name), node(s));
                 }
             }
             for edge in g.edges(ch).iter().filter(|e| e.kind == EdgeKind::SkipRange) {
@@ -62,9 +63,9 @@ pub fn mermaid(graphs: &[PackageGraph]) -> String {
                 let _ = writeln!(
                     out,
                     "      {}-- \"skipRange({})\" --> {}",
-                    node(&edge.from),
+                    node(&edge.to),
                     range.replace('"', "#quot;"),
-                    node(&edge.to)
+                    node(&edge.from)
                 );
             }
             out.push_str("    end\n");
