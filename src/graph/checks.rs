@@ -441,8 +441,10 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
         for e in &ch.entries {
             if !reached.contains(&e.name) {
                 let (level, why) = if g.mode == Some(Mode::Replaces) {
+                    // A warning: opm accepts the index, it only leaves the
+                    // bundle out (OLM may still upgrade from it by skipRange).
                     (
-                        Level::Error,
+                        Level::Warning,
                         format!(
                             "opm's replaces mode starts channel {} at {head_name} and follows replaces and skips; {} is not on that path, so opm prunes it",
                             ch.name, e.name

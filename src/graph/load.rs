@@ -162,11 +162,48 @@ pub fn bundle_dirs(pkg_dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Reads one bundle directory. Err when it has no usable CSV.
+///
+/// Only what the graph needs is parsed: `metadata/` and the manifests that
+/// mention `ClusterServiceVersion` (CRDs, often megabytes, are skipped), so
+/// checking a whole catalog stays fast.
 pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
-    let bundle = Bundle::load_dir(dir).map_err(|e| {
-        Finding::error("graph-bundle-unreadable", e.to_string()).at(Location::file(dir))
-    })?;
-    from_bundle(&bundle)
+    let unreadable =
+        |e: String| Finding::error("graph-bundle-unreadable", e).at(Location::file(dir));
+    if !dir.is_dir() {
+        return Err(unreadable(format!(
+            "{}: not a bundle directory",
+            dir.display()
+        )));
+    }
+    let mut files = Vec::new();
+    for sub in ["manifests", "metadata"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        for p in paths {
+            let bytes =
+                std::fs::read(&p).map_err(|e| unreadable(format!("{}: {e}", p.display())))?;
+            let keep =
+                sub == "metadata" || bytes.windows(21).any(|w| w == b"ClusterServiceVersion");
+            if keep {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                files.push(crate::bundle::RawFile {
+                    rel_path: format!("{sub}/{name}"),
+                    content: Ok(bytes),
+                });
+            }
+        }
+    }
+    from_bundle(&Bundle::from_files(dir, files))
 }
 
 /// Graph facts of a loaded bundle.
