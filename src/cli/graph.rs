@@ -252,6 +252,10 @@ pub struct RenderTemplateArgs {
     /// Directory whose subdirectory T is the bundle of an image tagged T
     #[arg(long, value_name = "DIR")]
     pub bundles_from: Option<PathBuf>,
+    /// An FBC file or directory whose olm.bundle objects name the bundle of
+    /// each image reference, to resolve images given only by digest
+    #[arg(long, value_name = "FBC")]
+    pub images_from: Option<PathBuf>,
 }
 
 impl RenderTemplateArgs {
@@ -268,7 +272,13 @@ impl RenderTemplateArgs {
                 .and_then(|p| p.parent().and_then(|p| p.parent()).map(PathBuf::from))
                 .unwrap_or_else(|| PathBuf::from(".")),
         };
-        let render = template::dir_renderer(&dir);
+        let known = match &self.images_from {
+            Some(p) => template::image_names(
+                &olm_catalog::fbc::DeclarativeConfig::load_path(p).map_err(anyhow::Error::msg)?,
+            ),
+            None => Default::default(),
+        };
+        let render = template::dir_renderer_with(&dir, known);
         let cfg = match self.kind {
             TemplateKind::Basic => template::render_basic(&text, &self.file, &render),
             TemplateKind::Semver => template::render_semver(&text, &self.file, &render),

@@ -80,6 +80,54 @@ pub fn dir_renderer(dir: &Path) -> impl Fn(&str) -> Result<fbc::Bundle, String> 
     }
 }
 
+/// A renderer that resolves tagged images as [`dir_renderer`] does, and
+/// digest-only images through `known`: image reference to CSV name, as an
+/// earlier rendered catalog records them (`--images-from`), then the bundle
+/// directory of `dir` with that CSV name.
+pub fn dir_renderer_with(
+    dir: &Path,
+    known: BTreeMap<String, String>,
+) -> impl Fn(&str) -> Result<fbc::Bundle, String> + '_ {
+    let by_csv = std::sync::OnceLock::<BTreeMap<String, PathBuf>>::new();
+    move |image: &str| {
+        let bdir = match resolve_image(image, dir) {
+            Ok(d) => d,
+            Err(e) => {
+                let Some(csv) = known.get(image) else {
+                    return Err(e);
+                };
+                let map = by_csv.get_or_init(|| {
+                    super::load::bundle_dirs(dir)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|d| {
+                            super::load::load_bundle(&d)
+                                .ok()
+                                .map(|b| (b.info.name.clone(), d))
+                        })
+                        .collect()
+                });
+                map.get(csv).cloned().ok_or_else(|| {
+                    format!(
+                        "{e}; the image is bundle {csv}, but no directory of {} holds it",
+                        dir.display()
+                    )
+                })?
+            }
+        };
+        let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| e.to_string())?;
+        super::render_bundle::bundle_to_fbc(&b, image)
+    }
+}
+
+/// Image reference to bundle name, from the `olm.bundle` objects of a catalog.
+pub fn image_names(cfg: &DeclarativeConfig) -> BTreeMap<String, String> {
+    cfg.bundles
+        .iter()
+        .map(|b| (b.image.clone(), b.name.clone()))
+        .collect()
+}
+
 /// Which template a document is.
 pub fn schema_of(text: &str, path: &Path) -> Result<String, String> {
     let v = parse_one(text, path)?;
