@@ -1,0 +1,612 @@
+//! Building graphs from package directories: `operators/<pkg>/<version>/`
+//! bundle directories and the package's `ci.yaml` (community-operators
+//! layout), or a file-based catalog.
+
+// Unreadable bundles become Findings, which is what callers report.
+#![allow(clippy::result_large_err)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use semver::Version;
+
+use super::modes::{self, Mode, ModeBundle};
+use super::{BundleInfo, Channel, Entry, PackageGraph};
+use crate::bundle::Bundle;
+use crate::diag::{Finding, Location};
+use crate::path;
+
+/// What the graph tooling reads from a package's `ci.yaml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CiConfig {
+    /// `updateGraph`: `replaces-mode` or `semver-mode` (or `semver-skippatch-mode`).
+    pub update_graph: Option<Mode>,
+    /// `fbc.enabled`.
+    pub fbc_enabled: bool,
+    /// `fbc.catalog_mapping`.
+    pub catalog_mapping: Vec<CatalogMapping>,
+}
+
+/// One `fbc.catalog_mapping` item: which template renders which catalogs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatalogMapping {
+    /// `template_name`, a file of `catalog-templates/`.
+    pub template_name: String,
+    /// `catalog_names`, e.g. `v4.18`.
+    pub catalog_names: Vec<String>,
+    /// `type`, e.g. `olm.template.basic`.
+    pub kind: String,
+}
+
+impl CiConfig {
+    /// Reads `dir/ci.yaml`; `Ok(None)` when there is none.
+    pub fn read(dir: &Path) -> Result<Option<CiConfig>, String> {
+        let path = dir.join("ci.yaml");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let docs = crate::yaml::parse_documents(&text).map_err(|e| {
+            format!(
+                "{}:{}:{}: {}",
+                path.display(),
+                e.span.line,
+                e.span.column,
+                e.message
+            )
+        })?;
+        let json = docs
+            .first()
+            .map(|d| d.root.to_json())
+            .unwrap_or(serde_json::Value::Null);
+        let mut ci = CiConfig::default();
+        if let Some(u) = json.get("updateGraph").and_then(|v| v.as_str()) {
+            ci.update_graph = Some(match u {
+                "replaces-mode" => Mode::Replaces,
+                "semver-mode" => Mode::Semver,
+                "semver-skippatch-mode" => Mode::SemverSkipPatch,
+                other => {
+                    return Err(format!(
+                        "{}: updateGraph `{other}` is not replaces-mode, semver-mode or semver-skippatch-mode",
+                        path.display()
+                    ))
+                }
+            });
+        }
+        if let Some(fbc) = json.get("fbc") {
+            ci.fbc_enabled = fbc.get("enabled").and_then(|v| v.as_bool()) == Some(true);
+            let mapping = fbc.get("catalog_mapping");
+            let items: Vec<&serde_json::Value> = match mapping {
+                Some(serde_json::Value::Array(a)) => a.iter().collect(),
+                Some(obj @ serde_json::Value::Object(_)) => vec![obj],
+                _ => Vec::new(),
+            };
+            for m in items {
+                let s = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+                let names = m
+                    .get("catalog_names")
+                    .and_then(|v| v.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|n| n.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                ci.catalog_mapping.push(CatalogMapping {
+                    template_name: s("template_name"),
+                    catalog_names: names,
+                    kind: s("type"),
+                });
+            }
+        }
+        Ok(Some(ci))
+    }
+
+    /// The template that renders catalog `catalog` (e.g. `v4.18`).
+    pub fn template_for(&self, catalog: &str) -> Option<&CatalogMapping> {
+        self.catalog_mapping
+            .iter()
+            .find(|m| m.catalog_names.iter().any(|c| c == catalog))
+    }
+}
+
+/// A bundle directory read for the graph.
+#[derive(Clone, Debug)]
+pub struct LoadedBundle {
+    /// The bundle directory.
+    pub dir: PathBuf,
+    /// Graph facts: name, version, where.
+    pub info: BundleInfo,
+    /// What opm's add modes read.
+    pub mode_bundle: ModeBundle,
+    /// The CSV's entry with locations.
+    pub entry: Entry,
+    /// Where the default channel annotation is.
+    pub default_channel_location: Option<Location>,
+}
+
+/// The bundle directories of a package directory: each version directory
+/// that holds `manifests/` or `metadata/`, or else its one subdirectory
+/// that does (some packages keep the bundle in `<version>/bundle/`).
+pub fn bundle_dirs(pkg_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let is_bundle = |d: &Path| d.join("manifests").is_dir() || d.join("metadata").is_dir();
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(pkg_dir).map_err(|e| format!("{}: {e}", pkg_dir.display()))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        if d.file_name().is_some_and(|n| n == "catalog-templates") {
+            continue;
+        }
+        if is_bundle(&d) {
+            out.push(d);
+            continue;
+        }
+        let mut subs: Vec<PathBuf> = std::fs::read_dir(&d)
+            .map_err(|e| format!("{}: {e}", d.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| is_bundle(p))
+            .collect();
+        subs.sort();
+        if let Some(first) = subs.into_iter().next() {
+            out.push(first);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one bundle directory. Err when it has no usable CSV.
+///
+/// Only what the graph needs is parsed: `metadata/` and the manifests that
+/// mention `ClusterServiceVersion` (CRDs, often megabytes, are skipped), so
+/// checking a whole catalog stays fast.
+pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
+    let unreadable =
+        |e: String| Finding::error("graph-bundle-unreadable", e).at(Location::file(dir));
+    if !dir.is_dir() {
+        return Err(unreadable(format!(
+            "{}: not a bundle directory",
+            dir.display()
+        )));
+    }
+    let mut files = Vec::new();
+    for sub in ["manifests", "metadata"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        for p in paths {
+            let bytes =
+                std::fs::read(&p).map_err(|e| unreadable(format!("{}: {e}", p.display())))?;
+            let keep =
+                sub == "metadata" || bytes.windows(21).any(|w| w == b"ClusterServiceVersion");
+            if keep {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                files.push(crate::bundle::RawFile {
+                    rel_path: format!("{sub}/{name}"),
+                    content: Ok(bytes),
+                });
+            }
+        }
+    }
+    from_bundle(&Bundle::from_files(dir, files))
+}
+
+/// Graph facts of a loaded bundle.
+pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
+    let dir = &bundle.dir;
+    let Some(m) = bundle.csv_manifest() else {
+        return Err(Finding::error(
+            "graph-bundle-unreadable",
+            "the bundle has no ClusterServiceVersion, so it has no place in the graph",
+        )
+        .at(Location::file(dir.join("manifests"))));
+    };
+    let csv = match bundle.csv() {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            return Err(Finding::error(
+                "graph-bundle-unreadable",
+                format!("the ClusterServiceVersion does not decode: {e}"),
+            )
+            .at(m.location(&e.segments())))
+        }
+        None => {
+            return Err(
+                Finding::error("graph-bundle-unreadable", "no ClusterServiceVersion")
+                    .at(Location::file(dir)),
+            )
+        }
+    };
+    let name = csv.name().to_string();
+    let raw_version = csv.spec.version.clone().unwrap_or_default();
+    let version = Version::parse(&raw_version).ok();
+    let channels = bundle.channels();
+    let package = bundle.package().unwrap_or("").to_string();
+    let skip_range = csv.skip_range().unwrap_or("").to_string();
+    let replaces = csv.spec.replaces.clone().unwrap_or_default();
+    let loc = Some(m.location(&[]));
+    let entry = Entry {
+        name: name.clone(),
+        replaces: replaces.clone(),
+        skips: csv.spec.skips.clone(),
+        skip_range: skip_range.clone(),
+        replaces_location: Some(m.location(&path!["spec", "replaces"])),
+        skips_locations: (0..csv.spec.skips.len())
+            .map(|i| m.location(&path!["spec", "skips", i]))
+            .collect(),
+        skip_range_location: Some(m.location(&path!["metadata", "annotations", "olm.skipRange"])),
+        location: Some(m.key_location(&path!["metadata", "name"])),
+    };
+    let info = BundleInfo {
+        name: name.clone(),
+        raw_version: raw_version.clone(),
+        version: version.clone(),
+        substitutes_for: csv
+            .annotation("olm.substitutesFor")
+            .unwrap_or("")
+            .to_string(),
+        image: String::new(),
+        location: loc,
+        version_location: Some(m.location(&path!["spec", "version"])),
+    };
+    let mode_bundle = ModeBundle {
+        name,
+        package,
+        // opm gives a bundle without a version the dummy `0.0.0-z`.
+        version: version
+            .unwrap_or_else(|| Version::parse("0.0.0-z").unwrap_or_else(|_| Version::new(0, 0, 0))),
+        channels,
+        default_channel: bundle
+            .default_channel()
+            .filter(|d| !d.is_empty())
+            .map(String::from),
+        replaces,
+        skips: csv.spec.skips.clone(),
+        skip_range,
+    };
+    Ok(LoadedBundle {
+        dir: dir.clone(),
+        info,
+        mode_bundle,
+        entry,
+        default_channel_location: bundle
+            .annotations
+            .as_ref()
+            .and_then(|a| a.location(crate::bundle::keys::DEFAULT_CHANNEL)),
+    })
+}
+
+/// Reads every bundle of a package directory, in version order (the order
+/// the community pipeline adds them). Bundles that cannot be read become
+/// findings.
+pub fn load_bundles(pkg_dir: &Path) -> Result<(Vec<LoadedBundle>, Vec<Finding>), String> {
+    let dirs = bundle_dirs(pkg_dir)?;
+    let results: Vec<Result<LoadedBundle, Finding>> = {
+        use rayon::prelude::*;
+        dirs.par_iter().map(|d| load_bundle(d)).collect()
+    };
+    let mut bundles = Vec::new();
+    let mut findings = Vec::new();
+    for r in results {
+        match r {
+            Ok(b) => bundles.push(b),
+            Err(f) => findings.push(f),
+        }
+    }
+    sort_by_version(&mut bundles);
+    Ok((bundles, findings))
+}
+
+/// Sorts bundles by version (opm's build-id aware order), then name.
+pub fn sort_by_version(bundles: &mut [LoadedBundle]) {
+    bundles.sort_by(|a, b| {
+        a.mode_bundle
+            .version
+            .cmp_precedence(&b.mode_bundle.version)
+            .then_with(|| {
+                a.mode_bundle
+                    .version
+                    .build
+                    .cmp(&b.mode_bundle.version.build)
+            })
+            .then_with(|| a.info.name.cmp(&b.info.name))
+    });
+}
+
+/// Builds the graph of a package's bundles under `mode`.
+///
+/// In `replaces` mode the graph is what the CSVs declare: every bundle in
+/// each channel it names, with its `replaces`, `skips` and `skipRange`, so
+/// checks see every edge. In the semver modes the CSVs' edges do not count:
+/// the graph is what opm computes ([`modes::build`]). Either way, if opm
+/// would refuse one of the additions, [`PackageGraph::mode_error`] says
+/// why, and (semver modes) the graph is the one before that addition.
+pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -> PackageGraph {
+    let package = bundles
+        .iter()
+        .map(|b| b.mode_bundle.package.clone())
+        .find(|p| !p.is_empty())
+        .unwrap_or_else(|| {
+            source
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+    let mut g = PackageGraph {
+        package: package.clone(),
+        source: source.to_path_buf(),
+        mode: Some(mode),
+        ..PackageGraph::default()
+    };
+    for b in bundles {
+        g.bundles.insert(b.info.name.clone(), b.info.clone());
+    }
+    let mbs: Vec<ModeBundle> = bundles.iter().map(|b| b.mode_bundle.clone()).collect();
+    let outcome = match modes::build(mode, &mbs) {
+        Ok(o) => Some(o),
+        Err(e) => {
+            let idx = mbs.iter().position(|b| b.name == e.bundle).unwrap_or(0);
+            g.mode_error = Some(e);
+            modes::build(mode, &mbs[..idx]).ok()
+        }
+    };
+    let by_name: BTreeMap<&str, &LoadedBundle> =
+        bundles.iter().map(|b| (b.info.name.as_str(), b)).collect();
+    match mode {
+        Mode::Replaces => {
+            let mut channels: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+            for b in bundles {
+                for c in &b.mode_bundle.channels {
+                    channels.entry(c.clone()).or_default().push(b.entry.clone());
+                }
+            }
+            g.channels = channels
+                .into_iter()
+                .map(|(name, entries)| Channel {
+                    name,
+                    entries,
+                    location: None,
+                })
+                .collect();
+        }
+        Mode::Semver | Mode::SemverSkipPatch => {
+            if let Some(pkg) = outcome.as_ref().and_then(|o| o.get(&package)) {
+                g.channels = pkg
+                    .channels
+                    .iter()
+                    .map(|(name, ch)| Channel {
+                        name: name.clone(),
+                        entries: ch
+                            .entries
+                            .iter()
+                            .map(|e| Entry {
+                                name: e.name.clone(),
+                                replaces: e.replaces.clone(),
+                                skips: e.skips.clone(),
+                                skip_range: e.skip_range.clone(),
+                                location: by_name
+                                    .get(e.name.as_str())
+                                    .and_then(|b| b.entry.location.clone()),
+                                skip_range_location: by_name
+                                    .get(e.name.as_str())
+                                    .and_then(|b| b.entry.skip_range_location.clone()),
+                                ..Entry::default()
+                            })
+                            .collect(),
+                        location: None,
+                    })
+                    .collect();
+            }
+        }
+    }
+    // The default channel: opm's, else the annotation of the highest bundle
+    // that sets one.
+    g.default_channel = outcome
+        .as_ref()
+        .and_then(|o| o.get(&package))
+        .map(|p| p.default_channel.clone())
+        .unwrap_or_else(|| {
+            bundles
+                .iter()
+                .rev()
+                .find_map(|b| b.mode_bundle.default_channel.clone())
+                .unwrap_or_default()
+        });
+    g.default_channel_location = bundles
+        .iter()
+        .rev()
+        .find(|b| b.mode_bundle.default_channel.as_deref() == Some(g.default_channel.as_str()))
+        .and_then(|b| b.default_channel_location.clone());
+    let mut seen = BTreeSet::new();
+    for b in bundles {
+        if !seen.insert(b.info.name.clone()) {
+            g.load_findings.push(
+                Finding::error(
+                    "graph-duplicate-bundle",
+                    format!("two bundle directories define the CSV {}", b.info.name),
+                )
+                .at(b
+                    .entry
+                    .location
+                    .clone()
+                    .unwrap_or_else(|| Location::file(&b.dir))),
+            );
+        }
+    }
+    g
+}
+
+/// Loads a package directory under `mode`, else the mode its `ci.yaml`'s
+/// `updateGraph` names, else `replaces`.
+pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, String> {
+    let ci = CiConfig::read(dir)?;
+    let mode = mode
+        .or_else(|| ci.as_ref().and_then(|c| c.update_graph))
+        .unwrap_or(Mode::Replaces);
+    let (bundles, findings) = load_bundles(dir)?;
+    let mut g = graph_from_bundles(dir, &bundles, mode);
+    g.load_findings.extend(findings);
+    Ok(g)
+}
+
+/// The graph a catalog template declares. Bundle facts (versions, where
+/// they are defined) come from the bundle directories of `pkg_dir`, matched
+/// by CSV name, so basic templates need no image resolution; semver
+/// templates resolve each image's tag to `pkg_dir/<tag>`.
+pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGraph, String> {
+    use super::template as t;
+    let text =
+        std::fs::read_to_string(template).map_err(|e| format!("{}: {e}", template.display()))?;
+    let schema = t::schema_of(&text, template)?;
+    let cfg = match schema.as_str() {
+        t::SCHEMA_BASIC => t::basic_parts(&text, template)?.0,
+        t::SCHEMA_SEMVER => {
+            let render = t::dir_renderer(pkg_dir);
+            t::render_semver(&text, template, &render)?
+        }
+        other => {
+            return Err(format!(
+                "{}: template has unknown schema ({other:?}), should be {:?} or {:?}",
+                template.display(),
+                t::SCHEMA_BASIC,
+                t::SCHEMA_SEMVER
+            ))
+        }
+    };
+    let mut graphs = PackageGraph::from_fbc(&cfg, template);
+    if graphs.len() != 1 {
+        return Err(format!(
+            "{}: a template must define exactly one package, found {}",
+            template.display(),
+            graphs.len()
+        ));
+    }
+    let mut g = graphs.remove(0);
+    let (bundles, findings) = load_bundles(pkg_dir)?;
+    let by_name: BTreeMap<&str, &LoadedBundle> =
+        bundles.iter().map(|b| (b.info.name.as_str(), b)).collect();
+    let names: BTreeSet<String> = g
+        .channels
+        .iter()
+        .flat_map(|c| c.entries.iter().map(|e| e.name.clone()))
+        .collect();
+    for n in names {
+        match by_name.get(n.as_str()) {
+            Some(b) => {
+                let mut info = b.info.clone();
+                if let Some(old) = g.bundles.get(&n) {
+                    info.image = old.image.clone();
+                }
+                g.bundles.insert(n, info);
+            }
+            None if !g.bundles.contains_key(&n) => {
+                // The entry names a bundle with no directory: keep it
+                // without a version rather than guess one.
+                g.bundles.insert(
+                    n.clone(),
+                    BundleInfo {
+                        name: n.clone(),
+                        location: Some(Location::file(template)),
+                        ..BundleInfo::default()
+                    },
+                );
+                g.load_findings.push(
+                    Finding::warning(
+                        "graph-bundle-unreadable",
+                        format!("the template lists {n}, but no bundle directory of {} has that CSV name", pkg_dir.display()),
+                    )
+                    .at(Location::file(template)),
+                );
+            }
+            None => {}
+        }
+    }
+    // Only the bundles of this template count as unreadable ones.
+    g.load_findings.extend(findings);
+    g.source = template.to_path_buf();
+    Ok(g)
+}
+
+/// Picks the template of a package directory for catalog `catalog` (or,
+/// if `None`, the newest catalog its `ci.yaml` maps).
+pub fn template_for_catalog(dir: &Path, ci: &CiConfig, catalog: Option<&str>) -> Option<PathBuf> {
+    let mapping = match catalog {
+        Some(c) => ci.template_for(c)?,
+        None => ci.catalog_mapping.iter().max_by(|a, b| {
+            let newest = |m: &CatalogMapping| {
+                m.catalog_names
+                    .iter()
+                    .map(|n| catalog_key(n))
+                    .max()
+                    .unwrap_or_default()
+            };
+            newest(a).cmp(&newest(b))
+        })?,
+    };
+    Some(dir.join("catalog-templates").join(&mapping.template_name))
+}
+
+/// `v4.18` as `(4, 18)` so catalogs sort by version.
+fn catalog_key(name: &str) -> (u64, u64) {
+    let s = name.trim_start_matches('v');
+    let mut it = s.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
+
+/// Graphs for a path given on the command line: a package directory (its
+/// bundles under `mode` or its `ci.yaml`'s mode, or, for FBC-enabled
+/// packages without a mode, the template for `catalog`), a catalog
+/// template file, or an FBC file or directory.
+pub fn load_graphs(
+    path: &Path,
+    mode: Option<Mode>,
+    catalog: Option<&str>,
+) -> Result<Vec<PackageGraph>, String> {
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let first_schema = super::template::schema_of(&text, path).unwrap_or_default();
+        if first_schema == super::template::SCHEMA_BASIC
+            || first_schema == super::template::SCHEMA_SEMVER
+        {
+            let pkg_dir = path
+                .parent()
+                .and_then(|p| p.parent())
+                .unwrap_or_else(|| Path::new("."));
+            return Ok(vec![load_template_graph(path, pkg_dir)?]);
+        }
+        let cfg = crate::fbc::DeclarativeConfig::load_path(path).map_err(|e| e.to_string())?;
+        return Ok(PackageGraph::from_fbc(&cfg, path));
+    }
+    if !path.is_dir() {
+        return Err(format!("{}: no such file or directory", path.display()));
+    }
+    let ci = CiConfig::read(path)?;
+    let has_bundles = !bundle_dirs(path)?.is_empty();
+    if ci.is_none() && !has_bundles {
+        let cfg = crate::fbc::DeclarativeConfig::load_path(path).map_err(|e| e.to_string())?;
+        return Ok(PackageGraph::from_fbc(&cfg, path));
+    }
+    if let Some(ci) = &ci {
+        if mode.is_none() && ci.update_graph.is_none() && ci.fbc_enabled {
+            if let Some(t) = template_for_catalog(path, ci, catalog) {
+                return Ok(vec![load_template_graph(&t, path)?]);
+            }
+        }
+    }
+    Ok(vec![load_package_dir(path, mode)?])
+}

@@ -1,0 +1,284 @@
+//! Graph checks, modes, templates and the `graph` commands on small
+//! hand-written fixtures (fixtures/graph).
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use olm_catalog::fbc::DeclarativeConfig;
+use olm_catalog::graph::{checks, load, path, template, BundleInfo, PackageGraph};
+
+fn rules_graphs() -> BTreeMap<String, PackageGraph> {
+    let p = common::fixtures().join("graph/rules.yaml");
+    let cfg = DeclarativeConfig::load_path(&p).expect("fixture parses");
+    PackageGraph::from_fbc(&cfg, &p)
+        .into_iter()
+        .map(|g| (g.package.clone(), g))
+        .collect()
+}
+
+fn rules_of(g: &PackageGraph) -> Vec<String> {
+    let mut r: Vec<String> = checks::check(g).into_iter().map(|f| f.rule).collect();
+    r.sort();
+    r.dedup();
+    r
+}
+
+#[test]
+fn each_rule_fires_on_its_fixture_package() {
+    let gs = rules_graphs();
+    let expect: &[(&str, &[&str])] = &[
+        ("heads", &["graph-multiple-heads"]),
+        ("cycle", &["graph-cycle", "graph-downgrade-edge"]),
+        (
+            "missing",
+            &["graph-replaces-missing", "graph-skips-missing"],
+        ),
+        (
+            "island",
+            &[
+                "graph-cycle",
+                "graph-downgrade-edge",
+                "graph-stranded-bundle",
+            ],
+        ),
+        ("downgrade", &["graph-downgrade-edge"]),
+        (
+            "ranges",
+            &[
+                "graph-skiprange-admits-self",
+                "graph-skiprange-invalid",
+                "graph-skiprange-unsatisfiable",
+            ],
+        ),
+        ("nodefault", &["graph-default-channel-missing"]),
+        ("emptydefault", &["graph-default-channel-empty"]),
+    ];
+    for (pkg, rules) in expect {
+        let got = rules_of(&gs[*pkg]);
+        assert_eq!(
+            got,
+            rules.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            "{pkg}"
+        );
+    }
+    // Every rule id is documented for SARIF.
+    for g in gs.values() {
+        for f in checks::check(g) {
+            assert!(checks::rule_help(&f.rule).is_some(), "{}", f.rule);
+        }
+    }
+}
+
+#[test]
+fn multiple_heads_lists_the_other_head_as_related() {
+    let gs = rules_graphs();
+    let f = checks::check(&gs["heads"])
+        .into_iter()
+        .next()
+        .expect("finding");
+    assert!(
+        f.message.contains("heads.v1.0.0, heads.v2.0.0"),
+        "{}",
+        f.message
+    );
+    assert!(f.location.is_some());
+    assert_eq!(f.related.len(), 1);
+}
+
+#[test]
+fn substitutes_for_cycles_are_found() {
+    let mut gs = rules_graphs();
+    let mut g = gs.remove("downgrade").expect("pkg");
+    // v3 substitutes for v2 while v2 replaces v3: a cycle only through
+    // olm.substitutesFor once the downgrade edge is counted.
+    g.bundles.insert(
+        "downgrade.v3.0.0".into(),
+        BundleInfo {
+            name: "downgrade.v3.0.0".into(),
+            raw_version: "3.0.0".into(),
+            version: semver::Version::parse("3.0.0").ok(),
+            substitutes_for: "downgrade.v2.0.0".into(),
+            ..BundleInfo::default()
+        },
+    );
+    let fs = checks::check(&g);
+    assert!(
+        fs.iter()
+            .any(|f| f.rule == "graph-cycle" && f.message.contains("substitutesFor")),
+        "{fs:#?}"
+    );
+}
+
+#[test]
+fn semver_package_dir_gets_computed_edges_not_csv_ones() {
+    let dir = common::fixtures().join("graph/pkg-semver");
+    let g = load::load_package_dir(&dir, None).expect("loads");
+    assert_eq!(g.mode, Some(olm_catalog::graph::Mode::Semver));
+    let ch = g.channel("stable").expect("stable");
+    let e: Vec<(&str, &str)> = ch
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e.replaces.as_str()))
+        .collect();
+    assert_eq!(
+        e,
+        vec![
+            ("demo.v1.0.0", ""),
+            ("demo.v1.0.1", "demo.v1.0.0"),
+            ("demo.v1.1.0", "demo.v1.0.1"),
+            ("demo.v2.0.0-rc.1", "demo.v1.1.0"),
+        ]
+    );
+    assert_eq!(ch.head().expect("head").name, "demo.v2.0.0-rc.1");
+    assert!(checks::check(&g).is_empty(), "{:#?}", checks::check(&g));
+    // Under replaces mode the CSVs' `replaces: demo.v0.0.1` is missing: opm refuses.
+    let g = load::load_package_dir(&dir, Some(olm_catalog::graph::Mode::Replaces)).expect("loads");
+    let rules = rules_of(&g);
+    assert!(
+        rules.contains(&"graph-opm-refuses".to_string()),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&"graph-replaces-missing".to_string()),
+        "{rules:?}"
+    );
+}
+
+#[test]
+fn skip_range_across_channels() {
+    // Installed 1.0.0 from another channel: moving to `candidate`, OLM takes
+    // the entry whose skipRange admits 1.0.0 even though it is not in the channel.
+    let dir = common::fixtures().join("graph/pkg-semver");
+    let mut g = load::load_package_dir(&dir, None).expect("loads");
+    let mut cand = g.channel("stable").expect("stable").clone();
+    cand.name = "candidate".into();
+    cand.entries.retain(|e| e.name == "demo.v2.0.0-rc.1");
+    cand.entries[0].replaces.clear();
+    g.channels.push(cand);
+    let p = path::upgrade_path(&g, "1.0.0", None, Some("candidate")).expect("path");
+    assert_eq!(p.steps.len(), 1);
+    assert_eq!(p.steps[0].to, "demo.v2.0.0-rc.1");
+}
+
+#[test]
+fn semver_template_renders_channels_and_default() {
+    let file = common::fixtures().join("graph/semver-template/semver.yaml");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let bundles = common::fixtures().join("graph/pkg-semver");
+    let render = template::dir_renderer(&bundles);
+    let cfg = template::render_semver(&text, &file, &render).expect("renders");
+    assert_eq!(cfg.packages[0].default_channel, "stable-v1.1");
+    let names: Vec<&str> = cfg.channels.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "candidate-v1",
+            "candidate-v1.0",
+            "candidate-v1.1",
+            "candidate-v2",
+            "candidate-v2.0",
+            "stable-v1",
+            "stable-v1.0",
+            "stable-v1.1"
+        ]
+    );
+    let v11 = cfg
+        .channels
+        .iter()
+        .find(|c| c.name == "stable-v1.1")
+        .expect("ch");
+    assert_eq!(v11.entries[0].replaces, "demo.v1.0.1");
+    assert_eq!(v11.entries[0].skips, vec!["demo.v1.0.0"]);
+    // Rendered bundles keep the template's image references.
+    assert!(cfg
+        .bundles
+        .iter()
+        .all(|b| b.image.starts_with("example.com/demo:")));
+    // A digest-only image cannot be resolved offline.
+    let e = template::resolve_image("example.com/demo@sha256:00", &bundles).expect_err("digest");
+    assert!(e.contains("no tag"), "{e}");
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::bin())
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_exit_codes_and_formats() {
+    let fx = common::fixtures().join("graph");
+    let rules = fx.join("rules.yaml");
+    let (code, out, _) = run(&["graph", "check", rules.to_str().expect("utf8")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error[graph-multiple-heads]"), "{out}");
+    let (code, out, _) = run(&[
+        "graph",
+        "check",
+        "-o",
+        "sarif",
+        rules.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code, 1);
+    let sarif: serde_json::Value = serde_json::from_str(&out).expect("sarif json");
+    assert_eq!(sarif["version"], "2.1.0");
+    let pkg = fx.join("pkg-semver");
+    let pkg = pkg.to_str().expect("utf8");
+    let (code, out, _) = run(&["graph", "check", "-o", "json", pkg]);
+    assert_eq!(code, 0, "{out}");
+    let (code, _, err) = run(&["graph", "check", "/nonexistent/dir"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, _) = run(&["graph", "render", pkg, "--format", "mermaid"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("graph LR\n"), "{out}");
+    assert!(out.contains("demo-stable-demo.v1.0.1[\"demo.v1.0.1\"]-- replace --> demo-stable-demo.v1.0.0[\"demo.v1.0.0\"]"), "{out}");
+    let (code, out, _) = run(&["graph", "render", pkg, "--format", "dot"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("digraph"), "{out}");
+    let (code, out, _) = run(&["graph", "path", pkg, "--from", "1.0.1", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let p: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(p["steps"][0]["to"], "demo.v2.0.0-rc.1");
+    let (code, out, _) = run(&[
+        "graph",
+        "path",
+        pkg,
+        "--from",
+        "2.0.0-rc.1",
+        "--to",
+        "1.0.0",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let tpl = fx.join("semver-template/semver.yaml");
+    let (code, out, err) = run(&[
+        "render-template",
+        "semver",
+        tpl.to_str().expect("utf8"),
+        "--bundles-from",
+        pkg,
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("defaultChannel: stable-v1.1"), "{out}");
+    let (code, out, err) = run(&[
+        "render-template",
+        "semver",
+        tpl.to_str().expect("utf8"),
+        "--bundles-from",
+        pkg,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let objs: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&out)
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<_, _>>()
+        .expect("json stream");
+    assert_eq!(objs[0]["schema"], "olm.package");
+}
