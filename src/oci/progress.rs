@@ -21,6 +21,7 @@ pub enum ProgressMode {
 pub struct Progress {
     bar: Option<ProgressBar>,
     lines: bool,
+    events: bool,
     label: String,
     total: u64,
     done: AtomicU64,
@@ -47,7 +48,9 @@ impl Progress {
         });
         Progress {
             bar,
-            lines: !tty && mode == ProgressMode::Auto,
+            // Percent lines only for transfers long enough to need them.
+            lines: !tty && mode == ProgressMode::Auto && (!bytes || total >= 16 * 1024 * 1024),
+            events: !tty && mode == ProgressMode::Auto,
             label: label.to_string(),
             total,
             done: AtomicU64::new(0),
@@ -84,7 +87,7 @@ impl Progress {
     pub fn println(&self, line: &str) {
         if let Some(bar) = &self.bar {
             bar.println(line);
-        } else if self.lines {
+        } else if self.events {
             eprintln!("{line}");
         }
     }
