@@ -16,20 +16,23 @@ use olm_catalog::oci;
 use registry::{skopeo, Registry};
 
 /// What the proxy does with one request.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Action {
     Forward,
     /// Answer 503 without asking the registry.
     Fail503,
     /// Close the connection without an answer.
     Reset,
+    /// Answer with this status line, headers and body (no blank-line framing
+    /// needed: `respond` adds it).
+    Respond(u16, String, String),
 }
 
 type Rule = Box<dyn FnMut(&str) -> Action + Send>;
 
 /// A tiny HTTP/1.1 proxy on loopback in front of the registry. One request
 /// per connection (it forces `Connection: close`), so every request passes
-/// through `rule`, which sees the request line.
+/// through `rule`, which sees the request head (request line and headers).
 struct Proxy {
     port: u16,
     seen: Arc<Mutex<Vec<(String, Action)>>>,
@@ -88,11 +91,20 @@ fn handle(
     if client.read_exact(&mut body).is_err() {
         return;
     }
-    let action = (rule.lock().expect("rule"))(&line);
-    seen.lock().expect("seen").push((line, action));
+    let action = (rule.lock().expect("rule"))(&text);
+    seen.lock().expect("seen").push((line, action.clone()));
     match action {
         Action::Reset => {
             let _ = client.shutdown(Shutdown::Both);
+        }
+        Action::Respond(status, headers, body) => {
+            let _ = client.write_all(
+                format!(
+                    "HTTP/1.1 {status} X\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
         }
         Action::Fail503 => {
             let _ = client.write_all(
@@ -144,6 +156,15 @@ impl Proxy {
             .iter()
             .filter(|(_, a)| *a == action)
             .count()
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.seen
+            .lock()
+            .expect("seen")
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect()
     }
 }
 
@@ -430,4 +451,84 @@ async fn truncated_blob_is_rejected_on_pull() {
         .await
         .expect_err("corrupt blob accepted");
     assert!(matches!(err, oci::OciError::DigestMismatch { .. }), "{err}");
+}
+
+#[test]
+fn bearer_token_flow() {
+    // The registry behind a proxy that plays a token-auth registry: API calls
+    // without the bearer token get a Bearer challenge; the token endpoint
+    // hands out the token for the right basic credentials.
+    let reg = Registry::start();
+    let realm_port = Arc::new(std::sync::OnceLock::<u16>::new());
+    let rp = realm_port.clone();
+    use base64::Engine as _;
+    let basic = format!(
+        "authorization: basic {}",
+        base64::engine::general_purpose::STANDARD
+            .encode("olm:s3cret")
+            .to_ascii_lowercase()
+    );
+    let proxy = Proxy::start(
+        reg.port(),
+        Box::new(move |head| {
+            let lower = head.to_ascii_lowercase();
+            if head.starts_with("GET /token?") {
+                if lower.contains(&basic)
+                    && lower.contains("scope=repository%3aetcd%2fbundle%3apull")
+                {
+                    return Action::Respond(
+                        200,
+                        "Content-Type: application/json\r\n".into(),
+                        r#"{"token":"tok-123"}"#.into(),
+                    );
+                }
+                return Action::Respond(401, String::new(), String::new());
+            }
+            if lower.contains("authorization: bearer tok-123") {
+                return Action::Forward;
+            }
+            let port = rp.get().copied().unwrap_or(0);
+            Action::Respond(
+                401,
+                format!(
+                    "WWW-Authenticate: Bearer realm=\"http://127.0.0.1:{port}/token\",service=\"test-registry\",scope=\"repository:etcd/bundle:pull\"\r\n"
+                ),
+                String::new(),
+            )
+        }),
+    );
+    realm_port.set(proxy.port).expect("set once");
+    let tag = format!("{}/etcd/bundle:bearer", proxy.host());
+    let dir = corpus_bundle("etcd/0.9.4");
+
+    let (code, _, err) = build(&dir, &tag, &[], &[], None);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("token server") && err.contains("requires credentials"),
+        "{err}"
+    );
+
+    let (code, out, err) = build(
+        &dir,
+        &tag,
+        &[],
+        &["--username", "olm", "--password-stdin"],
+        Some("s3cret\n"),
+    );
+    assert_eq!(code, 0, "bearer flow failed: {err}");
+    assert_eq!(
+        tag_digest(&reg.host(), "etcd/bundle:bearer"),
+        digest_of(&out)
+    );
+    let tokens = proxy
+        .lines()
+        .iter()
+        .filter(|l| l.starts_with("GET /token?"))
+        .count();
+    // One token per scope, cached: not one per request.
+    assert!(
+        tokens >= 1 && tokens <= 4,
+        "{tokens} token requests: {:?}",
+        proxy.lines()
+    );
 }
