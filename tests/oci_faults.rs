@@ -527,7 +527,7 @@ fn bearer_token_flow() {
         .count();
     // One token per scope, cached: not one per request.
     assert!(
-        tokens >= 1 && tokens <= 4,
+        (1..=4).contains(&tokens),
         "{tokens} token requests: {:?}",
         proxy.lines()
     );
