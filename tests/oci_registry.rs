@@ -547,6 +547,27 @@ fn index_image_on_multiplatform_base() {
         &format!("oci:{}:all", copy.display()),
     ]);
 
+    // A multi-platform base in an OCI layout works too (child manifests are
+    // read by digest from blobs/).
+    let from_layout = format!("oci:{}:rebased", tmp.path().join("rebased").display());
+    let base_layout = format!("oci:{}:all", copy.display());
+    let (code, _, err) = run(
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &from_layout,
+            "--base",
+            &base_layout,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let raw2 = json(&skopeo(&["inspect", "--raw", &from_layout]));
+    assert_eq!(raw2["manifests"].as_array().expect("manifests").len(), 2);
+
     // Building again gives the same index digest; to a layout as well.
     let (code, out1, err) = run(&args, &[]);
     assert_eq!(code, 0, "{err}");

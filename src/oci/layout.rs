@@ -57,6 +57,22 @@ impl Layout {
             .is_some_and(|m| m.len() == desc.size)
     }
 
+    /// A descriptor for the blob `digest` (size from the file; media type
+    /// unknown), or not found.
+    pub fn blob_descriptor(&self, digest: &str) -> Result<Descriptor, OciError> {
+        let path = self.blob_path(digest)?;
+        let meta = std::fs::metadata(&path).map_err(|_| OciError::NotFound {
+            reference: format!("oci:{}@{digest}", self.dir.display()),
+        })?;
+        Ok(Descriptor {
+            media_type: String::new(),
+            digest: digest.to_string(),
+            size: meta.len(),
+            platform: None,
+            annotations: None,
+        })
+    }
+
     /// Writes a blob (its digest is computed, not trusted).
     pub fn put_blob(&self, data: &[u8]) -> Result<String, OciError> {
         let digest = media::sha256_digest(data);

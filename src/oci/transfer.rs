@@ -30,7 +30,15 @@ pub async fn fetch_manifest(
         ImageRef::Registry { repo, reference } => client.get_manifest(repo, reference).await,
         ImageRef::Layout { dir, reference } => {
             let layout = Layout::new(dir);
-            let desc = layout.resolve(reference)?;
+            let desc = match layout.resolve(reference) {
+                Ok(d) => d,
+                // Manifests an index points to are blobs not listed in
+                // index.json: read them by digest.
+                Err(OciError::NotFound { .. }) if reference.starts_with("sha256:") => {
+                    layout.blob_descriptor(reference)?
+                }
+                Err(e) => return Err(e),
+            };
             let bytes = layout.get_blob(&desc, super::registry::MAX_MANIFEST)?;
             let mt =
                 media::manifest_media_type(&bytes, Some(&desc.media_type)).ok_or_else(|| {
