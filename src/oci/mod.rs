@@ -1,1 +1,319 @@
-//! OCI images: bundle and index images, registries and OCI image layouts.
+//! OCI images: bundle and index images, registries and OCI image layouts,
+//! without a container daemon.
+//!
+//! - [`build`]: reproducible bundle images (one layer with `manifests/` and
+//!   `metadata/`, annotations as labels) and index images (a base image plus
+//!   a layer with `/database/index.db`, for every platform of the base).
+//! - [`transfer`]: pushing to a registry or writing an OCI layout (blobs
+//!   first, manifest last), and fetching manifests and blobs from either.
+//! - [`pull`]: pulling bundle images and unpacking them, safely and in
+//!   memory, into [`crate::bundle::Bundle`]s; [`pull_bundles`] pulls many at
+//!   once with bounded concurrency.
+//! - [`registry`]: the registry client (auth, retries, mounts).
+//!
+//! Image references are either registry references (`quay.io/org/name:tag`,
+//! `name@sha256:…`, optionally prefixed `docker://`) or OCI layouts on disk
+//! (`oci:DIR:TAG`, `oci:DIR@sha256:…`), as skopeo writes them.
+
+pub mod auth;
+pub mod build;
+pub mod layer;
+pub mod layout;
+pub mod media;
+pub mod progress;
+pub mod pull;
+pub mod registry;
+pub mod transfer;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+pub use build::{build_bundle_image, build_index_image, BuildOptions, ImageSet};
+pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, pull_bundles_with, PulledBundle};
+pub use registry::{ClientOptions, RegistryClient, Repo};
+pub use transfer::{load_base, push_image};
+
+/// Why an OCI operation failed. Every message names the registry, image or
+/// file it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    /// The image reference does not parse.
+    #[error("`{reference}` is not an image reference: {reason}")]
+    InvalidReference {
+        /// The reference as given.
+        reference: String,
+        /// Why.
+        reason: String,
+    },
+    /// The registry refused the credentials or requires some.
+    #[error("authentication to {registry} failed: {reason}")]
+    Auth {
+        /// The registry host.
+        registry: String,
+        /// What happened, and where credentials were looked for.
+        reason: String,
+    },
+    /// The registry could not be reached (after retries).
+    #[error("registry {registry} is unreachable: {reason}")]
+    Unreachable {
+        /// The registry host.
+        registry: String,
+        /// The transport error.
+        reason: String,
+    },
+    /// The registry answered with an unexpected status.
+    #[error("{operation}: registry {registry} answered HTTP {status}{body}")]
+    Status {
+        /// The registry host.
+        registry: String,
+        /// What was being done.
+        operation: String,
+        /// The HTTP status.
+        status: u16,
+        /// Start of the response body (`: …`), or empty.
+        body: String,
+    },
+    /// Content does not match its digest or declared size.
+    #[error("{what}: content does not match its digest (expected {expected}, got {actual}); the blob is truncated or corrupt, and was rejected")]
+    DigestMismatch {
+        /// What was checked.
+        what: String,
+        /// The digest it should have.
+        expected: String,
+        /// The digest it has.
+        actual: String,
+    },
+    /// Content exceeds a size limit.
+    #[error("{what}: {detail} exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// What was read.
+        what: String,
+        /// The limit.
+        limit: u64,
+        /// What exceeded it.
+        detail: String,
+    },
+    /// A layer holds something unsafe or unreadable.
+    #[error("layer {layer} rejected: {reason}")]
+    UnsafeLayer {
+        /// The layer (image and digest).
+        layer: String,
+        /// Why.
+        reason: String,
+    },
+    /// The image, tag or blob does not exist.
+    #[error("{reference}: not found")]
+    NotFound {
+        /// What was looked up.
+        reference: String,
+    },
+    /// An OCI layout directory is unusable.
+    #[error("OCI layout {path}: {reason}")]
+    Layout {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A manifest, config or input is malformed.
+    #[error("{what}: {reason}")]
+    Invalid {
+        /// What is malformed.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Where an image is read from or written to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageRef {
+    /// A registry repository with a tag or digest.
+    Registry {
+        /// The repository.
+        repo: Repo,
+        /// Tag or `sha256:` digest.
+        reference: String,
+    },
+    /// An OCI image layout directory with a tag (or digest).
+    Layout {
+        /// The layout directory.
+        dir: PathBuf,
+        /// Tag (`org.opencontainers.image.ref.name`) or digest.
+        reference: String,
+    },
+}
+
+impl ImageRef {
+    /// Whether the reference names a digest rather than a tag.
+    pub fn is_digest(&self) -> bool {
+        match self {
+            ImageRef::Registry { reference, .. } | ImageRef::Layout { reference, .. } => {
+                reference.starts_with("sha256:")
+            }
+        }
+    }
+
+    /// The same image location with another tag or digest.
+    pub fn with_reference(&self, reference: &str) -> ImageRef {
+        match self {
+            ImageRef::Registry { repo, .. } => ImageRef::Registry {
+                repo: repo.clone(),
+                reference: reference.to_string(),
+            },
+            ImageRef::Layout { dir, .. } => ImageRef::Layout {
+                dir: dir.clone(),
+                reference: reference.to_string(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for ImageRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageRef::Registry { repo, reference } if reference.starts_with("sha256:") => {
+                write!(f, "{repo}@{reference}")
+            }
+            ImageRef::Registry { repo, reference } => write!(f, "{repo}:{reference}"),
+            ImageRef::Layout { dir, reference } if reference.starts_with("sha256:") => {
+                write!(f, "oci:{}@{reference}", dir.display())
+            }
+            ImageRef::Layout { dir, reference } => write!(f, "oci:{}:{reference}", dir.display()),
+        }
+    }
+}
+
+impl FromStr for ImageRef {
+    type Err = OciError;
+
+    fn from_str(s: &str) -> Result<ImageRef, OciError> {
+        let invalid = |reason: String| OciError::InvalidReference {
+            reference: s.to_string(),
+            reason,
+        };
+        if let Some(rest) = s.strip_prefix("oci:") {
+            let (dir, reference) = if let Some((d, digest)) = rest.split_once("@sha256:") {
+                (d.to_string(), format!("sha256:{digest}"))
+            } else {
+                match rest.rsplit_once(':') {
+                    // A colon after the last `/` separates the tag.
+                    Some((d, t)) if !t.contains('/') && !d.is_empty() => {
+                        (d.to_string(), t.to_string())
+                    }
+                    _ => (rest.to_string(), "latest".to_string()),
+                }
+            };
+            if dir.is_empty() {
+                return Err(invalid("no directory after `oci:`".into()));
+            }
+            if reference.is_empty() || reference.chars().any(|c| c.is_whitespace()) {
+                return Err(invalid("empty or blank tag".into()));
+            }
+            if reference.starts_with("sha256:") {
+                media::check_digest(&reference).map_err(invalid)?;
+            }
+            return Ok(ImageRef::Layout {
+                dir: PathBuf::from(dir),
+                reference,
+            });
+        }
+        let plain = s.strip_prefix("docker://").unwrap_or(s);
+        let parsed = oci_client::Reference::from_str(plain).map_err(|e| invalid(e.to_string()))?;
+        let reference = match (parsed.digest(), parsed.tag()) {
+            (Some(d), _) => {
+                media::check_digest(d).map_err(invalid)?;
+                d.to_string()
+            }
+            (None, Some(t)) => t.to_string(),
+            (None, None) => "latest".to_string(),
+        };
+        Ok(ImageRef::Registry {
+            repo: Repo {
+                host: parsed.resolve_registry().to_string(),
+                name: parsed.repository().to_string(),
+            },
+            reference,
+        })
+    }
+}
+
+/// Seconds since the epoch used for image timestamps: `SOURCE_DATE_EPOCH`
+/// when set (reproducible-builds.org convention), else 0.
+pub fn source_date_epoch() -> Result<u64, OciError> {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
+            OciError::Other(format!(
+                "SOURCE_DATE_EPOCH={v} is not a whole number of seconds since 1970"
+            ))
+        }),
+        _ => Ok(0),
+    }
+}
+
+/// RFC 3339 UTC time of `epoch` seconds (`1970-01-01T00:00:00Z`).
+pub fn rfc3339(epoch: u64) -> String {
+    let days = (epoch / 86_400) as i64;
+    let secs = epoch % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm), proleptic Gregorian.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_references() {
+        let r: ImageRef = "oci:out/dir:v1".parse().expect("layout");
+        assert_eq!(
+            r,
+            ImageRef::Layout {
+                dir: "out/dir".into(),
+                reference: "v1".into()
+            }
+        );
+        let r: ImageRef = "oci:out".parse().expect("layout");
+        assert_eq!(r.to_string(), "oci:out:latest");
+        let r: ImageRef = "127.0.0.1:5000/etcd/bundle:0.9.4"
+            .parse()
+            .expect("registry");
+        match &r {
+            ImageRef::Registry { repo, reference } => {
+                assert_eq!(repo.host, "127.0.0.1:5000");
+                assert_eq!(repo.name, "etcd/bundle");
+                assert_eq!(reference, "0.9.4");
+            }
+            _ => panic!("not a registry ref"),
+        }
+        let r: ImageRef = "docker://quay.io/a/b".parse().expect("registry");
+        assert_eq!(r.to_string(), "quay.io/a/b:latest");
+        assert!("oci:".parse::<ImageRef>().is_err());
+        assert!("quay.io/a/b@sha256:zz".parse::<ImageRef>().is_err());
+    }
+
+    #[test]
+    fn formats_times() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

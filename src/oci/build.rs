@@ -1,0 +1,453 @@
+//! Building bundle and index images in memory, reproducibly.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::layer::{BuiltLayer, LayerBuilder};
+use super::media::{self, Descriptor, Format, ImageIndex, ImageManifest, Platform};
+use super::{rfc3339, ImageRef, OciError};
+use crate::bundle::{self, Bundle};
+
+/// The label naming where an index image keeps its database.
+pub const INDEX_DB_LABEL: &str = "operators.operatorframework.io.index.database.v1";
+/// Where the database is in an index image.
+pub const INDEX_DB_PATH: &str = "/database/index.db";
+/// The entrypoint of an index image: the project's binary in its base image.
+pub const INDEX_ENTRYPOINT: &[&str] = &["/bin/olm-catalog"];
+/// The default command of an index image.
+pub const INDEX_CMD: &[&str] = &["serve", "/database/index.db", "--address", "0.0.0.0"];
+/// The gRPC port OLM probes.
+pub const INDEX_PORT: &str = "50051/tcp";
+
+/// How images are built.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Media type family.
+    pub format: Format,
+    /// Timestamp of the config's `created`, history and every tar entry.
+    pub epoch: u64,
+    /// Platform of images built without a base.
+    pub platform: Platform,
+}
+
+impl BuildOptions {
+    /// OCI format, `SOURCE_DATE_EPOCH` (or 0) and `linux/amd64`.
+    pub fn from_env() -> Result<BuildOptions, OciError> {
+        Ok(BuildOptions {
+            format: Format::Oci,
+            epoch: super::source_date_epoch()?,
+            platform: Platform {
+                architecture: "amd64".into(),
+                os: "linux".into(),
+                os_version: None,
+                os_features: None,
+                variant: None,
+            },
+        })
+    }
+}
+
+/// Where the bytes of a blob come from.
+#[derive(Debug, Clone)]
+pub enum BlobSource {
+    /// Built here.
+    Data(Arc<Vec<u8>>),
+    /// A blob of an existing image (a base image layer), fetched or mounted
+    /// only when the destination lacks it.
+    Image(ImageRef),
+}
+
+/// A blob to store.
+#[derive(Debug, Clone)]
+pub struct BlobItem {
+    /// Its descriptor.
+    pub descriptor: Descriptor,
+    /// Its bytes.
+    pub source: BlobSource,
+}
+
+/// A built image (or index of images), ready to push: blobs, then child
+/// manifests by digest, then the top manifest under the tag.
+#[derive(Debug, Clone)]
+pub struct ImageSet {
+    /// Layers and configs, each digest once.
+    pub blobs: Vec<BlobItem>,
+    /// Manifests an index points to (empty for a single image).
+    pub children: Vec<(Descriptor, Vec<u8>)>,
+    /// The manifest or index the tag names.
+    pub top: Descriptor,
+    /// Its bytes.
+    pub top_bytes: Vec<u8>,
+}
+
+impl ImageSet {
+    fn push_blob(&mut self, item: BlobItem) {
+        if !self
+            .blobs
+            .iter()
+            .any(|b| b.descriptor.digest == item.descriptor.digest)
+        {
+            self.blobs.push(item);
+        }
+    }
+
+    /// Total bytes of blobs and manifests.
+    pub fn total_size(&self) -> u64 {
+        self.blobs.iter().map(|b| b.descriptor.size).sum::<u64>()
+            + self.children.iter().map(|c| c.0.size).sum::<u64>()
+            + self.top.size
+    }
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> OciError {
+    OciError::Invalid {
+        what: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// Reads the files of `manifests/` and `metadata/` (recursively; symbolic
+/// links are followed only when they stay inside the bundle) into a layer.
+fn bundle_layer(dir: &Path) -> Result<LayerBuilder, OciError> {
+    let root = std::fs::canonicalize(dir).map_err(|e| io_err(dir, e))?;
+    let mut layer = LayerBuilder::new();
+    for sub in ["manifests", "metadata"] {
+        let top = dir.join(sub);
+        if !top.is_dir() {
+            continue;
+        }
+        layer.dir(sub);
+        for entry in walkdir::WalkDir::new(&top).sort_by_file_name() {
+            let entry = entry.map_err(|e| io_err(&top, e))?;
+            let path = entry.path();
+            let rel = path.strip_prefix(dir).map_err(|e| io_err(path, e))?;
+            let rel_str = rel
+                .to_str()
+                .ok_or_else(|| io_err(path, "file name is not UTF-8"))?
+                .replace(std::path::MAIN_SEPARATOR, "/");
+            let ftype = entry.file_type();
+            let target_meta = if ftype.is_symlink() {
+                let target = std::fs::canonicalize(path)
+                    .map_err(|e| io_err(path, format!("broken symbolic link: {e}")))?;
+                if !target.starts_with(&root) {
+                    return Err(io_err(
+                        path,
+                        format!(
+                            "symbolic link to {}, outside the bundle; copy the file into the bundle",
+                            target.display()
+                        ),
+                    ));
+                }
+                std::fs::metadata(&target).map_err(|e| io_err(path, e))?
+            } else {
+                entry.metadata().map_err(|e| io_err(path, e))?
+            };
+            if target_meta.is_dir() {
+                if entry.depth() > 0 {
+                    layer.dir(&rel_str);
+                }
+                continue;
+            }
+            if !target_meta.is_file() {
+                return Err(io_err(path, "not a regular file"));
+            }
+            if target_meta.len() > bundle::MAX_FILE_SIZE {
+                return Err(io_err(
+                    path,
+                    format!(
+                        "{} bytes is over the {} byte limit for a bundle file",
+                        target_meta.len(),
+                        bundle::MAX_FILE_SIZE
+                    ),
+                ));
+            }
+            let data = std::fs::read(path).map_err(|e| io_err(path, e))?;
+            layer.file(&rel_str, data, 0o644);
+        }
+    }
+    Ok(layer)
+}
+
+fn history(epoch: u64, created_by: &str) -> Value {
+    json!({"created": rfc3339(epoch), "created_by": created_by})
+}
+
+fn single_image(
+    set: &mut ImageSet,
+    config: &Value,
+    layers: Vec<Descriptor>,
+    format: Format,
+) -> (Descriptor, Vec<u8>) {
+    let config_bytes = media::to_json_bytes(config);
+    let config_desc = Descriptor::of(format.config(), &config_bytes);
+    set.push_blob(BlobItem {
+        descriptor: config_desc.clone(),
+        source: BlobSource::Data(Arc::new(config_bytes)),
+    });
+    let manifest = ImageManifest {
+        schema_version: 2,
+        media_type: Some(format.manifest().to_string()),
+        config: config_desc,
+        layers,
+        annotations: None,
+    };
+    let bytes = media::to_json_bytes(&manifest);
+    (Descriptor::of(format.manifest(), &bytes), bytes)
+}
+
+/// Builds the bundle image of the bundle directory `dir`: one layer with
+/// `manifests/` and `metadata/`, the annotations of
+/// `metadata/annotations.yaml` as labels. Returns the image and the loaded
+/// bundle (for messages).
+pub fn build_bundle_image(dir: &Path, opts: &BuildOptions) -> Result<(ImageSet, Bundle), OciError> {
+    let loaded = Bundle::load_dir(dir).map_err(|e| OciError::Invalid {
+        what: dir.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let labels: BTreeMap<String, String> = match &loaded.annotations {
+        Some(a) if a.package().is_some_and(|p| !p.is_empty()) => a.values.clone(),
+        _ => {
+            return Err(OciError::Invalid {
+                what: dir.join("metadata/annotations.yaml").display().to_string(),
+                reason: format!(
+                    "no `annotations` with {} — a bundle image carries them as labels; run `olm-catalog bundle validate {}`",
+                    bundle::keys::PACKAGE,
+                    dir.display()
+                ),
+            })
+        }
+    };
+    if !dir.join("manifests").is_dir() {
+        return Err(OciError::Invalid {
+            what: dir.display().to_string(),
+            reason: "no manifests/ directory".into(),
+        });
+    }
+    let built = bundle_layer(dir)?.build(opts.epoch)?;
+    let config = json!({
+        "architecture": opts.platform.architecture,
+        "os": opts.platform.os,
+        "created": rfc3339(opts.epoch),
+        "config": {"Labels": labels},
+        "rootfs": {"type": "layers", "diff_ids": [built.diff_id]},
+        "history": [history(opts.epoch, "olm-catalog bundle build: COPY manifests/ metadata/ /")],
+    });
+    let mut set = empty_set();
+    let layer_desc = layer_item(&mut set, built, opts.format);
+    let (top, top_bytes) = single_image(&mut set, &config, vec![layer_desc], opts.format);
+    set.top = top;
+    set.top_bytes = top_bytes;
+    Ok((set, loaded))
+}
+
+fn empty_set() -> ImageSet {
+    ImageSet {
+        blobs: Vec::new(),
+        children: Vec::new(),
+        top: Descriptor::of("", b""),
+        top_bytes: Vec::new(),
+    }
+}
+
+fn layer_item(set: &mut ImageSet, built: BuiltLayer, format: Format) -> Descriptor {
+    let desc = Descriptor {
+        media_type: format.layer_gzip().to_string(),
+        digest: built.digest,
+        size: built.blob.len() as u64,
+        platform: None,
+        annotations: None,
+    };
+    set.push_blob(BlobItem {
+        descriptor: desc.clone(),
+        source: BlobSource::Data(Arc::new(built.blob)),
+    });
+    desc
+}
+
+/// One image of a base: its manifest and config (and, in an index, the
+/// descriptor with its platform).
+#[derive(Debug, Clone)]
+pub struct BaseEntry {
+    /// The index entry (platform, annotations), or the manifest's own.
+    pub descriptor: Descriptor,
+    /// The manifest.
+    pub manifest: ImageManifest,
+    /// The config JSON.
+    pub config: Value,
+}
+
+/// A base image: one image or every platform of an index.
+#[derive(Debug, Clone)]
+pub struct BaseImage {
+    /// Where it came from (its blobs are fetched or mounted from there).
+    pub source: ImageRef,
+    /// Whether it was an index (then the result is an index too).
+    pub is_index: bool,
+    /// Its images.
+    pub entries: Vec<BaseEntry>,
+}
+
+fn index_config(
+    base: Option<&Value>,
+    diff_id: &str,
+    opts: &BuildOptions,
+    what: &str,
+) -> Result<Value, OciError> {
+    let mut config = match base {
+        Some(c) => c.clone(),
+        None => {
+            let mut c = json!({
+                "architecture": opts.platform.architecture,
+                "os": opts.platform.os,
+                "config": {},
+                "rootfs": {"type": "layers", "diff_ids": []},
+                "history": [],
+            });
+            if let Some(v) = &opts.platform.variant {
+                c["variant"] = json!(v);
+            }
+            c
+        }
+    };
+    let invalid = |reason: &str| OciError::Invalid {
+        what: format!("config of {what}"),
+        reason: reason.to_string(),
+    };
+    let obj = config
+        .as_object_mut()
+        .ok_or_else(|| invalid("not a JSON object"))?;
+    obj.insert("created".into(), json!(rfc3339(opts.epoch)));
+    let cfg = obj.entry("config").or_insert_with(|| json!({}));
+    if cfg.is_null() {
+        *cfg = json!({});
+    }
+    let cfg = cfg
+        .as_object_mut()
+        .ok_or_else(|| invalid("`config` is not an object"))?;
+    let labels = cfg.entry("Labels").or_insert_with(|| json!({}));
+    if labels.is_null() {
+        *labels = json!({});
+    }
+    labels
+        .as_object_mut()
+        .ok_or_else(|| invalid("`config.Labels` is not an object"))?
+        .insert(INDEX_DB_LABEL.into(), json!(INDEX_DB_PATH));
+    cfg.insert("Entrypoint".into(), json!(INDEX_ENTRYPOINT));
+    cfg.insert("Cmd".into(), json!(INDEX_CMD));
+    let ports = cfg.entry("ExposedPorts").or_insert_with(|| json!({}));
+    if ports.is_null() {
+        *ports = json!({});
+    }
+    if let Some(p) = ports.as_object_mut() {
+        p.insert(INDEX_PORT.into(), json!({}));
+    }
+    let rootfs = obj
+        .entry("rootfs")
+        .or_insert_with(|| json!({"type": "layers", "diff_ids": []}));
+    rootfs
+        .get_mut("diff_ids")
+        .and_then(Value::as_array_mut)
+        .ok_or_else(|| invalid("`rootfs.diff_ids` is not a list"))?
+        .push(json!(diff_id));
+    let hist = obj.entry("history").or_insert_with(|| json!([]));
+    if hist.is_null() {
+        *hist = json!([]);
+    }
+    hist.as_array_mut()
+        .ok_or_else(|| invalid("`history` is not a list"))?
+        .push(history(
+            opts.epoch,
+            "olm-catalog index build: ADD index.db /database/index.db",
+        ));
+    Ok(config)
+}
+
+/// Builds an index image: `base` (or nothing) plus a layer holding the
+/// database at `/database/index.db`, the database label, and the
+/// entrypoint and command that serve it. For a multi-platform base, every
+/// platform gets the layer and the result is an index.
+pub fn build_index_image(
+    database: &[u8],
+    base: Option<&BaseImage>,
+    opts: &BuildOptions,
+) -> Result<ImageSet, OciError> {
+    let mut layer = LayerBuilder::new();
+    layer.file("database/index.db", database.to_vec(), 0o644);
+    let built = layer.build(opts.epoch)?;
+    let diff_id = built.diff_id.clone();
+    let mut set = empty_set();
+    let db_layer = layer_item(&mut set, built, opts.format);
+    let Some(base) = base else {
+        let config = index_config(None, &diff_id, opts, "scratch")?;
+        let (top, bytes) = single_image(&mut set, &config, vec![db_layer], opts.format);
+        set.top = top;
+        set.top_bytes = bytes;
+        return Ok(set);
+    };
+    let mut children = Vec::new();
+    for entry in &base.entries {
+        let what = match &entry.descriptor.platform {
+            Some(p) => format!("{} ({})", base.source, p.name()),
+            None => base.source.to_string(),
+        };
+        let diff_ids = entry
+            .config
+            .pointer("/rootfs/diff_ids")
+            .and_then(Value::as_array)
+            .map(Vec::len);
+        if diff_ids != Some(entry.manifest.layers.len()) {
+            return Err(OciError::Invalid {
+                what: format!("base image {what}"),
+                reason: format!(
+                    "its config lists {} rootfs.diff_ids for {} layers",
+                    diff_ids.unwrap_or(0),
+                    entry.manifest.layers.len()
+                ),
+            });
+        }
+        let mut layers = Vec::new();
+        for l in &entry.manifest.layers {
+            let mut d = l.clone();
+            d.media_type = opts.format.convert_layer(&l.media_type);
+            set.push_blob(BlobItem {
+                descriptor: d.clone(),
+                source: BlobSource::Image(base.source.clone()),
+            });
+            layers.push(d);
+        }
+        layers.push(db_layer.clone());
+        let config = index_config(Some(&entry.config), &diff_id, opts, &what)?;
+        let (mut desc, bytes) = single_image(&mut set, &config, layers, opts.format);
+        desc.platform = entry.descriptor.platform.clone();
+        desc.annotations = entry.descriptor.annotations.clone();
+        children.push((desc, bytes));
+    }
+    if base.is_index {
+        let index = ImageIndex {
+            schema_version: 2,
+            media_type: Some(opts.format.index().to_string()),
+            manifests: children.iter().map(|c| c.0.clone()).collect(),
+            annotations: None,
+        };
+        let bytes = media::to_json_bytes(&index);
+        set.top = Descriptor::of(opts.format.index(), &bytes);
+        set.top_bytes = bytes;
+        set.children = children;
+    } else {
+        let (mut desc, bytes) = children
+            .into_iter()
+            .next()
+            .ok_or_else(|| OciError::Invalid {
+                what: format!("base image {}", base.source),
+                reason: "has no image".into(),
+            })?;
+        desc.platform = None;
+        desc.annotations = None;
+        set.top = desc;
+        set.top_bytes = bytes;
+    }
+    Ok(set)
+}

@@ -1,0 +1,553 @@
+//! Image layers: deterministic tar+gzip building and safe unpacking.
+//!
+//! Building is reproducible: entries are sorted by path, parent directories
+//! are added explicitly, owners are 0:0 with empty names, modes are fixed
+//! (0644 files, 0755 directories), every mtime is the same epoch, and the gzip
+//! header carries no name, mtime 0 and OS "unknown".
+//!
+//! Unpacking never touches the file system: files are collected in memory.
+//! Entries whose names escape the root (`..`) make the layer fail; links are
+//! resolved inside the layer only; the decompressed stream is counted, so a
+//! gzip bomb stops at the limit instead of filling memory.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+
+use flate2::read::GzDecoder;
+use flate2::{Compression, GzBuilder};
+use sha2::{Digest as _, Sha256};
+
+use super::media::sha256_digest;
+use super::OciError;
+
+/// A file or directory to put in a layer.
+#[derive(Debug, Clone)]
+enum Entry {
+    Dir,
+    File { data: Vec<u8>, mode: u32 },
+}
+
+/// Collects entries, then writes them as a reproducible layer.
+#[derive(Debug, Default, Clone)]
+pub struct LayerBuilder {
+    entries: BTreeMap<String, Entry>,
+}
+
+/// A built layer: the gzip blob and the digest of the uncompressed tar.
+#[derive(Debug, Clone)]
+pub struct BuiltLayer {
+    /// The gzip-compressed tar (the blob pushed).
+    pub blob: Vec<u8>,
+    /// `sha256:` of `blob`.
+    pub digest: String,
+    /// `sha256:` of the uncompressed tar (the config's `rootfs.diff_ids`).
+    pub diff_id: String,
+}
+
+impl LayerBuilder {
+    /// An empty layer.
+    pub fn new() -> LayerBuilder {
+        LayerBuilder::default()
+    }
+
+    /// Adds a regular file at `path` (relative, `/`-separated), with its
+    /// parent directories.
+    pub fn file(&mut self, path: &str, data: Vec<u8>, mode: u32) {
+        let path = path.trim_start_matches('/').to_string();
+        self.parents(&path);
+        self.entries.insert(path, Entry::File { data, mode });
+    }
+
+    /// Adds a directory at `path` with its parents.
+    pub fn dir(&mut self, path: &str) {
+        let path = path.trim_matches('/').to_string();
+        self.parents(&path);
+        self.entries.entry(path).or_insert(Entry::Dir);
+    }
+
+    fn parents(&mut self, path: &str) {
+        let mut end = 0;
+        while let Some(i) = path[end..].find('/') {
+            let dir = &path[..end + i];
+            self.entries.entry(dir.to_string()).or_insert(Entry::Dir);
+            end += i + 1;
+        }
+    }
+
+    /// Writes the tar and compresses it. `mtime` is the timestamp of every
+    /// entry (seconds since the epoch).
+    pub fn build(&self, mtime: u64) -> Result<BuiltLayer, OciError> {
+        let tar_bytes = self
+            .tar(mtime)
+            .map_err(|e| OciError::Other(format!("writing layer: {e}")))?;
+        let diff_id = sha256_digest(&tar_bytes);
+        let blob =
+            gzip(&tar_bytes).map_err(|e| OciError::Other(format!("compressing layer: {e}")))?;
+        let digest = sha256_digest(&blob);
+        Ok(BuiltLayer {
+            blob,
+            digest,
+            diff_id,
+        })
+    }
+
+    fn tar(&self, mtime: u64) -> io::Result<Vec<u8>> {
+        let mut builder = tar::Builder::new(Vec::new());
+        // Paths are compared as strings; a directory "a" sorts before "a/x"
+        // because BTreeMap orders "a" < "a/x".
+        for (path, entry) in &self.entries {
+            let mut header = tar::Header::new_ustar();
+            header.set_uid(0);
+            header.set_gid(0);
+            header.set_mtime(mtime);
+            header.set_username("")?;
+            header.set_groupname("")?;
+            match entry {
+                Entry::Dir => {
+                    header.set_entry_type(tar::EntryType::Directory);
+                    header.set_mode(0o755);
+                    header.set_size(0);
+                    builder.append_data(&mut header, format!("{path}/"), io::empty())?;
+                }
+                Entry::File { data, mode } => {
+                    header.set_entry_type(tar::EntryType::Regular);
+                    header.set_mode(*mode);
+                    header.set_size(data.len() as u64);
+                    builder.append_data(&mut header, path, data.as_slice())?;
+                }
+            }
+        }
+        builder.into_inner()
+    }
+}
+
+/// Deterministic gzip: no file name, mtime 0, OS byte 255 ("unknown").
+pub fn gzip(data: &[u8]) -> io::Result<Vec<u8>> {
+    let mut enc = GzBuilder::new()
+        .mtime(0)
+        .operating_system(255)
+        .write(Vec::with_capacity(data.len() / 3 + 64), Compression::new(6));
+    enc.write_all(data)?;
+    enc.finish()
+}
+
+/// Limits applied while unpacking layers.
+#[derive(Debug, Clone, Copy)]
+pub struct UnpackLimits {
+    /// Largest compressed layer blob accepted.
+    pub max_blob: u64,
+    /// Largest total of decompressed bytes read from all layers of one image
+    /// (tar headers and skipped files count: this is what stops gzip bombs).
+    pub max_decompressed: u64,
+    /// Largest single file kept.
+    pub max_file: u64,
+    /// Most tar entries per layer.
+    pub max_entries: usize,
+}
+
+impl Default for UnpackLimits {
+    fn default() -> Self {
+        UnpackLimits {
+            max_blob: 64 * 1024 * 1024,
+            max_decompressed: 256 * 1024 * 1024,
+            max_file: crate::bundle::MAX_FILE_SIZE,
+            max_entries: 10_000,
+        }
+    }
+}
+
+/// What an unpacked path holds.
+#[derive(Debug, Clone)]
+pub enum Unpacked {
+    /// A regular file.
+    File(Vec<u8>),
+    /// A symbolic link with its target as written.
+    Symlink(String),
+    /// A hard link to another path of the layer (root-relative).
+    Hardlink(String),
+}
+
+/// The merged file system of an image's layers, in memory, restricted to the
+/// paths `keep` accepts (others are read through and dropped).
+#[derive(Debug, Default)]
+pub struct LayerFs {
+    /// Root-relative normalized path → content.
+    pub entries: BTreeMap<String, Unpacked>,
+    decompressed: u64,
+}
+
+/// Counts bytes read through it and fails past a limit.
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+    limit: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        if self.count > self.limit {
+            return Err(io::Error::other(LimitExceeded));
+        }
+        Ok(n)
+    }
+}
+
+#[derive(Debug)]
+struct LimitExceeded;
+
+impl std::fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("decompressed size limit exceeded")
+    }
+}
+impl std::error::Error for LimitExceeded {}
+
+fn is_limit(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<LimitExceeded>())
+}
+
+/// Normalizes a tar entry name to a root-relative path: strips `./` and a
+/// leading `/`, rejects `..`.
+pub fn normalize_entry_path(name: &str) -> Result<String, String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                return Err(format!(
+                    "tar entry `{name}` climbs out of the image root with `..`"
+                ))
+            }
+            p => parts.push(p),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+impl LayerFs {
+    /// Applies one layer blob (gzip or plain tar) on top of what is there.
+    /// `what` names the layer in errors.
+    pub fn apply(
+        &mut self,
+        blob: &[u8],
+        what: &str,
+        limits: &UnpackLimits,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<(), OciError> {
+        let unsafe_layer = |reason: String| OciError::UnsafeLayer {
+            layer: what.to_string(),
+            reason,
+        };
+        let raw: Box<dyn Read + '_> = if blob.starts_with(&[0x1f, 0x8b]) {
+            Box::new(GzDecoder::new(blob))
+        } else if blob.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            return Err(unsafe_layer(
+                "zstd-compressed layers are not supported; use gzip".into(),
+            ));
+        } else {
+            Box::new(blob)
+        };
+        let remaining = limits.max_decompressed.saturating_sub(self.decompressed);
+        let mut counting = CountingReader {
+            inner: raw,
+            count: 0,
+            limit: remaining,
+        };
+        let too_big = || OciError::TooLarge {
+            what: what.to_string(),
+            limit: limits.max_decompressed,
+            detail: "decompressed content of the image's layers".into(),
+        };
+        let map_io = |e: io::Error| {
+            if is_limit(&e) {
+                too_big()
+            } else {
+                unsafe_layer(format!("not a readable tar archive: {e}"))
+            }
+        };
+        {
+            let mut archive = tar::Archive::new(&mut counting);
+            let entries = archive.entries().map_err(map_io)?;
+            for (n, entry) in entries.enumerate() {
+                if n >= limits.max_entries {
+                    return Err(unsafe_layer(format!(
+                        "more than {} entries in one layer",
+                        limits.max_entries
+                    )));
+                }
+                let mut entry = entry.map_err(map_io)?;
+                let name_bytes = entry.path_bytes().into_owned();
+                let name = String::from_utf8_lossy(&name_bytes).into_owned();
+                let path = normalize_entry_path(&name).map_err(unsafe_layer)?;
+                if path.is_empty() {
+                    continue;
+                }
+                // Whiteouts (overlay deletions) from layers built by docker.
+                let (parent, base) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
+                if base == ".wh..wh..opq" {
+                    let prefix = format!("{parent}/");
+                    self.entries.retain(|k, _| !k.starts_with(&prefix));
+                    continue;
+                }
+                if let Some(hidden) = base.strip_prefix(".wh.") {
+                    let target = if parent.is_empty() {
+                        hidden.to_string()
+                    } else {
+                        format!("{parent}/{hidden}")
+                    };
+                    let prefix = format!("{target}/");
+                    self.entries
+                        .retain(|k, _| k != &target && !k.starts_with(&prefix));
+                    continue;
+                }
+                let kind = entry.header().entry_type();
+                let link_target = || -> Result<String, OciError> {
+                    entry
+                        .link_name_bytes()
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .ok_or_else(|| unsafe_layer(format!("link `{name}` has no target")))
+                };
+                match kind {
+                    tar::EntryType::Regular | tar::EntryType::Continuous => {
+                        if !keep(&path) {
+                            // Read through it so the size counter sees it.
+                            io::copy(&mut entry, &mut io::sink()).map_err(map_io)?;
+                            continue;
+                        }
+                        let size = entry.header().size().unwrap_or(u64::MAX);
+                        if size > limits.max_file {
+                            return Err(OciError::TooLarge {
+                                what: what.to_string(),
+                                limit: limits.max_file,
+                                detail: format!("file {path}"),
+                            });
+                        }
+                        let mut data = Vec::with_capacity(size as usize);
+                        (&mut entry)
+                            .take(limits.max_file + 1)
+                            .read_to_end(&mut data)
+                            .map_err(map_io)?;
+                        self.entries.insert(path, Unpacked::File(data));
+                    }
+                    tar::EntryType::Symlink if keep(&path) => {
+                        let t = link_target()?;
+                        self.entries.insert(path, Unpacked::Symlink(t));
+                    }
+                    tar::EntryType::Link if keep(&path) => {
+                        let t = link_target()?;
+                        let t = normalize_entry_path(&t).map_err(unsafe_layer)?;
+                        self.entries.insert(path, Unpacked::Hardlink(t));
+                    }
+                    tar::EntryType::Directory => {}
+                    // Devices, FIFOs, …: nothing a bundle needs.
+                    _ => {}
+                }
+            }
+        }
+        // Read to the end of the stream so trailing garbage cannot hide data
+        // and the counter covers the whole layer.
+        io::copy(&mut counting, &mut io::sink()).map_err(map_io)?;
+        self.decompressed += counting.count;
+        Ok(())
+    }
+
+    /// The content of `path`, following links inside `allowed` (a predicate on
+    /// root-relative paths) for at most 16 hops.
+    pub fn resolve(&self, path: &str, allowed: &dyn Fn(&str) -> bool) -> Result<&[u8], String> {
+        let mut current = path.to_string();
+        for _ in 0..16 {
+            match self.entries.get(&current) {
+                Some(Unpacked::File(data)) => return Ok(data),
+                Some(Unpacked::Hardlink(t)) => {
+                    if !allowed(t) {
+                        return Err(format!("{path} is a hard link to {t}, outside the bundle"));
+                    }
+                    current = t.clone();
+                }
+                Some(Unpacked::Symlink(t)) => {
+                    let joined = if t.starts_with('/') {
+                        t.clone()
+                    } else {
+                        let parent = current.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+                        format!("{parent}/{t}")
+                    };
+                    let resolved = lexical_resolve(&joined).ok_or_else(|| {
+                        format!("{path} is a symbolic link to {t}, outside the image root")
+                    })?;
+                    if !allowed(&resolved) {
+                        return Err(format!(
+                            "{path} is a symbolic link to {t}, outside the bundle"
+                        ));
+                    }
+                    current = resolved;
+                }
+                None => {
+                    return Err(format!(
+                        "{path} is a link to {current}, which the image does not have"
+                    ))
+                }
+            }
+        }
+        Err(format!("{path}: too many levels of links"))
+    }
+}
+
+/// Resolves `.` and `..` without touching the file system; `None` if the path
+/// climbs above the root.
+fn lexical_resolve(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// `sha256:` of a byte stream, for checks while streaming.
+#[derive(Default)]
+pub struct StreamDigest(Sha256);
+
+impl StreamDigest {
+    /// Feeds bytes.
+    pub fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+    /// The digest.
+    pub fn finish(self) -> String {
+        format!("sha256:{}", hex::encode(self.0.finalize()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keep_all(_: &str) -> bool {
+        true
+    }
+
+    #[test]
+    fn build_is_reproducible_and_sorted() {
+        let mut a = LayerBuilder::new();
+        a.file("metadata/annotations.yaml", b"x".to_vec(), 0o644);
+        a.file("manifests/b.yaml", b"b".to_vec(), 0o644);
+        let mut b = LayerBuilder::new();
+        b.file("manifests/b.yaml", b"b".to_vec(), 0o644);
+        b.file("metadata/annotations.yaml", b"x".to_vec(), 0o644);
+        let la = a.build(0).expect("build");
+        let lb = b.build(0).expect("build");
+        assert_eq!(la.digest, lb.digest);
+        assert_eq!(la.blob, lb.blob);
+        let mut fs = LayerFs::default();
+        fs.apply(&la.blob, "l", &UnpackLimits::default(), &keep_all)
+            .expect("apply");
+        let names: Vec<_> = fs.entries.keys().cloned().collect();
+        assert_eq!(names, vec!["manifests/b.yaml", "metadata/annotations.yaml"]);
+    }
+
+    fn tar_with(f: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        f(&mut b);
+        b.into_inner().expect("tar")
+    }
+
+    #[test]
+    fn rejects_dotdot_entries() {
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(1);
+            h.set_entry_type(tar::EntryType::Regular);
+            // set_path refuses `..`, so write the raw name field.
+            let name = b"manifests/../../etc/passwd";
+            h.as_old_mut().name[..name.len()].copy_from_slice(name);
+            h.set_cksum();
+            b.append(&h, &b"x"[..]).expect("append");
+        });
+        let mut fs = LayerFs::default();
+        let err = fs
+            .apply(&data, "l", &UnpackLimits::default(), &keep_all)
+            .expect_err("must fail");
+        assert!(err.to_string().contains(".."), "{err}");
+    }
+
+    #[test]
+    fn stops_gzip_bomb() {
+        // 64 MiB of zeros compresses to ~64 KiB.
+        let zeros = vec![0u8; 64 * 1024 * 1024];
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(zeros.len() as u64);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, "junk/zeros", zeros.as_slice())
+                .expect("append");
+        });
+        let blob = gzip(&data).expect("gzip");
+        assert!(blob.len() < 1024 * 1024);
+        let limits = UnpackLimits {
+            max_decompressed: 8 * 1024 * 1024,
+            ..UnpackLimits::default()
+        };
+        let mut fs = LayerFs::default();
+        let err = fs
+            .apply(&blob, "l", &limits, &|p| p.starts_with("manifests/"))
+            .expect_err("must stop");
+        assert!(matches!(err, OciError::TooLarge { .. }), "{err}");
+    }
+
+    #[test]
+    fn links_stay_inside() {
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(1);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, "manifests/real.yaml", &b"a"[..])
+                .expect("append");
+            for (name, target) in [
+                ("manifests/ok.yaml", "real.yaml"),
+                ("manifests/out.yaml", "../../etc/passwd"),
+                ("manifests/abs.yaml", "/etc/passwd"),
+            ] {
+                let mut h = tar::Header::new_gnu();
+                h.set_size(0);
+                h.set_entry_type(tar::EntryType::Symlink);
+                b.append_link(&mut h, name, target).expect("link");
+            }
+        });
+        let mut fs = LayerFs::default();
+        fs.apply(&data, "l", &UnpackLimits::default(), &keep_all)
+            .expect("apply");
+        let allowed = |p: &str| p.starts_with("manifests/");
+        assert_eq!(fs.resolve("manifests/ok.yaml", &allowed).expect("ok"), b"a");
+        assert!(fs.resolve("manifests/out.yaml", &allowed).is_err());
+        assert!(fs.resolve("manifests/abs.yaml", &allowed).is_err());
+    }
+
+    #[test]
+    fn whiteouts_delete() {
+        let l1 = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(1);
+            b.append_data(&mut h, "manifests/a.yaml", &b"a"[..])
+                .expect("append");
+        });
+        let l2 = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(0);
+            b.append_data(&mut h, "manifests/.wh.a.yaml", &b""[..])
+                .expect("append");
+        });
+        let mut fs = LayerFs::default();
+        fs.apply(&l1, "1", &UnpackLimits::default(), &keep_all)
+            .expect("1");
+        fs.apply(&l2, "2", &UnpackLimits::default(), &keep_all)
+            .expect("2");
+        assert!(fs.entries.is_empty());
+    }
+}

@@ -1,0 +1,117 @@
+//! Progress for long transfers: an indicatif bar when stderr is a terminal,
+//! plain lines on stderr otherwise, or nothing.
+
+use std::io::IsTerminal as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// A bar on a terminal, plain lines otherwise.
+    Auto,
+    /// A bar on a terminal, nothing otherwise (library default).
+    TerminalOnly,
+    /// Nothing.
+    Off,
+}
+
+/// One progress display (bytes or items).
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    lines: bool,
+    events: bool,
+    label: String,
+    total: u64,
+    done: AtomicU64,
+    last_line_decile: AtomicU64,
+    bytes: bool,
+}
+
+impl Progress {
+    /// A progress display for `total` units (`bytes` says if they are bytes).
+    pub fn new(mode: ProgressMode, label: &str, total: u64, bytes: bool) -> Progress {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (tty && mode != ProgressMode::Off).then(|| {
+            let bar = ProgressBar::new(total);
+            let template = if bytes {
+                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}"
+            } else {
+                "{msg} [{bar:30}] {pos}/{len} {per_sec}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message(label.to_string());
+            bar
+        });
+        Progress {
+            bar,
+            // Percent lines only for transfers long enough to need them.
+            lines: !tty && mode == ProgressMode::Auto && (!bytes || total >= 16 * 1024 * 1024),
+            events: !tty && mode == ProgressMode::Auto,
+            label: label.to_string(),
+            total,
+            done: AtomicU64::new(0),
+            last_line_decile: AtomicU64::new(0),
+            bytes,
+        }
+    }
+
+    /// Adds `n` units done.
+    pub fn inc(&self, n: u64) {
+        let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+        if let Some(bar) = &self.bar {
+            bar.inc(n);
+        } else if self.lines && self.total > 0 {
+            // A line at every 10 %, so logs show movement without flooding.
+            let decile = done * 10 / self.total;
+            let prev = self.last_line_decile.fetch_max(decile, Ordering::Relaxed);
+            if decile > prev {
+                if self.bytes {
+                    eprintln!(
+                        "{}: {} of {}",
+                        self.label,
+                        human_bytes(done),
+                        human_bytes(self.total)
+                    );
+                } else {
+                    eprintln!("{}: {done}/{}", self.label, self.total);
+                }
+            }
+        }
+    }
+
+    /// Prints a line above the bar (or plainly).
+    pub fn println(&self, line: &str) {
+        if let Some(bar) = &self.bar {
+            bar.println(line);
+        } else if self.events {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// `1.5 MiB`-style sizes.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}

@@ -1,0 +1,216 @@
+//! Pulling bundle images into [`Bundle`]s, many at a time.
+//!
+//! Nothing is written to disk: layers are unpacked in memory with the limits
+//! of [`UnpackLimits`], only `manifests/` and `metadata/` are kept, links are
+//! resolved inside those directories, and the bundle is built with
+//! [`Bundle::from_files`] and the image labels
+//! ([`Bundle::set_label_annotations`]), so problems in the content become
+//! findings exactly as for a bundle directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use futures::{Stream, StreamExt as _};
+
+use super::layer::{LayerFs, UnpackLimits};
+use super::progress::{Progress, ProgressMode};
+use super::registry::RegistryClient;
+use super::transfer::{fetch_blob, fetch_image};
+use super::{ImageRef, OciError};
+use crate::bundle::{Bundle, RawFile};
+use crate::diag::{Finding, Location};
+
+/// A pulled bundle image.
+#[derive(Debug)]
+pub struct PulledBundle {
+    /// The reference as given (what an index records as the bundle path).
+    pub reference: String,
+    /// Digest of the image manifest.
+    pub digest: String,
+    /// The image config's labels.
+    pub labels: BTreeMap<String, String>,
+    /// The bundle; its `dir` is the reference.
+    pub bundle: Bundle,
+}
+
+fn in_bundle(path: &str) -> bool {
+    path.starts_with("manifests/") || path.starts_with("metadata/")
+}
+
+/// Pulls one bundle image (registry reference or `oci:DIR:TAG`).
+pub async fn pull_bundle(
+    client: &RegistryClient,
+    reference: &str,
+    limits: &UnpackLimits,
+) -> Result<PulledBundle, OciError> {
+    let src: ImageRef = reference.parse()?;
+    let (manifest, config, digest) = fetch_image(client, &src).await?;
+    let labels: BTreeMap<String, String> = config
+        .pointer("/config/Labels")
+        .and_then(|l| l.as_object())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut blobs = Vec::with_capacity(manifest.layers.len());
+    let mut total = 0u64;
+    for layer in &manifest.layers {
+        total += layer.size;
+        if total > limits.max_blob {
+            return Err(OciError::TooLarge {
+                what: format!("{src}"),
+                limit: limits.max_blob,
+                detail: "compressed layers".into(),
+            });
+        }
+        blobs.push((
+            layer.digest.clone(),
+            fetch_blob(client, &src, layer, limits.max_blob, None).await?,
+        ));
+    }
+    let limits = *limits;
+    let reference = reference.to_string();
+    let src_name = src.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut fs = LayerFs::default();
+        for (layer_digest, blob) in &blobs {
+            fs.apply(
+                blob,
+                &format!("{src_name}@{layer_digest}"),
+                &limits,
+                &in_bundle,
+            )?;
+        }
+        let bundle = bundle_from_fs(&reference, &fs, &labels);
+        Ok(PulledBundle {
+            reference,
+            digest,
+            labels,
+            bundle,
+        })
+    })
+    .await
+    .map_err(|e| OciError::Other(format!("unpacking {src}: {e}")))?
+}
+
+fn bundle_from_fs(reference: &str, fs: &LayerFs, labels: &BTreeMap<String, String>) -> Bundle {
+    let root = PathBuf::from(reference);
+    let mut files = Vec::new();
+    let mut findings = Vec::new();
+    let mut warned_dirs = Vec::new();
+    for path in fs.entries.keys() {
+        let (dir, rest) = path.split_once('/').unwrap_or((path, ""));
+        if let Some((sub, _)) = rest.split_once('/') {
+            // opm reads only the top level of manifests/ and metadata/.
+            let subdir = format!("{dir}/{sub}");
+            if !warned_dirs.contains(&subdir) {
+                findings.push(
+                    Finding::warning(
+                        "manifest-subdirectory-ignored",
+                        format!("{subdir}/ is a directory; opm reads only files directly in {dir}/, so it is ignored"),
+                    )
+                    .at(Location::file(root.join(&subdir))),
+                );
+                warned_dirs.push(subdir);
+            }
+            continue;
+        }
+        let content = fs
+            .resolve(path, &in_bundle)
+            .map(<[u8]>::to_vec)
+            .map_err(|reason| {
+                Finding::error(
+                    "symlink-outside-bundle",
+                    format!("{reason}; it was not read"),
+                )
+                .at(Location::file(root.join(path)))
+                .hint("bundle images hold plain files: copy the file into the bundle")
+            });
+        files.push(RawFile {
+            rel_path: path.clone(),
+            content,
+        });
+    }
+    if !fs.entries.keys().any(|k| k.starts_with("manifests/")) {
+        findings.push(
+            Finding::error("bundle-no-manifests-dir", "the bundle image has no manifests/ directory")
+                .at(Location::file(&root))
+                .hint("a registry+v1 bundle image holds its objects in /manifests and its annotations in /metadata/annotations.yaml"),
+        );
+    }
+    let mut bundle = Bundle::from_files(Path::new(reference), files);
+    bundle.set_label_annotations(labels);
+    findings.append(&mut bundle.load_findings);
+    bundle.load_findings = findings;
+    bundle
+}
+
+/// Pulls `refs` with at most `concurrency` in flight, yielding results in
+/// the order of `refs`. At most about `concurrency` bundles are held at once,
+/// so a consumer that handles and drops each one keeps memory bounded.
+pub fn pull_bundle_stream(
+    client: RegistryClient,
+    refs: Vec<String>,
+    concurrency: usize,
+    mode: ProgressMode,
+) -> impl Stream<Item = Result<PulledBundle, OciError>> {
+    let limits = UnpackLimits::default();
+    let progress = std::sync::Arc::new(Progress::new(
+        mode,
+        "pulling bundles",
+        refs.len() as u64,
+        false,
+    ));
+    let done = progress.clone();
+    futures::stream::iter(refs)
+        .map(move |r| {
+            let client = client.clone();
+            let progress = progress.clone();
+            async move {
+                let result = pull_bundle(&client, &r, &limits).await;
+                progress.inc(1);
+                result
+            }
+        })
+        .buffered(concurrency.max(1))
+        .chain(
+            futures::stream::once(async move {
+                done.finish();
+                None
+            })
+            .filter_map(|x: Option<Result<PulledBundle, OciError>>| async move { x }),
+        )
+}
+
+/// Pulls `refs` (registry references or `oci:DIR:TAG`) with at most
+/// `concurrency` at once, with credentials from the environment and a
+/// progress bar on a terminal. Results are in the order of `refs`; each error
+/// names its image.
+pub async fn pull_bundles(
+    refs: &[String],
+    concurrency: usize,
+) -> Vec<Result<PulledBundle, OciError>> {
+    match RegistryClient::from_environment() {
+        Ok(client) => {
+            pull_bundles_with(&client, refs, concurrency, ProgressMode::TerminalOnly).await
+        }
+        Err(e) => refs
+            .iter()
+            .map(|_| Err(OciError::Other(e.to_string())))
+            .collect(),
+    }
+}
+
+/// [`pull_bundles`] with a given client and progress mode.
+pub async fn pull_bundles_with(
+    client: &RegistryClient,
+    refs: &[String],
+    concurrency: usize,
+    mode: ProgressMode,
+) -> Vec<Result<PulledBundle, OciError>> {
+    pull_bundle_stream(client.clone(), refs.to_vec(), concurrency, mode)
+        .collect()
+        .await
+}

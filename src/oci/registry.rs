@@ -1,0 +1,923 @@
+//! A registry client for the OCI distribution API, on reqwest.
+//!
+//! oci-client covers the happy path, but this crate needs what it does not
+//! offer: retries with backoff on 5xx, 429 and dropped connections for every
+//! request, streaming blob downloads that are size-capped and digest-checked
+//! as they arrive, upload progress, and precise errors (which registry, which
+//! repository, which credential source). So the transport is written here on
+//! reqwest; references are parsed with oci-client's `Reference`.
+//!
+//! Auth: anonymous first; on `401` the `WWW-Authenticate` challenge decides:
+//! `Basic` sends the stored credential, `Bearer` fetches a token from the
+//! realm (with the credential, if there is one) for the repository scopes the
+//! operation needs. Tokens are cached per host and scope.
+//!
+//! Plain HTTP is used only for loopback registries (after HTTPS fails to
+//! connect) or with `insecure`, which also accepts invalid certificates.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use futures::StreamExt as _;
+use reqwest::header::{
+    HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE,
+};
+use reqwest::{Method, StatusCode};
+
+use super::auth::{Credential, CredentialStore};
+use super::layer::StreamDigest;
+use super::media::{self, Descriptor};
+use super::progress::Progress;
+use super::OciError;
+
+/// Largest manifest or index accepted.
+pub const MAX_MANIFEST: u64 = 4 * 1024 * 1024;
+
+/// Blobs at least this big are uploaded as a stream with progress.
+const STREAM_THRESHOLD: usize = 4 * 1024 * 1024;
+
+/// Options of a [`RegistryClient`].
+#[derive(Debug)]
+pub struct ClientOptions {
+    /// Allow plain HTTP and invalid certificates for every registry.
+    pub insecure: bool,
+    /// Where credentials come from.
+    pub credentials: CredentialStore,
+    /// Attempts per request (1 = no retry).
+    pub max_attempts: u32,
+    /// First backoff; doubled on each retry, at most 5 s.
+    pub backoff: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            insecure: false,
+            credentials: CredentialStore::from_environment(),
+            max_attempts: 5,
+            backoff: Duration::from_millis(200),
+        }
+    }
+}
+
+/// A repository on a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    /// Host (and port) to connect to, e.g. `quay.io`, `127.0.0.1:5000`.
+    pub host: String,
+    /// Repository path, e.g. `operatorhubio/etcd`.
+    pub name: String,
+}
+
+impl std::fmt::Display for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.host, self.name)
+    }
+}
+
+#[derive(Default)]
+struct AuthState {
+    basic: Option<String>,
+    bearer: Option<Challenge>,
+    tokens: HashMap<String, String>,
+}
+
+struct HostState {
+    base: tokio::sync::OnceCell<String>,
+    auth: Mutex<AuthState>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    opts: ClientOptions,
+    hosts: Mutex<HashMap<String, Arc<HostState>>>,
+}
+
+/// A registry client; cheap to clone, safe to share between tasks.
+#[derive(Clone)]
+pub struct RegistryClient {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Challenge {
+    Basic,
+    Bearer {
+        realm: String,
+        service: Option<String>,
+        scope: Option<String>,
+    },
+}
+
+/// Parses a `WWW-Authenticate` header (one challenge).
+fn parse_challenge(header: &str) -> Option<Challenge> {
+    let header = header.trim();
+    let (scheme, rest) = header.split_once(' ').unwrap_or((header, ""));
+    if scheme.eq_ignore_ascii_case("basic") {
+        return Some(Challenge::Basic);
+    }
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let mut params = HashMap::new();
+    let mut s = rest.trim();
+    while !s.is_empty() {
+        let Some((key, after)) = s.split_once('=') else {
+            break;
+        };
+        let key = key
+            .trim()
+            .trim_start_matches(',')
+            .trim()
+            .to_ascii_lowercase();
+        let after = after.trim_start();
+        let (value, remaining) = if let Some(q) = after.strip_prefix('"') {
+            match q.find('"') {
+                Some(end) => (&q[..end], &q[end + 1..]),
+                None => (q, ""),
+            }
+        } else {
+            match after.find(',') {
+                Some(end) => (&after[..end], &after[end..]),
+                None => (after, ""),
+            }
+        };
+        params.insert(key, value.to_string());
+        s = remaining.trim_start().trim_start_matches(',').trim_start();
+    }
+    Some(Challenge::Bearer {
+        realm: params.remove("realm")?,
+        service: params.remove("service"),
+        scope: params.remove("scope"),
+    })
+}
+
+fn is_loopback(host: &str) -> bool {
+    let h = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+    };
+    h == "localhost"
+        || h.parse::<IpAddr>()
+            .map(|ip| ip.is_loopback())
+            .unwrap_or(false)
+}
+
+/// The body of a blob upload.
+#[derive(Clone)]
+pub struct BlobBody(pub Arc<Vec<u8>>);
+
+impl RegistryClient {
+    /// A client with `opts`.
+    pub fn new(opts: ClientOptions) -> Result<RegistryClient, OciError> {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("olm-catalog/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(60))
+            .tls_danger_accept_invalid_certs(opts.insecure)
+            .build()
+            .map_err(|e| OciError::Other(format!("cannot set up the HTTP client: {e}")))?;
+        Ok(RegistryClient {
+            inner: Arc::new(Inner {
+                http,
+                opts,
+                hosts: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// A client with default options (credentials from the environment).
+    pub fn from_environment() -> Result<RegistryClient, OciError> {
+        RegistryClient::new(ClientOptions::default())
+    }
+
+    fn host_state(&self, host: &str) -> Arc<HostState> {
+        let mut hosts = self.inner.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        hosts
+            .entry(host.to_string())
+            .or_insert_with(|| {
+                Arc::new(HostState {
+                    base: tokio::sync::OnceCell::new(),
+                    auth: Mutex::new(AuthState::default()),
+                })
+            })
+            .clone()
+    }
+
+    /// `https://host`, or `http://host` for a loopback or insecure registry
+    /// that does not speak TLS.
+    async fn base_url(&self, host: &str, state: &HostState) -> String {
+        let plain_ok = self.inner.opts.insecure || is_loopback(host);
+        state
+            .base
+            .get_or_init(|| async {
+                if !plain_ok {
+                    return format!("https://{host}");
+                }
+                let probe = self
+                    .inner
+                    .http
+                    .get(format!("https://{host}/v2/"))
+                    .timeout(Duration::from_secs(3))
+                    .send()
+                    .await;
+                match probe {
+                    Ok(_) => format!("https://{host}"),
+                    Err(_) => format!("http://{host}"),
+                }
+            })
+            .await
+            .clone()
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        let d = self
+            .inner
+            .opts
+            .backoff
+            .saturating_mul(1 << (attempt - 1).min(8));
+        d.min(Duration::from_secs(5))
+    }
+
+    /// Sends a request built by `make`, retrying 5xx, 429 and transport
+    /// errors. The last 5xx response is returned for the caller to report.
+    async fn send_retrying(
+        &self,
+        host: &str,
+        what: &str,
+        make: &(dyn Fn() -> reqwest::RequestBuilder + Send + Sync),
+    ) -> Result<reqwest::Response, OciError> {
+        let max = self.inner.opts.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            match make().send().await {
+                Ok(resp) => {
+                    let s = resp.status();
+                    if (s.is_server_error() || s == StatusCode::TOO_MANY_REQUESTS) && attempt < max
+                    {
+                        tokio::time::sleep(self.backoff(attempt)).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Ok(resp);
+                }
+                Err(e) => {
+                    if attempt < max {
+                        tokio::time::sleep(self.backoff(attempt)).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(OciError::Unreachable {
+                        registry: host.to_string(),
+                        reason: format!("{what}: {} (after {attempt} attempts)", error_chain(&e)),
+                    });
+                }
+            }
+        }
+    }
+
+    fn credential(&self, host: &str) -> Result<Option<Credential>, OciError> {
+        self.inner
+            .opts
+            .credentials
+            .lookup(host)
+            .map_err(|reason| OciError::Auth {
+                registry: host.to_string(),
+                reason,
+            })
+    }
+
+    async fn fetch_token(
+        &self,
+        host: &str,
+        realm: &str,
+        service: Option<&str>,
+        scopes: &[String],
+    ) -> Result<String, OciError> {
+        let cred = self.credential(host)?;
+        let mut query: Vec<(&str, &str)> = Vec::new();
+        if let Some(s) = service {
+            query.push(("service", s));
+        }
+        for s in scopes {
+            query.push(("scope", s));
+        }
+        let make = || {
+            let mut rb = self.inner.http.get(realm).query(&query);
+            if let Some(c) = &cred {
+                rb = rb.basic_auth(&c.username, Some(&c.password));
+            }
+            rb
+        };
+        let resp = self
+            .send_retrying(host, "fetching a bearer token", &make)
+            .await?;
+        let status = resp.status();
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Err(OciError::Auth {
+                registry: host.to_string(),
+                reason: match &cred {
+                    Some(c) => format!("the token server {realm} rejected the credentials of user `{}`", c.username),
+                    None => format!("the token server {realm} requires credentials and none were found for {host} ({})", CRED_SOURCES),
+                },
+            });
+        }
+        if !status.is_success() {
+            return Err(status_error(host, "fetching a bearer token", status, resp).await);
+        }
+        #[derive(serde::Deserialize)]
+        struct TokenResponse {
+            token: Option<String>,
+            access_token: Option<String>,
+        }
+        let body = resp.bytes().await.map_err(|e| OciError::Unreachable {
+            registry: host.to_string(),
+            reason: format!("reading the bearer token: {}", error_chain(&e)),
+        })?;
+        let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| OciError::Auth {
+            registry: host.to_string(),
+            reason: format!("the token server {realm} answered with no token JSON: {e}"),
+        })?;
+        parsed
+            .token
+            .or(parsed.access_token)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| OciError::Auth {
+                registry: host.to_string(),
+                reason: format!("the token server {realm} answered without a token"),
+            })
+    }
+
+    /// Sends an authenticated request to `host`. `scopes` are the token
+    /// scopes the operation needs; `make` gets the base URL.
+    async fn send(
+        &self,
+        host: &str,
+        scopes: &[String],
+        what: &str,
+        make: &(dyn Fn(&str) -> reqwest::RequestBuilder + Send + Sync),
+    ) -> Result<reqwest::Response, OciError> {
+        let state = self.host_state(host);
+        let base = self.base_url(host, &state).await;
+        let scope_key = scopes.join(" ");
+        let mut reauthenticated = false;
+        loop {
+            // With a known bearer challenge, get the scope's token up front.
+            let pending = {
+                let auth = state.auth.lock().unwrap_or_else(|p| p.into_inner());
+                match &auth.bearer {
+                    Some(Challenge::Bearer { realm, service, .. })
+                        if !auth.tokens.contains_key(&scope_key) =>
+                    {
+                        Some((realm.clone(), service.clone()))
+                    }
+                    _ => None,
+                }
+            };
+            if let Some((realm, service)) = pending {
+                let token = self
+                    .fetch_token(host, &realm, service.as_deref(), scopes)
+                    .await?;
+                let mut auth = state.auth.lock().unwrap_or_else(|p| p.into_inner());
+                auth.tokens.insert(scope_key.clone(), token);
+            }
+            let header = {
+                let auth = state.auth.lock().unwrap_or_else(|p| p.into_inner());
+                auth.tokens
+                    .get(&scope_key)
+                    .map(|t| format!("Bearer {t}"))
+                    .or_else(|| auth.basic.clone())
+            };
+            let make_authed = || {
+                let rb = make(&base);
+                match &header {
+                    Some(h) => rb.header(AUTHORIZATION, h),
+                    None => rb,
+                }
+            };
+            let resp = self.send_retrying(host, what, &make_authed).await?;
+            let status = resp.status();
+            if status == StatusCode::FORBIDDEN {
+                return Err(OciError::Auth {
+                    registry: host.to_string(),
+                    reason: format!("{what}: access denied (403){}", body_hint(resp).await),
+                });
+            }
+            if status != StatusCode::UNAUTHORIZED {
+                return Ok(resp);
+            }
+            let challenge = resp
+                .headers()
+                .get(WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_challenge);
+            let cred = self.credential(host)?;
+            if reauthenticated {
+                return Err(OciError::Auth {
+                    registry: host.to_string(),
+                    reason: match &cred {
+                        Some(c) => format!("{what}: the registry rejected the credentials of user `{}` (401)", c.username),
+                        None => format!("{what}: the registry requires credentials (401) and none were found for {host} ({CRED_SOURCES})"),
+                    },
+                });
+            }
+            reauthenticated = true;
+            match challenge {
+                Some(Challenge::Basic) => {
+                    let Some(c) = cred else {
+                        return Err(OciError::Auth {
+                            registry: host.to_string(),
+                            reason: format!("{what}: the registry requires credentials (401) and none were found for {host} ({CRED_SOURCES})"),
+                        });
+                    };
+                    let encoded = base64::engine::general_purpose::STANDARD
+                        .encode(format!("{}:{}", c.username, c.password));
+                    let mut auth = state.auth.lock().unwrap_or_else(|p| p.into_inner());
+                    auth.basic = Some(format!("Basic {encoded}"));
+                }
+                Some(Challenge::Bearer {
+                    realm,
+                    service,
+                    scope,
+                }) => {
+                    let mut wanted: Vec<String> = scopes.to_vec();
+                    if let Some(s) = scope {
+                        if !wanted.contains(&s) {
+                            wanted.push(s);
+                        }
+                    }
+                    let token = self
+                        .fetch_token(host, &realm, service.as_deref(), &wanted)
+                        .await?;
+                    let mut auth = state.auth.lock().unwrap_or_else(|p| p.into_inner());
+                    auth.tokens.insert(scope_key.clone(), token);
+                    auth.bearer = Some(Challenge::Bearer {
+                        realm,
+                        service,
+                        scope: None,
+                    });
+                }
+                None => {
+                    return Err(OciError::Auth {
+                        registry: host.to_string(),
+                        reason: format!("{what}: 401 with no usable WWW-Authenticate challenge"),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether the repository has the blob.
+    pub async fn blob_exists(&self, repo: &Repo, digest: &str) -> Result<bool, OciError> {
+        media::check_digest(digest).map_err(OciError::Other)?;
+        let scopes = [pull_scope(repo)];
+        let what = format!("checking blob {digest} in {repo}");
+        let url_path = format!("/v2/{}/blobs/{digest}", repo.name);
+        let resp = self
+            .send(&repo.host, &scopes, &what, &|base| {
+                self.inner.http.head(format!("{base}{url_path}"))
+            })
+            .await?;
+        match resp.status() {
+            s if s.is_success() => Ok(true),
+            StatusCode::NOT_FOUND => Ok(false),
+            s => Err(status_error(&repo.host, &what, s, resp).await),
+        }
+    }
+
+    /// Fetches a manifest or index by tag or digest: its bytes, media type
+    /// and digest. A digest reference is checked against the content.
+    pub async fn get_manifest(
+        &self,
+        repo: &Repo,
+        reference: &str,
+    ) -> Result<(Vec<u8>, String, String), OciError> {
+        let scopes = [pull_scope(repo)];
+        let what = format!("fetching manifest {repo}:{reference}");
+        let url_path = format!("/v2/{}/manifests/{reference}", repo.name);
+        let max = self.inner.opts.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let resp = self
+                .send(&repo.host, &scopes, &what, &|base| {
+                    self.inner
+                        .http
+                        .get(format!("{base}{url_path}"))
+                        .header(ACCEPT, media::ACCEPTED_MANIFESTS)
+                })
+                .await?;
+            let status = resp.status();
+            if status == StatusCode::NOT_FOUND {
+                return Err(OciError::NotFound {
+                    reference: format!("{repo}:{reference}"),
+                });
+            }
+            if !status.is_success() {
+                return Err(status_error(&repo.host, &what, status, resp).await);
+            }
+            let content_type = resp
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from);
+            match read_capped(resp, MAX_MANIFEST, None).await {
+                Ok(bytes) => {
+                    let digest = media::sha256_digest(&bytes);
+                    if reference.starts_with("sha256:") && digest != reference {
+                        return Err(OciError::DigestMismatch {
+                            what: format!("manifest {repo}@{reference}"),
+                            expected: reference.to_string(),
+                            actual: digest,
+                        });
+                    }
+                    let mt = media::manifest_media_type(&bytes, content_type.as_deref())
+                        .ok_or_else(|| OciError::Invalid {
+                            what: format!("manifest {repo}:{reference}"),
+                            reason: "not an image manifest or index".into(),
+                        })?;
+                    return Ok((bytes, mt, digest));
+                }
+                Err(ReadError::TooLarge) => {
+                    return Err(OciError::TooLarge {
+                        what: format!("manifest {repo}:{reference}"),
+                        limit: MAX_MANIFEST,
+                        detail: "manifest".into(),
+                    })
+                }
+                Err(ReadError::Transport(e)) if attempt < max => {
+                    let _ = e;
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(ReadError::Transport(e)) => {
+                    return Err(OciError::Unreachable {
+                        registry: repo.host.clone(),
+                        reason: format!("{what}: {e}"),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Fetches a blob, checking its size (at most `limit`) and digest while
+    /// it arrives.
+    pub async fn get_blob(
+        &self,
+        repo: &Repo,
+        desc: &Descriptor,
+        limit: u64,
+        progress: Option<&Progress>,
+    ) -> Result<Vec<u8>, OciError> {
+        media::check_digest(&desc.digest).map_err(OciError::Other)?;
+        let what = format!("blob {repo}@{}", desc.digest);
+        if desc.size > limit {
+            return Err(OciError::TooLarge {
+                what,
+                limit,
+                detail: format!("blob of {} bytes", desc.size),
+            });
+        }
+        let scopes = [pull_scope(repo)];
+        let url_path = format!("/v2/{}/blobs/{}", repo.name, desc.digest);
+        let max = self.inner.opts.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let resp = self
+                .send(&repo.host, &scopes, &format!("fetching {what}"), &|base| {
+                    self.inner.http.get(format!("{base}{url_path}"))
+                })
+                .await?;
+            let status = resp.status();
+            if status == StatusCode::NOT_FOUND {
+                return Err(OciError::NotFound { reference: what });
+            }
+            if !status.is_success() {
+                return Err(
+                    status_error(&repo.host, &format!("fetching {what}"), status, resp).await,
+                );
+            }
+            // Allow one byte past the declared size so an oversized body is
+            // seen as such, not as a digest mismatch of a prefix.
+            match read_capped(resp, desc.size + 1, progress).await {
+                Ok(bytes) => {
+                    let actual = media::sha256_digest(&bytes);
+                    if bytes.len() as u64 != desc.size || actual != desc.digest {
+                        return Err(OciError::DigestMismatch {
+                            what: format!(
+                                "{what} ({} bytes received, {} expected)",
+                                bytes.len(),
+                                desc.size
+                            ),
+                            expected: desc.digest.clone(),
+                            actual,
+                        });
+                    }
+                    return Ok(bytes);
+                }
+                Err(ReadError::TooLarge) => {
+                    return Err(OciError::DigestMismatch {
+                        what: format!(
+                            "{what} (more than the {} bytes its descriptor declares)",
+                            desc.size
+                        ),
+                        expected: desc.digest.clone(),
+                        actual: "(longer content)".into(),
+                    })
+                }
+                Err(ReadError::Transport(e)) if attempt < max => {
+                    let _ = e;
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(ReadError::Transport(e)) => {
+                    return Err(OciError::Unreachable {
+                        registry: repo.host.clone(),
+                        reason: format!("fetching {what}: {e}"),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Asks the registry to mount `digest` from repository `from` (same
+    /// registry) into `repo`. `false` when it would not (then upload).
+    pub async fn mount_blob(
+        &self,
+        repo: &Repo,
+        digest: &str,
+        from: &str,
+    ) -> Result<bool, OciError> {
+        media::check_digest(digest).map_err(OciError::Other)?;
+        let scopes = [push_scope(repo), format!("repository:{from}:pull")];
+        let what = format!("mounting blob {digest} from {from} into {repo}");
+        let uploads = format!("/v2/{}/blobs/uploads/", repo.name);
+        let query = [("mount", digest), ("from", from)];
+        let resp = self
+            .send(&repo.host, &scopes, &what, &|base| {
+                self.inner
+                    .http
+                    .post(format!("{base}{uploads}"))
+                    .query(&query)
+                    .header(CONTENT_LENGTH, "0")
+            })
+            .await?;
+        match resp.status() {
+            StatusCode::CREATED => Ok(true),
+            // 202: the registry opened an upload session instead; it expires
+            // unused, and the caller uploads through a fresh one.
+            StatusCode::ACCEPTED => Ok(false),
+            s => Err(status_error(&repo.host, &what, s, resp).await),
+        }
+    }
+
+    /// Uploads a blob unless the repository has it. Returns whether bytes
+    /// were uploaded.
+    pub async fn push_blob(
+        &self,
+        repo: &Repo,
+        desc: &Descriptor,
+        body: &BlobBody,
+        progress: Option<&Progress>,
+    ) -> Result<bool, OciError> {
+        if self.blob_exists(repo, &desc.digest).await? {
+            return Ok(false);
+        }
+        let scopes = [push_scope(repo)];
+        let what = format!("uploading blob {} to {repo}", desc.digest);
+        let uploads = format!("/v2/{}/blobs/uploads/", repo.name);
+        // An upload session can die with the connection; start over once.
+        for session in 0..2 {
+            let resp = self
+                .send(&repo.host, &scopes, &what, &|base| {
+                    self.inner
+                        .http
+                        .post(format!("{base}{uploads}"))
+                        .header(CONTENT_LENGTH, "0")
+                })
+                .await?;
+            let status = resp.status();
+            if status != StatusCode::ACCEPTED {
+                return Err(status_error(&repo.host, &what, status, resp).await);
+            }
+            let location = resp
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from)
+                .ok_or_else(|| {
+                    OciError::Other(format!("{what}: the registry gave no upload Location"))
+                })?;
+            let state = self.host_state(&repo.host);
+            let base = self.base_url(&repo.host, &state).await;
+            let mut url = if location.starts_with("http://") || location.starts_with("https://") {
+                location
+            } else {
+                format!("{base}{location}")
+            };
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str("digest=");
+            url.push_str(&desc.digest);
+            let data = body.0.clone();
+            let resp = self
+                .send(&repo.host, &scopes, &what, &|_| {
+                    let rb = self
+                        .inner
+                        .http
+                        .request(Method::PUT, &url)
+                        .header(CONTENT_TYPE, "application/octet-stream")
+                        .header(CONTENT_LENGTH, HeaderValue::from(data.len() as u64));
+                    if data.len() >= STREAM_THRESHOLD {
+                        // Streamed, so a retry does not copy the whole blob.
+                        rb.body(reqwest::Body::wrap_stream(chunked(data.clone())))
+                    } else {
+                        rb.body(data.as_ref().clone())
+                    }
+                })
+                .await;
+            let resp = match resp {
+                Ok(r) => r,
+                Err(e) if session == 0 && matches!(e, OciError::Unreachable { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            let status = resp.status();
+            if status.is_success() {
+                if let Some(p) = progress {
+                    p.inc(desc.size);
+                }
+                return Ok(true);
+            }
+            if session == 0
+                && (status == StatusCode::NOT_FOUND || status == StatusCode::BAD_REQUEST)
+            {
+                // The session is gone (BLOB_UPLOAD_UNKNOWN): open a new one.
+                continue;
+            }
+            return Err(status_error(&repo.host, &what, status, resp).await);
+        }
+        Err(OciError::Other(format!(
+            "{what}: the upload did not complete"
+        )))
+    }
+
+    /// Puts a manifest or index under `reference` (a tag or its digest).
+    pub async fn put_manifest(
+        &self,
+        repo: &Repo,
+        reference: &str,
+        media_type: &str,
+        bytes: &[u8],
+    ) -> Result<(), OciError> {
+        let scopes = [push_scope(repo)];
+        let what = format!("pushing manifest {repo}:{reference}");
+        let url_path = format!("/v2/{}/manifests/{reference}", repo.name);
+        let resp = self
+            .send(&repo.host, &scopes, &what, &|base| {
+                self.inner
+                    .http
+                    .put(format!("{base}{url_path}"))
+                    .header(CONTENT_TYPE, media_type)
+                    .body(bytes.to_vec())
+            })
+            .await?;
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(status_error(&repo.host, &what, status, resp).await);
+        }
+        let expected = media::sha256_digest(bytes);
+        if let Some(d) = resp
+            .headers()
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+        {
+            if d != expected {
+                return Err(OciError::DigestMismatch {
+                    what: format!("manifest stored at {repo}:{reference}"),
+                    expected,
+                    actual: d.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where credentials are looked for, for error messages.
+const CRED_SOURCES: &str = "looked at --username, REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json and ~/.docker/config.json";
+
+fn pull_scope(repo: &Repo) -> String {
+    format!("repository:{}:pull", repo.name)
+}
+
+fn push_scope(repo: &Repo) -> String {
+    format!("repository:{}:pull,push", repo.name)
+}
+
+fn chunked(
+    data: Arc<Vec<u8>>,
+) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + 'static {
+    const CHUNK: usize = 1024 * 1024;
+    let n = data.len().div_ceil(CHUNK);
+    futures::stream::iter(0..n).map(move |i| {
+        let end = ((i + 1) * CHUNK).min(data.len());
+        Ok(data[i * CHUNK..end].to_vec())
+    })
+}
+
+enum ReadError {
+    TooLarge,
+    Transport(String),
+}
+
+async fn read_capped(
+    resp: reqwest::Response,
+    limit: u64,
+    progress: Option<&Progress>,
+) -> Result<Vec<u8>, ReadError> {
+    let mut out = Vec::with_capacity(resp.content_length().unwrap_or(0).min(limit) as usize);
+    let mut digest = StreamDigest::default();
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| ReadError::Transport(error_chain(&e)))?;
+        if out.len() as u64 + chunk.len() as u64 > limit {
+            return Err(ReadError::TooLarge);
+        }
+        digest.update(&chunk);
+        if let Some(p) = progress {
+            p.inc(chunk.len() as u64);
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+async fn body_hint(resp: reqwest::Response) -> String {
+    match resp.text().await {
+        Ok(t) if !t.trim().is_empty() => {
+            let t: String = t.trim().chars().take(300).collect();
+            format!(": {t}")
+        }
+        _ => String::new(),
+    }
+}
+
+async fn status_error(
+    host: &str,
+    what: &str,
+    status: StatusCode,
+    resp: reqwest::Response,
+) -> OciError {
+    OciError::Status {
+        registry: host.to_string(),
+        operation: what.to_string(),
+        status: status.as_u16(),
+        body: body_hint(resp).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_challenges() {
+        assert_eq!(parse_challenge("Basic realm=\"r\""), Some(Challenge::Basic));
+        assert_eq!(
+            parse_challenge(
+                r#"Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push""#
+            ),
+            Some(Challenge::Bearer {
+                realm: "https://auth.example/token".into(),
+                service: Some("registry.example".into()),
+                scope: Some("repository:a/b:pull,push".into()),
+            })
+        );
+        assert_eq!(parse_challenge("Negotiate x"), None);
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("127.0.0.1:5000"));
+        assert!(is_loopback("localhost:5000"));
+        assert!(is_loopback("[::1]:5000"));
+        assert!(!is_loopback("quay.io"));
+        assert!(!is_loopback("10.0.0.1:5000"));
+    }
+}

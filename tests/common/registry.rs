@@ -1,0 +1,185 @@
+//! A real registry for tests: Debian's `docker-registry` (distribution 2.8)
+//! on a free loopback port, with its own storage and config in a temporary
+//! directory. Stopped (killed) on drop; `stop`/`start` keep port and storage,
+//! so a test can take it down in the middle of something and bring it back.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Path of the registry binary (`apt-get install docker-registry`).
+pub const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+
+/// A running registry.
+pub struct Registry {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
+    l.local_addr().expect("local addr").port()
+}
+
+impl Registry {
+    /// Starts a registry without auth.
+    pub fn start() -> Registry {
+        Registry::launch(None)
+    }
+
+    /// Starts a registry requiring HTTP basic auth (htpasswd, bcrypt) for
+    /// `user`/`password`.
+    pub fn start_with_auth(user: &str, password: &str) -> Registry {
+        let hash = bcrypt::hash(password, 4).expect("bcrypt");
+        Registry::launch(Some(format!("{user}:{hash}\n")))
+    }
+
+    fn launch(htpasswd: Option<String>) -> Registry {
+        assert!(
+            Path::new(REGISTRY_BIN).exists(),
+            "{REGISTRY_BIN} missing: apt-get install -y docker-registry"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let storage = dir.path().join("storage");
+        std::fs::create_dir_all(&storage).expect("storage dir");
+        let auth = match htpasswd {
+            Some(line) => {
+                let path = dir.path().join("htpasswd");
+                std::fs::write(&path, line).expect("htpasswd");
+                format!(
+                    "auth:\n  htpasswd:\n    realm: test-realm\n    path: {}\n",
+                    path.display()
+                )
+            }
+            None => String::new(),
+        };
+        let config = format!(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n{auth}",
+            storage.display()
+        );
+        std::fs::write(dir.path().join("config.yml"), config).expect("config");
+        let mut r = Registry {
+            child: None,
+            port,
+            dir,
+        };
+        r.start_process();
+        r
+    }
+
+    fn start_process(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("registry.log"))
+            .expect("log file");
+        let child = Command::new(REGISTRY_BIN)
+            .arg("serve")
+            .arg(self.dir.path().join("config.yml"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("start docker-registry");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if self.answers() {
+                return;
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
+                panic!("docker-registry exited with {status}: {}", self.log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "docker-registry did not answer: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Whether `GET /v2/` gets an HTTP answer (200 or 401).
+    fn answers(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        if s.write_all(b"GET /v2/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .is_err()
+        {
+            return false;
+        }
+        let mut buf = [0u8; 12];
+        s.read_exact(&mut buf).is_ok() && buf.starts_with(b"HTTP/1.1 ")
+    }
+
+    /// The registry's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The storage root (`docker/registry/v2/...` below it).
+    pub fn storage(&self) -> PathBuf {
+        self.dir.path().join("storage")
+    }
+
+    /// The data file of a blob in storage.
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").expect("sha256 digest");
+        self.storage()
+            .join("docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+
+    /// Kills the registry (storage stays).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts it again on the same port and storage.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.start_process();
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Runs skopeo with `args`; returns stdout, panics with stderr on failure.
+pub fn skopeo(args: &[&str]) -> String {
+    let out = Command::new("skopeo")
+        .args(args)
+        .output()
+        .expect("run skopeo (apt-get install -y skopeo)");
+    assert!(
+        out.status.success(),
+        "skopeo {:?} failed: {}",
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
