@@ -18,7 +18,11 @@ use super::{CmdResult, EXIT_FINDINGS};
 #[command(
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    long_about = "Sign an image with a cosign key pair, the way `cosign sign --key` does.\n\n\
+    after_help = "Examples:\n  olm-catalog sign generate-key-pair --output-prefix release\n  \
+COSIGN_PASSWORD=... olm-catalog sign 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.key -a team=olm\n  \
+olm-catalog sign oci:build/bundle:v1 --key cosign.key\n\n\
+Keyless: not supported (needs Fulcio and Rekor).",
+    after_long_help = "Sign an image with a cosign key pair, the way `cosign sign --key` does.\n\n\
 The reference is resolved to its manifest digest first (a tag can move; a digest cannot), and \
 the signature is a simple-signing payload naming that digest, signed with ECDSA P-256/SHA-256. \
 By default it is stored as cosign always has: a `sha256-<hex>.sig` tag in the same repository, \
@@ -29,8 +33,8 @@ layout `oci:DIR[:TAG]`. Credentials come from ~/.docker/config.json (`auths`; cr
 helpers are not run). The key password comes from COSIGN_PASSWORD, else a prompt.\n\n\
 Keyless signing (Fulcio certificates, Rekor transparency log) is not supported: those services \
 are not reachable from where olm-catalog is built and tested. No Rekor entry is written or checked \
-(like cosign's --tlog-upload=false and --insecure-ignore-tlog).",
-    after_help = "Examples:\n  olm-catalog sign generate-key-pair --output-prefix release\n  \
+(like cosign's --tlog-upload=false and --insecure-ignore-tlog).\n\n\
+Examples:\n  olm-catalog sign generate-key-pair --output-prefix release\n  \
 COSIGN_PASSWORD=... olm-catalog sign 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.key -a team=olm\n  \
 olm-catalog sign oci:build/bundle:v1 --key cosign.key\n\n\
 Keyless: not supported (needs Fulcio and Rekor)."
@@ -171,7 +175,10 @@ fn write_private(path: &std::path::Path, data: &[u8]) -> anyhow::Result<()> {
 /// `verify`: check cosign signatures of an image.
 #[derive(Args)]
 #[command(
-    long_about = "Verify an image's cosign signatures with a public key, like `cosign verify --key`.\n\n\
+    after_help = "Examples:\n  olm-catalog verify 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.pub\n  \
+olm-catalog verify oci:build/bundle:v1 --key cosign.pub -a team=olm\n\n\
+Keyless: not supported (needs Fulcio and Rekor); transparency-log entries are not checked.",
+    after_long_help = "Verify an image's cosign signatures with a public key, like `cosign verify --key`.\n\n\
 Every signature is checked: each layer of the `sha256-<hex>.sig` image (payload digest, ECDSA \
 signature, that the payload is a cosign image signature naming this image's digest, and the \
 required -a annotations) and every Sigstore bundle attached as an OCI 1.1 referrer (cosign v3). \
@@ -180,8 +187,8 @@ was refused goes to standard error. Exit code 0 if at least one signature verifi
 did, 2 on errors (unreadable key, unreachable registry).\n\n\
 Keyless signing (Fulcio certificates, Rekor transparency log) is not supported: those services \
 are not reachable from where olm-catalog is built and tested. No Rekor entry is written or checked \
-(like cosign's --tlog-upload=false and --insecure-ignore-tlog).",
-    after_help = "Examples:\n  olm-catalog verify 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.pub\n  \
+(like cosign's --tlog-upload=false and --insecure-ignore-tlog).\n\n\
+Examples:\n  olm-catalog verify 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.pub\n  \
 olm-catalog verify oci:build/bundle:v1 --key cosign.pub -a team=olm\n\n\
 Keyless: not supported (needs Fulcio and Rekor); transparency-log entries are not checked."
 )]

@@ -10,7 +10,9 @@ use super::layout::LayoutStore;
 use super::payload::SimpleSigning;
 use super::registry::RegistryStore;
 use super::sigimage::{SignatureImage, SignatureLayer};
-use super::{bundle, Signer, Verifier};
+use super::{bundle, KeyVerifier, Signer, Verifier};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 
 /// Where the image to sign or verify is.
 pub enum Target {
@@ -75,6 +77,22 @@ pub struct VerifyReport {
     pub rejected: Vec<Rejected>,
 }
 
+/// Whether `image` already has a layer with exactly `payload` whose
+/// signature verifies with `signer`'s public key.
+fn already_signed(image: &SignatureImage, payload: &[u8], signer: &dyn Signer) -> bool {
+    let Some(public) = signer.public_key() else {
+        return false;
+    };
+    let verifier = KeyVerifier::new(public.clone());
+    image.layers.iter().any(|l| {
+        l.payload == payload
+            && l.annotations
+                .get(super::SIGNATURE_ANNOTATION)
+                .and_then(|s| BASE64.decode(s.trim()).ok())
+                .is_some_and(|sig| verifier.verify(payload, &sig, &l.annotations).is_ok())
+    })
+}
+
 /// The outcome of [`Target::sign`].
 #[derive(Debug, Clone)]
 pub struct SignOutcome {
@@ -100,6 +118,15 @@ impl Target {
             parsed,
             allow_insecure,
         )?))
+    }
+
+    /// Where the `.sig` signature image of `digest` lives, for messages.
+    pub fn signature_location(&self, digest: &str) -> String {
+        let tag = super::signature_tag(digest);
+        match self {
+            Target::Registry(r) => format!("{}:{tag}", r.repository_name()),
+            Target::Layout(l) => format!("oci:{}:{tag}", l.dir().display()),
+        }
     }
 
     /// What the payload's `docker-reference` names.
@@ -141,8 +168,18 @@ impl Target {
                 let payload =
                     SimpleSigning::new(&self.repository_name(), &digest, &options.annotations)
                         .to_bytes();
-                let material = signer.sign(&payload).map_err(|e| anyhow!("signing: {e}"))?;
                 let mut image = self.load_signatures(&digest).await?;
+                if already_signed(&image, &payload, signer) {
+                    // As cosign's duplicate detector: this payload already
+                    // carries a valid signature by this key; another would
+                    // only grow the signature image.
+                    return Ok(SignOutcome {
+                        stored_at: self.signature_location(&digest),
+                        digest,
+                        signature_count: image.layers.len(),
+                    });
+                }
+                let material = signer.sign(&payload).map_err(|e| anyhow!("signing: {e}"))?;
                 image.append(SignatureLayer::new(payload, &material));
                 let stored_at = self.store_signatures(&digest, &image).await?;
                 Ok(SignOutcome {
