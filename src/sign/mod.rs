@@ -1,1 +1,178 @@
-//! cosign-compatible signing and verification.
+//! cosign-compatible signing and verification of bundle and index images.
+//!
+//! What is written is what `cosign sign --key` writes (SIGNATURE_SPEC.md of
+//! sigstore/cosign): for an image whose manifest digest is `sha256:H`, an OCI
+//! image manifest tagged `sha256-H.sig` in the same repository, one layer per
+//! signature, each layer a "simple signing" JSON payload
+//! (`application/vnd.dev.cosign.simplesigning.v1+json`) naming the image
+//! digest, with the base64 ECDSA P-256/SHA-256 DER signature in the layer
+//! annotation `dev.cosignproject.cosign/signature`. cosign v3's default, a
+//! Sigstore bundle (v0.3) attached as an OCI 1.1 referrer, is written and
+//! read too ([`bundle`]).
+//!
+//! Keys are cosign's ([`keys`]): an scrypt + NaCl-secretbox encrypted PKCS#8
+//! private key and a PEM public key, readable by cosign and sigstore-rs and
+//! made readable from them.
+//!
+//! Keyless signing (Fulcio certificates, Rekor transparency log) is not
+//! implemented: neither service is reachable from where this runs. The
+//! [`Signer`] and [`Verifier`] traits are the seams for it: a keyless signer
+//! returns its certificate chain and Rekor bundle as extra layer annotations
+//! in [`SignatureMaterial`], and a keyless verifier gets every layer
+//! annotation to check them.
+
+use std::collections::BTreeMap;
+
+use p256::ecdsa::signature::{Signer as _, Verifier as _};
+use p256::ecdsa::DerSignature;
+
+pub mod bundle;
+pub mod keys;
+pub mod layout;
+pub mod password;
+pub mod payload;
+pub mod registry;
+pub mod sigimage;
+pub mod target;
+
+pub use keys::{KeyError, PrivateKey, PublicKey};
+pub use payload::SimpleSigning;
+pub use sigimage::{SignatureImage, SignatureLayer};
+pub use target::{SignFormat, SignOptions, Target, VerifyOptions, VerifyReport};
+
+/// Media type of a simple-signing payload layer.
+pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+/// Layer annotation holding the base64 signature.
+pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+/// Layer annotation holding a keyless signer's PEM certificate.
+pub const CERTIFICATE_ANNOTATION: &str = "dev.sigstore.cosign/certificate";
+/// Layer annotation holding a keyless signer's PEM certificate chain.
+pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
+/// Layer annotation holding a Rekor bundle (signed entry timestamp).
+pub const REKOR_BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
+
+/// What a [`Signer`] produces for one payload.
+#[derive(Debug, Clone)]
+pub struct SignatureMaterial {
+    /// The raw signature bytes (DER for ECDSA).
+    pub signature: Vec<u8>,
+    /// Extra layer annotations (a keyless signer's certificate, chain and
+    /// Rekor bundle); empty for key-pair signing.
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Something that signs payloads: a key pair today, a keyless
+/// (Fulcio + Rekor) signer when those services are available.
+pub trait Signer {
+    /// Signs `payload` (the exact bytes stored in the signature layer).
+    fn sign(&self, payload: &[u8]) -> Result<SignatureMaterial, String>;
+    /// The public key, PEM, if the signer has a fixed one (for bundles' hints).
+    fn public_key(&self) -> Option<&PublicKey>;
+}
+
+/// Something that decides whether a signature over a payload is trusted.
+pub trait Verifier {
+    /// Checks `signature` over `payload`; `annotations` are the layer's, so a
+    /// keyless verifier can read its certificate and Rekor bundle there.
+    fn verify(
+        &self,
+        payload: &[u8],
+        signature: &[u8],
+        annotations: &BTreeMap<String, String>,
+    ) -> Result<(), String>;
+}
+
+/// Signs with an ECDSA P-256 private key (SHA-256, DER signature), as
+/// `cosign sign --key` does.
+pub struct KeySigner {
+    key: PrivateKey,
+    public: PublicKey,
+}
+
+impl KeySigner {
+    /// A signer for `key`.
+    pub fn new(key: PrivateKey) -> Self {
+        let public = key.public_key();
+        KeySigner { key, public }
+    }
+}
+
+impl Signer for KeySigner {
+    fn sign(&self, payload: &[u8]) -> Result<SignatureMaterial, String> {
+        let signature: DerSignature = self.key.signing_key().sign(payload);
+        Ok(SignatureMaterial {
+            signature: signature.as_bytes().to_vec(),
+            annotations: BTreeMap::new(),
+        })
+    }
+
+    fn public_key(&self) -> Option<&PublicKey> {
+        Some(&self.public)
+    }
+}
+
+/// Verifies with an ECDSA P-256 public key, as `cosign verify --key` does.
+pub struct KeyVerifier {
+    key: PublicKey,
+}
+
+impl KeyVerifier {
+    /// A verifier for `key`.
+    pub fn new(key: PublicKey) -> Self {
+        KeyVerifier { key }
+    }
+}
+
+impl Verifier for KeyVerifier {
+    fn verify(
+        &self,
+        payload: &[u8],
+        signature: &[u8],
+        _annotations: &BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        let sig = DerSignature::try_from(signature)
+            .map_err(|_| "signature is not a DER-encoded ECDSA P-256 signature".to_string())?;
+        self.key
+            .verifying_key()
+            .verify(payload, &sig)
+            .map_err(|_| "signature does not match the payload for this public key".to_string())
+    }
+}
+
+/// `sha256:<hex>` of `data`.
+pub fn sha256_digest(data: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(data)))
+}
+
+/// The cosign signature tag for a manifest digest: `sha256:H` → `sha256-H.sig`.
+pub fn signature_tag(digest: &str) -> String {
+    format!("{}.sig", digest.replace(':', "-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_signer_output_verifies_and_tampering_fails() {
+        let key = PrivateKey::generate().expect("generate");
+        let verifier = KeyVerifier::new(key.public_key());
+        let signer = KeySigner::new(key);
+        let m = signer.sign(b"payload").expect("sign");
+        verifier
+            .verify(b"payload", &m.signature, &BTreeMap::new())
+            .expect("verify");
+        assert!(verifier
+            .verify(b"payloaD", &m.signature, &BTreeMap::new())
+            .is_err());
+        assert!(verifier
+            .verify(b"payload", &m.signature[1..], &BTreeMap::new())
+            .is_err());
+    }
+
+    #[test]
+    fn signature_tag_is_cosigns() {
+        assert_eq!(signature_tag("sha256:ab12"), "sha256-ab12.sig");
+    }
+}

@@ -1,0 +1,395 @@
+//! cosign v3's signature format: a Sigstore bundle (v0.3) attached to the
+//! image as an OCI 1.1 referrer.
+//!
+//! The bundle holds a DSSE envelope whose payload is an in-toto Statement v1
+//! (`predicateType` `https://sigstore.dev/cosign/sign/v1`, one subject with
+//! the image's sha256 digest and the `-a` annotations); the signature is over
+//! the DSSE pre-authentication encoding (PAE) of that payload. Key-pair
+//! bundles carry only a public-key hint as verification material and no
+//! transparency-log entry (cosign's `--tlog-upload=false`): Rekor is not
+//! reachable here, so none is written, and tlog entries in bundles read are
+//! not checked (as with cosign's `--insecure-ignore-tlog`).
+//!
+//! The referrer is an image manifest (artifactType = the bundle media type,
+//! empty config, one bundle layer, `subject` = the signed image). Registries
+//! without the referrers API get the OCI 1.1 fallback as well: the referrer
+//! is added to the image index tagged `sha256-H`.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, Context, Result};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use super::registry::{RegistryStore, OCI_INDEX_MEDIA_TYPE};
+use super::sigimage::{Descriptor, ImageManifest, OCI_MANIFEST_MEDIA_TYPE};
+use super::target::{Rejected, Verified};
+use super::{sha256_digest, Signer, Verifier};
+
+/// Media type of a Sigstore bundle v0.3 (layer and artifactType).
+pub const BUNDLE_V03_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// DSSE payload type of an in-toto statement.
+pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+/// in-toto Statement v1 `_type`.
+pub const IN_TOTO_STATEMENT_V1: &str = "https://in-toto.io/Statement/v1";
+/// The predicate type cosign v3 uses for an image signature.
+pub const COSIGN_SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
+/// OCI empty descriptor media type (config of artifacts).
+pub const EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
+/// Layer annotation passed to a [`Verifier`] with the bundle's
+/// `verificationMaterial` as JSON (for a future keyless verifier).
+pub const VERIFICATION_MATERIAL_ANNOTATION: &str = "dev.sigstore.bundle/verificationMaterial";
+
+/// The DSSE pre-authentication encoding: what a DSSE signature signs.
+pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "DSSEv1 {} {} {} ",
+        payload_type.len(),
+        payload_type,
+        payload.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The in-toto statement cosign v3 signs for `digest` (`sha256:H`).
+pub fn statement(digest: &str, annotations: &BTreeMap<String, String>) -> Result<Vec<u8>> {
+    let hex = digest
+        .strip_prefix("sha256:")
+        .ok_or_else(|| anyhow!("digest {digest} is not sha256"))?;
+    Ok(serde_json::to_vec(&json!({
+        "_type": IN_TOTO_STATEMENT_V1,
+        "subject": [{"digest": {"sha256": hex}, "annotations": annotations}],
+        "predicateType": COSIGN_SIGN_PREDICATE,
+    }))?)
+}
+
+/// Builds the bundle JSON for `digest`, signed by `signer`.
+pub fn build(
+    digest: &str,
+    signer: &dyn Signer,
+    annotations: &BTreeMap<String, String>,
+) -> Result<Vec<u8>> {
+    let payload = statement(digest, annotations)?;
+    let material = signer
+        .sign(&pae(IN_TOTO_PAYLOAD_TYPE, &payload))
+        .map_err(|e| anyhow!("signing: {e}"))?;
+    let public = signer
+        .public_key()
+        .ok_or_else(|| anyhow!("bundle format needs a key-pair signer"))?;
+    // The hint identifies the key without carrying it: the verifier must
+    // already have the public key (as `cosign verify --key` does).
+    let hint = BASE64.encode(sha2_digest(&public.to_spki_der()?));
+    Ok(serde_json::to_vec(&json!({
+        "mediaType": BUNDLE_V03_MEDIA_TYPE,
+        "verificationMaterial": {"publicKey": {"hint": hint}},
+        "dsseEnvelope": {
+            "payload": BASE64.encode(&payload),
+            "payloadType": IN_TOTO_PAYLOAD_TYPE,
+            "signatures": [{"sig": BASE64.encode(&material.signature)}],
+        },
+    }))?)
+}
+
+fn sha2_digest(data: &[u8]) -> Vec<u8> {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(data).to_vec()
+}
+
+/// Checks one bundle as a signature of `digest`; returns the statement.
+pub fn check(
+    bundle: &[u8],
+    digest: &str,
+    verifier: &dyn Verifier,
+    required: &BTreeMap<String, String>,
+) -> Result<Value, String> {
+    let b: Value =
+        serde_json::from_slice(bundle).map_err(|e| format!("bundle is not JSON: {e}"))?;
+    let media_type = b["mediaType"].as_str().unwrap_or_default();
+    if !media_type.starts_with("application/vnd.dev.sigstore.bundle") {
+        return Err(format!("not a Sigstore bundle (mediaType {media_type:?})"));
+    }
+    let env = b
+        .get("dsseEnvelope")
+        .ok_or("bundle has no dsseEnvelope (message-signature bundles are not image signatures)")?;
+    let payload_type = env["payloadType"].as_str().unwrap_or_default();
+    if payload_type != IN_TOTO_PAYLOAD_TYPE {
+        return Err(format!(
+            "DSSE payloadType is {payload_type:?}, not {IN_TOTO_PAYLOAD_TYPE}"
+        ));
+    }
+    let payload = BASE64
+        .decode(env["payload"].as_str().unwrap_or_default())
+        .map_err(|e| format!("DSSE payload is not base64: {e}"))?;
+    let sigs = env["signatures"].as_array().cloned().unwrap_or_default();
+    if sigs.len() != 1 {
+        return Err(format!(
+            "DSSE envelope has {} signatures, expected 1",
+            sigs.len()
+        ));
+    }
+    let sig = BASE64
+        .decode(sigs[0]["sig"].as_str().unwrap_or_default())
+        .map_err(|e| format!("DSSE signature is not base64: {e}"))?;
+    let mut context = BTreeMap::new();
+    context.insert(
+        VERIFICATION_MATERIAL_ANNOTATION.to_string(),
+        b["verificationMaterial"].to_string(),
+    );
+    verifier.verify(&pae(payload_type, &payload), &sig, &context)?;
+    let st: Value =
+        serde_json::from_slice(&payload).map_err(|e| format!("statement is not JSON: {e}"))?;
+    if st["_type"] != IN_TOTO_STATEMENT_V1 {
+        return Err(format!(
+            "statement _type is {}, not {IN_TOTO_STATEMENT_V1}",
+            st["_type"]
+        ));
+    }
+    if st["predicateType"] != COSIGN_SIGN_PREDICATE {
+        return Err(format!(
+            "statement predicateType is {}, not {COSIGN_SIGN_PREDICATE}",
+            st["predicateType"]
+        ));
+    }
+    let subject = &st["subject"][0];
+    let signed = subject["digest"]["sha256"].as_str().unwrap_or_default();
+    if format!("sha256:{signed}") != digest {
+        return Err(format!(
+            "statement signs sha256:{signed}, not this image ({digest})"
+        ));
+    }
+    let unmet: Vec<String> = required
+        .iter()
+        .filter(|(k, v)| subject["annotations"][k.as_str()].as_str() != Some(v.as_str()))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !unmet.is_empty() {
+        return Err(format!(
+            "required annotations not in statement: {}",
+            unmet.join(", ")
+        ));
+    }
+    Ok(st)
+}
+
+/// Signs `digest` in bundle format and attaches it as a referrer; returns
+/// the referrer's reference.
+pub async fn attach(
+    store: &RegistryStore,
+    digest: &str,
+    signer: &dyn Signer,
+    _repository: &str,
+    annotations: &BTreeMap<String, String>,
+) -> Result<String> {
+    let bundle = build(digest, signer, annotations)?;
+    let subject_bytes = store
+        .pull_manifest(
+            &oci_client::Reference::with_digest(
+                store.reference().registry().to_string(),
+                store.reference().repository().to_string(),
+                digest.to_string(),
+            ),
+            &[
+                OCI_MANIFEST_MEDIA_TYPE,
+                super::sigimage::DOCKER_MANIFEST_MEDIA_TYPE,
+                OCI_INDEX_MEDIA_TYPE,
+                super::registry::DOCKER_LIST_MEDIA_TYPE,
+            ],
+        )
+        .await?
+        .ok_or_else(|| anyhow!("{digest} vanished from the registry"))?;
+    let subject_type = serde_json::from_slice::<Value>(&subject_bytes)
+        .ok()
+        .and_then(|v| v["mediaType"].as_str().map(str::to_string))
+        .unwrap_or_else(|| OCI_MANIFEST_MEDIA_TYPE.to_string());
+
+    let empty = b"{}";
+    store.push_blob(empty).await?;
+    store.push_blob(&bundle).await?;
+    let manifest_annotations: BTreeMap<String, String> = [
+        (
+            "dev.sigstore.bundle.content".to_string(),
+            "dsse-envelope".to_string(),
+        ),
+        (
+            "dev.sigstore.bundle.predicateType".to_string(),
+            COSIGN_SIGN_PREDICATE.to_string(),
+        ),
+    ]
+    .into();
+    let manifest = ImageManifest {
+        schema_version: 2,
+        media_type: Some(OCI_MANIFEST_MEDIA_TYPE.to_string()),
+        artifact_type: Some(BUNDLE_V03_MEDIA_TYPE.to_string()),
+        config: Descriptor {
+            media_type: EMPTY_MEDIA_TYPE.to_string(),
+            size: empty.len() as u64,
+            digest: sha256_digest(empty),
+            annotations: None,
+        },
+        layers: vec![Descriptor {
+            media_type: BUNDLE_V03_MEDIA_TYPE.to_string(),
+            size: bundle.len() as u64,
+            digest: sha256_digest(&bundle),
+            annotations: None,
+        }],
+        subject: Some(Descriptor {
+            media_type: subject_type,
+            size: subject_bytes.len() as u64,
+            digest: digest.to_string(),
+            annotations: None,
+        }),
+        annotations: Some(manifest_annotations.clone()),
+    };
+    let bytes = manifest.to_bytes();
+    let manifest_digest = store
+        .push_manifest(None, &bytes, OCI_MANIFEST_MEDIA_TYPE)
+        .await?;
+    update_fallback_index(
+        store,
+        digest,
+        &manifest_digest,
+        bytes.len(),
+        &manifest_annotations,
+    )
+    .await?;
+    Ok(format!("{}@{manifest_digest}", store.repository_name()))
+}
+
+/// Adds the referrer to the `sha256-H` index (OCI 1.1 referrers tag schema).
+/// Registries with the referrers API list it from the `subject` alone; this
+/// is what the others need, and harmless for the rest.
+async fn update_fallback_index(
+    store: &RegistryStore,
+    subject: &str,
+    manifest_digest: &str,
+    size: usize,
+    annotations: &BTreeMap<String, String>,
+) -> Result<()> {
+    let tag = subject.replace(':', "-");
+    let tag_ref = oci_client::Reference::with_tag(
+        store.reference().registry().to_string(),
+        store.reference().repository().to_string(),
+        tag.clone(),
+    );
+    let mut index = match store
+        .pull_manifest(&tag_ref, &[OCI_INDEX_MEDIA_TYPE])
+        .await?
+    {
+        Some(bytes) => serde_json::from_slice::<Value>(&bytes)
+            .with_context(|| format!("{tag_ref}: referrers index is not JSON"))?,
+        None => json!({"schemaVersion": 2, "mediaType": OCI_INDEX_MEDIA_TYPE, "manifests": []}),
+    };
+    let entry = json!({
+        "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+        "digest": manifest_digest,
+        "size": size,
+        "artifactType": BUNDLE_V03_MEDIA_TYPE,
+        "annotations": annotations,
+    });
+    let list = index["manifests"]
+        .as_array_mut()
+        .ok_or_else(|| anyhow!("{tag_ref}: referrers index has no manifests array"))?;
+    if !list.iter().any(|m| m["digest"] == manifest_digest) {
+        list.push(entry);
+    }
+    store
+        .push_manifest(
+            Some(&tag),
+            &serde_json::to_vec(&index)?,
+            OCI_INDEX_MEDIA_TYPE,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Checks every Sigstore bundle attached to `digest` as a referrer.
+pub async fn verify_referrers(
+    store: &RegistryStore,
+    digest: &str,
+    verifier: &dyn Verifier,
+    required: &BTreeMap<String, String>,
+) -> Result<Vec<std::result::Result<Verified, Rejected>>> {
+    let index = store.referrers(digest).await?;
+    let mut out = Vec::new();
+    for entry in index["manifests"].as_array().cloned().unwrap_or_default() {
+        let Some(mdigest) = entry["digest"].as_str() else {
+            continue;
+        };
+        let source = format!("referrer {mdigest}");
+        let mref = oci_client::Reference::with_digest(
+            store.reference().registry().to_string(),
+            store.reference().repository().to_string(),
+            mdigest.to_string(),
+        );
+        let Some(bytes) = store
+            .pull_manifest(&mref, &[OCI_MANIFEST_MEDIA_TYPE])
+            .await?
+        else {
+            out.push(Err(Rejected {
+                source,
+                reason: "referrer manifest listed but missing".into(),
+            }));
+            continue;
+        };
+        let manifest = match ImageManifest::parse(&bytes, mdigest) {
+            Ok(m) => m,
+            Err(reason) => {
+                out.push(Err(Rejected { source, reason }));
+                continue;
+            }
+        };
+        for layer in manifest.layers.iter().filter(|l| {
+            l.media_type
+                .starts_with("application/vnd.dev.sigstore.bundle")
+        }) {
+            let source = format!("{source} bundle {}", layer.digest);
+            let result = match store.pull_blob(&layer.digest).await {
+                Ok(data) => check(&data, digest, verifier, required),
+                Err(e) => Err(format!("{e:#}")),
+            };
+            out.push(match result {
+                Ok(payload) => Ok(Verified { source, payload }),
+                Err(reason) => Err(Rejected { source, reason }),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sign::{KeySigner, KeyVerifier, PrivateKey};
+
+    #[test]
+    fn pae_matches_the_dsse_spec_example() {
+        // From the DSSE protocol document.
+        assert_eq!(
+            pae("http://example.com/HelloWorld", b"hello world"),
+            b"DSSEv1 29 http://example.com/HelloWorld 11 hello world".to_vec()
+        );
+    }
+
+    #[test]
+    fn bundle_round_trips_and_refuses_tampering() {
+        let key = PrivateKey::generate().expect("key");
+        let v = KeyVerifier::new(key.public_key());
+        let a: BTreeMap<String, String> = [("team".to_string(), "olm".to_string())].into();
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let b = build(&digest, &KeySigner::new(key), &a).expect("build");
+        let st = check(&b, &digest, &v, &a).expect("verifies");
+        assert_eq!(st["predicateType"], COSIGN_SIGN_PREDICATE);
+        let other = format!("sha256:{}", "cd".repeat(32));
+        assert!(check(&b, &other, &v, &a)
+            .expect_err("digest")
+            .contains("not this image"));
+        let mut doc: Value = serde_json::from_slice(&b).expect("json");
+        let forged = statement(&other, &a).expect("statement");
+        doc["dsseEnvelope"]["payload"] = Value::String(BASE64.encode(forged));
+        let forged = serde_json::to_vec(&doc).expect("json");
+        assert!(check(&forged, &other, &v, &a).is_err());
+    }
+}
