@@ -1,17 +1,67 @@
 //! `serve` command.
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use anyhow::Context;
 use clap::Args;
 
 use super::CmdResult;
+use olm_catalog::serve::{serve, CatalogSource, ServeOptions};
 
 /// `serve`.
 #[derive(Args)]
+#[command(after_help = "Examples:\n  \
+olm-catalog serve index.db\n  \
+olm-catalog serve catalog/ --address 0.0.0.0 --port 50051\n  \
+olm-catalog serve /database/index.db --watch\n\n\
+Check it with grpcurl (reflection is on, no proto file needed):\n  \
+grpcurl -plaintext localhost:50051 list\n  \
+grpcurl -plaintext -d '{\"name\":\"etcd\"}' localhost:50051 api.Registry/GetPackage")]
 pub struct ServeArgs {
-    /// Catalog: index.db, FBC directory or image reference
+    /// Catalog: a SQLite index (index.db) or a file-based catalog directory
     pub catalog: String,
+    /// Address to listen on (the index image passes 0.0.0.0)
+    #[arg(long, default_value = "127.0.0.1")]
+    pub address: IpAddr,
+    /// Port to listen on (OLM probes 50051)
+    #[arg(long, short = 'p', default_value_t = 50051)]
+    pub port: u16,
+    /// Reload the catalog, without a restart, when it changes on disk
+    #[arg(long)]
+    pub watch: bool,
+    /// How often --watch looks at the catalog, in milliseconds
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub watch_interval: u64,
+    /// Longest time a call may take, in seconds (a client's deadline may be shorter)
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Largest response message, in MiB
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    pub max_message_size: usize,
 }
 
 impl ServeArgs {
+    /// Loads the catalog and serves it until SIGTERM or SIGINT.
     pub fn run(self) -> CmdResult {
-        anyhow::bail!("serve: not built yet")
+        let source = CatalogSource::detect(&self.catalog)?;
+        let opts = ServeOptions {
+            addr: SocketAddr::new(self.address, self.port),
+            watch: self
+                .watch
+                .then(|| Duration::from_millis(self.watch_interval.max(50))),
+            request_timeout: Duration::from_secs(self.timeout.max(1)),
+            // Requests are a few names; nothing legitimate is bigger.
+            max_request_bytes: 64 * 1024,
+            max_response_bytes: self.max_message_size.max(1) * 1024 * 1024,
+            drain_timeout: Duration::from_secs(10),
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(16)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        runtime.block_on(serve(source, opts))?;
+        Ok(0)
     }
 }

@@ -1,0 +1,235 @@
+//! The in-memory catalog both backends answer from, and the query interface
+//! the gRPC service calls.
+//!
+//! Strings are `Arc<str>`: a bundle that sits in several channels shares one
+//! [`BundleData`], and names repeat across packages, channels and entries.
+
+use std::sync::Arc;
+
+use crate::proto;
+
+/// Shared immutable string.
+pub type Str = Arc<str>;
+
+/// Makes a shared string.
+pub fn s(v: &str) -> Str {
+    Arc::from(v)
+}
+
+/// A group/version/kind, with the plural where the index knows it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Gvk {
+    /// API group.
+    pub group: Str,
+    /// API version.
+    pub version: Str,
+    /// Kind.
+    pub kind: Str,
+    /// Plural resource name (SQLite `api` table only; empty otherwise).
+    pub plural: Str,
+}
+
+impl Gvk {
+    fn to_proto(&self) -> proto::GroupVersionKind {
+        proto::GroupVersionKind {
+            group: self.group.to_string(),
+            version: self.version.to_string(),
+            kind: self.kind.to_string(),
+            plural: self.plural.to_string(),
+        }
+    }
+
+    /// True when group, version and kind equal the request's.
+    pub fn is(&self, group: &str, version: &str, kind: &str) -> bool {
+        &*self.group == group && &*self.version == version && &*self.kind == kind
+    }
+}
+
+/// Where a bundle's `csvJson` and `object` come from.
+#[derive(Clone, Debug)]
+pub enum Manifests {
+    /// Nothing to send.
+    None,
+    /// Kept in memory.
+    Inline {
+        /// The CSV as JSON.
+        csv_json: Str,
+        /// Every manifest as JSON.
+        objects: Arc<[Str]>,
+    },
+    /// Read from the index's `operatorbundle.bundle` column when asked: those
+    /// columns are most of an index's size, and only GetBundle-style calls need them.
+    Sqlite {
+        /// `operatorbundle.name`.
+        name: Str,
+    },
+}
+
+/// What a bundle is, independent of the channel it is reached through.
+#[derive(Clone, Debug)]
+pub struct BundleData {
+    /// CSV name.
+    pub name: Str,
+    /// Bundle image reference (`bundlePath`).
+    pub bundle_path: Str,
+    /// Version.
+    pub version: Str,
+    /// Provided APIs.
+    pub provided: Vec<Gvk>,
+    /// Required APIs.
+    pub required: Vec<Gvk>,
+    /// Dependencies: (type, value).
+    pub dependencies: Vec<(Str, Str)>,
+    /// Properties: (type, value).
+    pub properties: Vec<(Str, Str)>,
+    /// CSV and manifests.
+    pub manifests: Manifests,
+    /// Deprecation message of the bundle, if any.
+    pub deprecation: Option<Str>,
+}
+
+/// A bundle message before the manifests are filled in.
+pub struct BundleView<'a> {
+    /// The bundle.
+    pub data: &'a BundleData,
+    /// Package name to report.
+    pub package: &'a str,
+    /// Channel name to report.
+    pub channel: &'a str,
+    /// Skip range to report.
+    pub skip_range: &'a str,
+    /// Replaces to report ("" when the RPC leaves it out).
+    pub replaces: &'a str,
+    /// Skips to report.
+    pub skips: &'a [Str],
+    /// Whether provided/required APIs are reported.
+    pub with_apis: bool,
+}
+
+impl BundleView<'_> {
+    /// Builds the message; `manifests` gives csvJson and objects (or none).
+    pub fn to_proto(&self, manifests: Option<(Str, Arc<[Str]>)>) -> proto::Bundle {
+        let d = self.data;
+        let (csv_json, object) = match manifests {
+            Some((c, o)) => (c.to_string(), o.iter().map(|x| x.to_string()).collect()),
+            None => (String::new(), Vec::new()),
+        };
+        proto::Bundle {
+            csv_name: d.name.to_string(),
+            package_name: self.package.to_string(),
+            channel_name: self.channel.to_string(),
+            csv_json,
+            object,
+            bundle_path: d.bundle_path.to_string(),
+            provided_apis: if self.with_apis {
+                d.provided.iter().map(Gvk::to_proto).collect()
+            } else {
+                Vec::new()
+            },
+            required_apis: if self.with_apis {
+                d.required.iter().map(Gvk::to_proto).collect()
+            } else {
+                Vec::new()
+            },
+            version: d.version.to_string(),
+            skip_range: self.skip_range.to_string(),
+            dependencies: d
+                .dependencies
+                .iter()
+                .map(|(t, v)| proto::Dependency {
+                    r#type: t.to_string(),
+                    value: v.to_string(),
+                })
+                .collect(),
+            properties: d
+                .properties
+                .iter()
+                .map(|(t, v)| proto::Property {
+                    r#type: t.to_string(),
+                    value: v.to_string(),
+                })
+                .collect(),
+            replaces: self.replaces.to_string(),
+            skips: self.skips.iter().map(|x| x.to_string()).collect(),
+            deprecation: d.deprecation.as_ref().map(|m| proto::Deprecation {
+                message: m.to_string(),
+            }),
+        }
+    }
+}
+
+/// An error answered to the client: opm returns plain Go errors, which
+/// grpc-go sends as code Unknown with the error text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryError(pub String);
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Result of a query.
+pub type QueryResult<T> = Result<T, QueryError>;
+
+/// Shorthand for an error answer.
+pub fn err<T>(msg: String) -> QueryResult<T> {
+    Err(QueryError(msg))
+}
+
+/// A channel entry as the API reports it.
+pub fn entry(pkg: &str, ch: &str, bundle: &str, replaces: &str) -> proto::ChannelEntry {
+    proto::ChannelEntry {
+        package_name: pkg.to_string(),
+        channel_name: ch.to_string(),
+        bundle_name: bundle.to_string(),
+        replaces: replaces.to_string(),
+    }
+}
+
+/// The queries of operator-registry's `registry.GRPCQuery`, answered the way
+/// the backend's opm counterpart answers them.
+pub trait Registry: Send + Sync {
+    /// Package names.
+    fn list_packages(&self) -> Vec<String>;
+    /// One package with its channels and heads.
+    fn get_package(&self, name: &str) -> QueryResult<proto::Package>;
+    /// One bundle in a channel.
+    fn get_bundle(&self, pkg: &str, channel: &str, csv: &str) -> QueryResult<proto::Bundle>;
+    /// The channel head.
+    fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle>;
+    /// Entries that replace (or skip) `csv`.
+    fn get_channel_entries_that_replace(&self, csv: &str) -> QueryResult<Vec<proto::ChannelEntry>>;
+    /// The bundle that replaces `csv` in a channel.
+    fn get_bundle_that_replaces(
+        &self,
+        csv: &str,
+        pkg: &str,
+        channel: &str,
+    ) -> QueryResult<proto::Bundle>;
+    /// Entries of bundles that provide an API.
+    fn get_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<Vec<proto::ChannelEntry>>;
+    /// Entries of the newest bundles per channel that provide an API.
+    fn get_latest_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<Vec<proto::ChannelEntry>>;
+    /// The newest bundle of a default channel that provides an API.
+    fn get_default_bundle_that_provides(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<proto::Bundle>;
+    /// Every (bundle, channel) pair, without manifests.
+    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>>;
+    /// One line saying what was loaded.
+    fn summary(&self) -> String;
+}

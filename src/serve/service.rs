@@ -1,0 +1,183 @@
+//! The tonic service: `api.Registry` over whatever [`Registry`] is current.
+
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+
+use futures::Stream;
+use tonic::{Request, Response, Status};
+
+use super::model::{QueryError, QueryResult, Registry};
+use crate::proto;
+use crate::proto::registry_server;
+
+/// The catalog being served; `--watch` swaps it when the file changes.
+#[derive(Clone)]
+pub struct Current(Arc<RwLock<Arc<dyn Registry>>>);
+
+impl Current {
+    /// Starts with `r`.
+    pub fn new(r: Arc<dyn Registry>) -> Current {
+        Current(Arc::new(RwLock::new(r)))
+    }
+
+    /// The catalog now; calls in flight keep the one they started with.
+    pub fn get(&self) -> Arc<dyn Registry> {
+        match self.0.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the catalog.
+    pub fn set(&self, r: Arc<dyn Registry>) {
+        match self.0.write() {
+            Ok(mut g) => *g = r,
+            Err(poisoned) => *poisoned.into_inner() = r,
+        }
+    }
+}
+
+/// `api.Registry` implementation.
+pub struct RegistryService {
+    current: Current,
+}
+
+impl RegistryService {
+    /// Serves `current`.
+    pub fn new(current: Current) -> RegistryService {
+        RegistryService { current }
+    }
+}
+
+/// opm's handlers return Go errors, which grpc-go sends as code Unknown.
+fn status(e: QueryError) -> Status {
+    Status::unknown(e.0)
+}
+
+type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+fn stream<T: Send + 'static>(items: QueryResult<Vec<T>>) -> Result<Response<Stream_<T>>, Status> {
+    let items = items.map_err(status)?;
+    Ok(Response::new(Box::pin(futures::stream::iter(
+        items.into_iter().map(Ok),
+    ))))
+}
+
+/// Runs a query off the async threads: SQLite reads block.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> QueryResult<T> + Send + 'static,
+) -> Result<T, Status> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(status),
+        Err(e) => Err(Status::internal(format!("query task failed: {e}"))),
+    }
+}
+
+#[tonic::async_trait]
+impl registry_server::Registry for RegistryService {
+    type ListPackagesStream = Stream_<proto::PackageName>;
+    type GetChannelEntriesThatReplaceStream = Stream_<proto::ChannelEntry>;
+    type GetChannelEntriesThatProvideStream = Stream_<proto::ChannelEntry>;
+    type GetLatestChannelEntriesThatProvideStream = Stream_<proto::ChannelEntry>;
+    type ListBundlesStream = Stream_<proto::Bundle>;
+
+    async fn list_packages(
+        &self,
+        _req: Request<proto::ListPackageRequest>,
+    ) -> Result<Response<Self::ListPackagesStream>, Status> {
+        let names = self.current.get().list_packages();
+        stream(Ok(names
+            .into_iter()
+            .map(|name| proto::PackageName { name })
+            .collect()))
+    }
+
+    async fn get_package(
+        &self,
+        req: Request<proto::GetPackageRequest>,
+    ) -> Result<Response<proto::Package>, Status> {
+        let r = self.current.get();
+        r.get_package(&req.get_ref().name)
+            .map(Response::new)
+            .map_err(status)
+    }
+
+    async fn get_bundle(
+        &self,
+        req: Request<proto::GetBundleRequest>,
+    ) -> Result<Response<proto::Bundle>, Status> {
+        let r = self.current.get();
+        let q = req.into_inner();
+        blocking(move || r.get_bundle(&q.pkg_name, &q.channel_name, &q.csv_name))
+            .await
+            .map(Response::new)
+    }
+
+    async fn get_bundle_for_channel(
+        &self,
+        req: Request<proto::GetBundleInChannelRequest>,
+    ) -> Result<Response<proto::Bundle>, Status> {
+        let r = self.current.get();
+        let q = req.into_inner();
+        blocking(move || r.get_bundle_for_channel(&q.pkg_name, &q.channel_name))
+            .await
+            .map(Response::new)
+    }
+
+    async fn get_channel_entries_that_replace(
+        &self,
+        req: Request<proto::GetAllReplacementsRequest>,
+    ) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
+        let r = self.current.get();
+        stream(r.get_channel_entries_that_replace(&req.get_ref().csv_name))
+    }
+
+    async fn get_bundle_that_replaces(
+        &self,
+        req: Request<proto::GetReplacementRequest>,
+    ) -> Result<Response<proto::Bundle>, Status> {
+        let r = self.current.get();
+        let q = req.into_inner();
+        blocking(move || r.get_bundle_that_replaces(&q.csv_name, &q.pkg_name, &q.channel_name))
+            .await
+            .map(Response::new)
+    }
+
+    async fn get_channel_entries_that_provide(
+        &self,
+        req: Request<proto::GetAllProvidersRequest>,
+    ) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
+        let r = self.current.get();
+        let q = req.get_ref();
+        stream(r.get_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+    }
+
+    async fn get_latest_channel_entries_that_provide(
+        &self,
+        req: Request<proto::GetLatestProvidersRequest>,
+    ) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
+        let r = self.current.get();
+        let q = req.get_ref();
+        stream(r.get_latest_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+    }
+
+    async fn get_default_bundle_that_provides(
+        &self,
+        req: Request<proto::GetDefaultProviderRequest>,
+    ) -> Result<Response<proto::Bundle>, Status> {
+        let r = self.current.get();
+        let q = req.into_inner();
+        blocking(move || r.get_default_bundle_that_provides(&q.group, &q.version, &q.kind))
+            .await
+            .map(Response::new)
+    }
+
+    async fn list_bundles(
+        &self,
+        _req: Request<proto::ListBundlesRequest>,
+    ) -> Result<Response<Self::ListBundlesStream>, Status> {
+        let r = self.current.get();
+        let bundles = blocking(move || r.list_bundles()).await?;
+        stream(Ok(bundles))
+    }
+}

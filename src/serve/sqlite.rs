@@ -1,0 +1,713 @@
+//! The SQLite index backend: answers as `opm registry serve` does
+//! (operator-registry's `pkg/sqlite/query.go`), from tables read into memory
+//! once. The index is only ever read here (read-only connection); the
+//! `operatorbundle.bundle` column, which holds most of an index's bytes, is
+//! read when a call needs a bundle's manifests.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{bail, Context};
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+
+use super::model::*;
+use crate::gojson;
+use crate::proto;
+
+/// One `channel_entry` row.
+struct EntryRow {
+    id: i64,
+    channel: Str,
+    package: Str,
+    bundle: Str,
+    replaces: Option<i64>,
+    depth: i64,
+}
+
+/// One `operatorbundle` row (without its manifests).
+struct BundleRow {
+    version: Option<Str>,
+    bundle_path: Option<Str>,
+    skip_range: Str,
+    replaces: Str,
+    skips: Option<Str>,
+    /// `bundle` is not NULL.
+    has_bundle: bool,
+}
+
+/// A SQLite index held in memory.
+pub struct SqliteRegistry {
+    path: PathBuf,
+    /// package name -> default channel (NULL reads as "").
+    packages: BTreeMap<Str, Str>,
+    /// (package, channel) -> head bundle name.
+    channels: BTreeMap<(Str, Str), Str>,
+    entries: Vec<EntryRow>,
+    entry_by_id: HashMap<i64, usize>,
+    bundles: HashMap<Str, BundleRow>,
+    /// Bundle name -> `GetApisForEntry` answer with an empty manifest set.
+    apis: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
+    /// Bundle name -> every (type, value, version, path) property row.
+    properties: HashMap<Str, Vec<PropRow>>,
+    dependencies: HashMap<Str, Vec<PropRow>>,
+    /// Connections for reading manifests; sqlite connections are not Sync.
+    pool: Mutex<Vec<Connection>>,
+}
+
+struct PropRow {
+    kind: Str,
+    value: Str,
+    version: Option<String>,
+    path: Option<String>,
+}
+
+fn open(path: &Path) -> anyhow::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("opening SQLite index {}", path.display()))?;
+    Ok(conn)
+}
+
+/// The `properties.value` opm queries for: `json.Marshal` of a Go map, keys sorted.
+fn gvk_value(group: &str, version: &str, kind: &str) -> String {
+    gojson::to_string(&serde_json::json!({"group": group, "kind": kind, "version": version}))
+}
+
+/// Go's yaml-or-json stream decoding of `operatorbundle.bundle`, each object
+/// marshalled again (`registry.BundleStringToAPIBundle`).
+fn split_bundle(text: &str) -> Result<(String, Vec<String>), String> {
+    let mut csv = String::new();
+    let mut objects = Vec::new();
+    let trimmed = text.trim_start();
+    let values: Vec<Value> = if trimmed.starts_with('{') {
+        serde_json::Deserializer::from_str(trimmed)
+            .into_iter::<Value>()
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("error decoding bundle: {e}"))?
+    } else {
+        crate::yaml::parse_documents(text)
+            .map_err(|e| format!("error decoding bundle: {}", e.message))?
+            .into_iter()
+            .map(|d| d.root.to_json())
+            .filter(|v| !v.is_null())
+            .collect()
+    };
+    for v in values {
+        let json = gojson::to_string(&v);
+        if v.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion") {
+            csv = json.clone();
+        }
+        objects.push(json);
+    }
+    Ok((csv, objects))
+}
+
+impl SqliteRegistry {
+    /// Opens an index and reads its tables; fails with a clear message when
+    /// the file is missing, not SQLite, or not an operator-registry index.
+    pub fn load(path: &Path) -> anyhow::Result<SqliteRegistry> {
+        if !path.is_file() {
+            bail!("SQLite index {} does not exist", path.display());
+        }
+        let conn = open(path)?;
+        let ctx = || format!("reading SQLite index {}", path.display());
+        let tables: HashSet<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type='table'")
+            .and_then(|mut st| {
+                st.query_map([], |r| r.get::<_, String>(0))?
+                    .collect::<Result<_, _>>()
+            })
+            .with_context(ctx)?;
+        for t in [
+            "package",
+            "channel",
+            "channel_entry",
+            "operatorbundle",
+            "properties",
+            "dependencies",
+            "api",
+        ] {
+            if !tables.contains(t) {
+                bail!(
+                    "{} is not an operator-registry index (or its schema is too old): table `{t}` is missing",
+                    path.display()
+                );
+            }
+        }
+
+        let mut packages = BTreeMap::new();
+        let mut st = conn
+            .prepare("SELECT name, default_channel FROM package")
+            .with_context(ctx)?;
+        let mut rows = st.query([]).with_context(ctx)?;
+        while let Some(r) = rows.next().with_context(ctx)? {
+            let name: Option<String> = r.get(0)?;
+            let def: Option<String> = r.get(1)?;
+            if let Some(name) = name {
+                packages.insert(s(&name), s(def.as_deref().unwrap_or("")));
+            }
+        }
+        drop(rows);
+        drop(st);
+
+        let mut channels = BTreeMap::new();
+        let mut st = conn
+            .prepare("SELECT name, package_name, head_operatorbundle_name FROM channel")
+            .with_context(ctx)?;
+        let mut rows = st.query([]).with_context(ctx)?;
+        while let Some(r) = rows.next().with_context(ctx)? {
+            let name: Option<String> = r.get(0)?;
+            let pkg: Option<String> = r.get(1)?;
+            let head: Option<String> = r.get(2)?;
+            channels.insert(
+                (
+                    s(pkg.as_deref().unwrap_or("")),
+                    s(name.as_deref().unwrap_or("")),
+                ),
+                s(head.as_deref().unwrap_or("")),
+            );
+        }
+        drop(rows);
+        drop(st);
+
+        let mut entries = Vec::new();
+        let mut st = conn
+            .prepare(
+                "SELECT entry_id, channel_name, package_name, operatorbundle_name, replaces, depth \
+                 FROM channel_entry ORDER BY entry_id",
+            )
+            .with_context(ctx)?;
+        let mut rows = st.query([]).with_context(ctx)?;
+        // Entry names repeat a lot: intern them.
+        let mut interned: HashSet<Str> = HashSet::new();
+        let mut intern = |v: Option<String>| -> Str {
+            let v = v.unwrap_or_default();
+            if let Some(x) = interned.get(v.as_str()) {
+                return x.clone();
+            }
+            let x = s(&v);
+            interned.insert(x.clone());
+            x
+        };
+        while let Some(r) = rows.next().with_context(ctx)? {
+            entries.push(EntryRow {
+                id: r.get(0)?,
+                channel: intern(r.get(1)?),
+                package: intern(r.get(2)?),
+                bundle: intern(r.get(3)?),
+                replaces: r.get(4)?,
+                depth: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
+            });
+        }
+        drop(rows);
+        drop(st);
+        let entry_by_id = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+
+        let mut bundles = HashMap::new();
+        let mut st = conn
+            .prepare(
+                "SELECT name, version, bundlepath, skiprange, replaces, skips, bundle IS NOT NULL \
+                 FROM operatorbundle",
+            )
+            .with_context(ctx)?;
+        let mut rows = st.query([]).with_context(ctx)?;
+        while let Some(r) = rows.next().with_context(ctx)? {
+            let name: Option<String> = r.get(0)?;
+            let opt = |v: Option<String>| v.map(|x| s(&x));
+            bundles.insert(
+                intern(name),
+                BundleRow {
+                    version: opt(r.get(1)?),
+                    bundle_path: opt(r.get(2)?),
+                    skip_range: s(&r.get::<_, Option<String>>(3)?.unwrap_or_default()),
+                    replaces: s(&r.get::<_, Option<String>>(4)?.unwrap_or_default()),
+                    skips: opt(r.get(5)?),
+                    has_bundle: r.get(6)?,
+                },
+            );
+        }
+        drop(rows);
+        drop(st);
+
+        let read_props = |table: &str| -> anyhow::Result<HashMap<Str, Vec<PropRow>>> {
+            let mut out: HashMap<Str, Vec<PropRow>> = HashMap::new();
+            let sql = format!(
+                "SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM {table}"
+            );
+            let mut st = conn.prepare(&sql).with_context(ctx)?;
+            let mut rows = st.query([]).with_context(ctx)?;
+            while let Some(r) = rows.next().with_context(ctx)? {
+                let kind: Option<String> = r.get(0)?;
+                let value: Option<String> = r.get(1)?;
+                let name: Option<String> = r.get(2)?;
+                let (Some(kind), Some(value), Some(name)) = (kind, value, name) else {
+                    continue;
+                };
+                out.entry(s(&name)).or_default().push(PropRow {
+                    kind: s(&kind),
+                    value: s(&value),
+                    version: r.get(3)?,
+                    path: r.get(4)?,
+                });
+            }
+            Ok(out)
+        };
+        let properties = read_props("properties")?;
+        let dependencies = read_props("dependencies")?;
+
+        let mut plurals: HashMap<(String, String, String), String> = HashMap::new();
+        let mut st = conn
+            .prepare("SELECT group_name, version, kind, plural FROM api")
+            .with_context(ctx)?;
+        let mut rows = st.query([]).with_context(ctx)?;
+        while let Some(r) = rows.next().with_context(ctx)? {
+            let g: Option<String> = r.get(0)?;
+            let v: Option<String> = r.get(1)?;
+            let k: Option<String> = r.get(2)?;
+            let p: Option<String> = r.get(3)?;
+            if let (Some(g), Some(v), Some(k), Some(p)) = (g, v, k, p) {
+                plurals.insert((g, v, k), p);
+            }
+        }
+        drop(rows);
+        drop(st);
+
+        // GetApisForEntry depends on the entry's bundle name only.
+        let mut apis = HashMap::new();
+        let gvk = |v: &str, plurals: &HashMap<(String, String, String), String>| -> Option<Gvk> {
+            let v: Value = serde_json::from_str(v).ok()?;
+            let f = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let key = (f("group"), f("version"), f("kind"));
+            let plural = plurals.get(&key).cloned().unwrap_or_default();
+            Some(Gvk {
+                group: s(&key.0),
+                version: s(&key.1),
+                kind: s(&key.2),
+                plural: s(&plural),
+            })
+        };
+        for name in bundles.keys() {
+            let provided: Vec<Gvk> = properties
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|p| &*p.kind == "olm.gvk")
+                .filter_map(|p| gvk(&p.value, &plurals))
+                .collect();
+            let mut seen = HashSet::new();
+            let required: Vec<Gvk> = dependencies
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|p| &*p.kind == "olm.gvk" && seen.insert(p.value.clone()))
+                .filter_map(|p| gvk(&p.value, &plurals))
+                .collect();
+            apis.insert(name.clone(), (provided, required));
+        }
+
+        Ok(SqliteRegistry {
+            path: path.to_path_buf(),
+            packages,
+            channels,
+            entries,
+            entry_by_id,
+            bundles,
+            apis,
+            properties,
+            dependencies,
+            pool: Mutex::new(vec![conn]),
+        })
+    }
+
+    /// `SELECT DISTINCT type, value ... WHERE name=? AND (version=? OR NULL) AND (path=? OR NULL)`.
+    fn filtered(rows: Option<&Vec<PropRow>>, version: &str, path: &str) -> Vec<(Str, Str)> {
+        let mut seen = HashSet::new();
+        rows.into_iter()
+            .flatten()
+            .filter(|p| p.version.as_deref().is_none_or(|v| v == version))
+            .filter(|p| p.path.as_deref().is_none_or(|v| v == path))
+            .filter(|p| seen.insert((p.kind.clone(), p.value.clone())))
+            .map(|p| (p.kind.clone(), p.value.clone()))
+            .collect()
+    }
+
+    /// Every row, deduplicated (ListBundles' join).
+    fn all(rows: Option<&Vec<PropRow>>) -> Vec<(Str, Str)> {
+        let mut seen = HashSet::new();
+        rows.into_iter()
+            .flatten()
+            .filter(|p| seen.insert((p.kind.clone(), p.value.clone())))
+            .map(|p| (p.kind.clone(), p.value.clone()))
+            .collect()
+    }
+
+    /// Reads and splits a bundle's manifests.
+    fn manifests(&self, name: &str) -> QueryResult<(String, Vec<String>)> {
+        let conn = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let conn = match conn {
+            Some(c) => c,
+            None => open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
+        };
+        let text: rusqlite::Result<Option<String>> = conn.query_row(
+            "SELECT bundle FROM operatorbundle WHERE name=? LIMIT 1",
+            [name],
+            |r| r.get(0),
+        );
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 8 {
+                p.push(conn);
+            }
+        }
+        match text {
+            Ok(Some(t)) if !t.is_empty() => split_bundle(&t).map_err(QueryError),
+            Ok(_) | Err(rusqlite::Error::QueryReturnedNoRows) => Ok((String::new(), Vec::new())),
+            Err(e) => err(e.to_string()),
+        }
+    }
+
+    /// A GetBundle-style answer for `bundle` reached through entry `entry_id`.
+    fn full_bundle(&self, name: &str, pkg: &str, ch: &str) -> QueryResult<proto::Bundle> {
+        let row = self.bundles.get(name);
+        let version = row
+            .and_then(|r| r.version.as_deref())
+            .unwrap_or("")
+            .to_string();
+        let path = row
+            .and_then(|r| r.bundle_path.as_deref())
+            .unwrap_or("")
+            .to_string();
+        let (csv_json, object) = if row.is_some_and(|r| r.has_bundle) {
+            self.manifests(name)?
+        } else {
+            (String::new(), Vec::new())
+        };
+        let (provided, required) = self.apis.get(name).cloned().unwrap_or_default();
+        let data = BundleData {
+            name: s(name),
+            bundle_path: s(&path),
+            version: s(&version),
+            provided,
+            required,
+            dependencies: Self::filtered(self.dependencies.get(name), &version, &path),
+            properties: Self::filtered(self.properties.get(name), &version, &path),
+            manifests: Manifests::None,
+            deprecation: None,
+        };
+        let skip_range = row.map(|r| r.skip_range.clone()).unwrap_or_else(|| s(""));
+        let mut b = BundleView {
+            data: &data,
+            package: pkg,
+            channel: ch,
+            skip_range: &skip_range,
+            replaces: "",
+            skips: &[],
+            with_apis: true,
+        }
+        .to_proto(None);
+        b.csv_json = csv_json;
+        b.object = object;
+        Ok(b)
+    }
+
+    fn replaces_name(&self, e: &EntryRow) -> &str {
+        e.replaces
+            .and_then(|id| self.entry_by_id.get(&id))
+            .map(|i| &*self.entries[*i].bundle)
+            .unwrap_or("")
+    }
+
+    /// Entries whose bundle has the `olm.gvk` property with exactly opm's value.
+    fn providing(&self, group: &str, version: &str, kind: &str) -> Vec<&EntryRow> {
+        let value = gvk_value(group, version, kind);
+        let names: HashSet<&str> = self
+            .properties
+            .iter()
+            .filter(|(_, rows)| {
+                rows.iter()
+                    .any(|p| &*p.kind == "olm.gvk" && *p.value == *value)
+            })
+            .map(|(n, _)| &**n)
+            .collect();
+        self.entries
+            .iter()
+            .filter(|e| names.contains(&*e.bundle))
+            .collect()
+    }
+
+    /// `GROUP BY package_name, channel_name` with `MIN(depth)`: the first
+    /// entry of least depth per channel, channels in key order.
+    fn min_depth_per_channel(rows: Vec<&EntryRow>) -> Vec<&EntryRow> {
+        let mut best: BTreeMap<(&str, &str), &EntryRow> = BTreeMap::new();
+        for e in rows {
+            let k = (&*e.package, &*e.channel);
+            match best.get(&k) {
+                Some(b) if b.depth <= e.depth => {}
+                _ => {
+                    best.insert(k, e);
+                }
+            }
+        }
+        best.into_values().collect()
+    }
+}
+
+impl Registry for SqliteRegistry {
+    fn list_packages(&self) -> Vec<String> {
+        self.packages.keys().map(|k| k.to_string()).collect()
+    }
+
+    fn get_package(&self, name: &str) -> QueryResult<proto::Package> {
+        let Some(def) = self.packages.get(name) else {
+            return err(format!("package {name} not found"));
+        };
+        let channels: Vec<proto::Channel> = self
+            .channels
+            .range((s(name), s(""))..)
+            .take_while(|((p, _), _)| &**p == name)
+            .map(|((_, c), head)| proto::Channel {
+                name: c.to_string(),
+                csv_name: head.to_string(),
+                deprecation: None,
+            })
+            .collect();
+        if channels.is_empty() {
+            // The query joins package with channel: no channel, no row.
+            return err(format!("package {name} not found"));
+        }
+        Ok(proto::Package {
+            name: name.to_string(),
+            channels,
+            default_channel_name: def.to_string(),
+            deprecation: None,
+        })
+    }
+
+    fn get_bundle(&self, pkg: &str, channel: &str, csv: &str) -> QueryResult<proto::Bundle> {
+        let found = self.bundles.contains_key(csv)
+            && self
+                .entries
+                .iter()
+                .any(|e| &*e.package == pkg && &*e.channel == channel && &*e.bundle == csv);
+        if !found {
+            return err(format!("no entry found for {pkg} {channel} {csv}"));
+        }
+        self.full_bundle(csv, pkg, channel)
+    }
+
+    fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle> {
+        let head = self.channels.get(&(s(pkg), s(channel)));
+        let found = head.filter(|h| {
+            self.bundles.contains_key(*h)
+                && self
+                    .entries
+                    .iter()
+                    .any(|e| &*e.package == pkg && &*e.channel == channel && e.bundle == **h)
+        });
+        match found {
+            Some(h) => self.full_bundle(h, pkg, channel),
+            None => err(format!("no entry found for {pkg} {channel}")),
+        }
+    }
+
+    fn get_channel_entries_that_replace(&self, csv: &str) -> QueryResult<Vec<proto::ChannelEntry>> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for e in &self.entries {
+            if self.replaces_name(e) == csv
+                && seen.insert((e.package.clone(), e.channel.clone(), e.bundle.clone()))
+            {
+                out.push(entry(&e.package, &e.channel, &e.bundle, csv));
+            }
+        }
+        if out.is_empty() {
+            return err(format!("no channel entries found that replace {csv}"));
+        }
+        Ok(out)
+    }
+
+    fn get_bundle_that_replaces(
+        &self,
+        csv: &str,
+        pkg: &str,
+        channel: &str,
+    ) -> QueryResult<proto::Bundle> {
+        let ids: HashSet<i64> = self
+            .entries
+            .iter()
+            .filter(|e| &*e.bundle == csv && &*e.package == pkg && &*e.channel == channel)
+            .map(|e| e.id)
+            .collect();
+        let replacing = self.entries.iter().find(|e| {
+            e.replaces.is_some_and(|r| ids.contains(&r)) && self.bundles.contains_key(&e.bundle)
+        });
+        match replacing {
+            Some(e) => self.full_bundle(&e.bundle, pkg, channel),
+            None => err(format!("no entry found for {pkg} {channel}")),
+        }
+    }
+
+    fn get_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<Vec<proto::ChannelEntry>> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for e in self.providing(group, version, kind) {
+            let r = self.replaces_name(e);
+            if seen.insert((e.package.clone(), e.channel.clone(), e.bundle.clone(), s(r))) {
+                out.push(entry(&e.package, &e.channel, &e.bundle, r));
+            }
+        }
+        if out.is_empty() {
+            return err(format!(
+                "no channel entries found that provide {group} {version} {kind}"
+            ));
+        }
+        Ok(out)
+    }
+
+    fn get_latest_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<Vec<proto::ChannelEntry>> {
+        let out: Vec<proto::ChannelEntry> =
+            Self::min_depth_per_channel(self.providing(group, version, kind))
+                .into_iter()
+                .map(|e| entry(&e.package, &e.channel, &e.bundle, self.replaces_name(e)))
+                .collect();
+        if out.is_empty() {
+            return err(format!(
+                "no channel entries found that provide {group} {version} {kind}"
+            ));
+        }
+        Ok(out)
+    }
+
+    fn get_default_bundle_that_provides(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<proto::Bundle> {
+        let in_default: Vec<&EntryRow> = self
+            .providing(group, version, kind)
+            .into_iter()
+            .filter(|e| self.bundles.contains_key(&e.bundle))
+            .filter(|e| {
+                self.packages
+                    .get(&e.package)
+                    .is_some_and(|d| *d == e.channel)
+            })
+            .collect();
+        let first = Self::min_depth_per_channel(in_default).into_iter().next();
+        match first {
+            Some(e) if self.bundles.get(&e.bundle).is_some_and(|b| b.has_bundle) => {
+                self.full_bundle(&e.bundle, &e.package, &e.channel)
+            }
+            _ => err(format!(
+                "no entry found that provides {group} {version} {kind}"
+            )),
+        }
+    }
+
+    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
+        // One bundle per (name, version, path, channel), as opm's map keys them.
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for e in &self.entries {
+            if !self.packages.contains_key(&e.package) {
+                continue;
+            }
+            let Some(row) = self.bundles.get(&e.bundle) else {
+                continue;
+            };
+            let (Some(version), Some(path)) = (&row.version, &row.bundle_path) else {
+                continue;
+            };
+            if !seen.insert((e.bundle.clone(), e.channel.clone())) {
+                continue;
+            }
+            let (provided, required) = self.apis.get(&e.bundle).cloned().unwrap_or_default();
+            let data = BundleData {
+                name: e.bundle.clone(),
+                bundle_path: path.clone(),
+                version: version.clone(),
+                provided,
+                required,
+                dependencies: Self::all(self.dependencies.get(&e.bundle)),
+                properties: Self::all(self.properties.get(&e.bundle)),
+                manifests: Manifests::None,
+                deprecation: None,
+            };
+            // strings.Split(skips, ","): an empty column gives one empty skip.
+            let skips: Vec<Str> = row
+                .skips
+                .as_deref()
+                .map(|x| x.split(',').map(s).collect())
+                .unwrap_or_default();
+            let mut b = BundleView {
+                data: &data,
+                package: &e.package,
+                channel: &e.channel,
+                skip_range: &row.skip_range,
+                replaces: &row.replaces,
+                skips: &skips,
+                with_apis: true,
+            }
+            .to_proto(None);
+            if path.is_empty() && row.has_bundle {
+                // Without an image reference the manifests are the only way
+                // to the bundle's content, so opm sends them.
+                let (csv, objects) = self.manifests(&e.bundle)?;
+                b.csv_json = csv;
+                b.object = objects;
+            }
+            out.push(b);
+        }
+        Ok(out)
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "SQLite index: {} packages, {} channels, {} bundles, {} channel entries",
+            self.packages.len(),
+            self.channels.len(),
+            self.bundles.len(),
+            self.entries.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gvk_value_is_go_map_marshal() {
+        assert_eq!(
+            gvk_value("etcd.database.coreos.com", "v1beta2", "EtcdCluster"),
+            r#"{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}"#
+        );
+    }
+
+    #[test]
+    fn bundle_column_splits_into_objects() {
+        let (csv, objs) = split_bundle(
+            r#"{"kind":"CustomResourceDefinition","apiVersion":"v1"}{"kind":"ClusterServiceVersion","metadata":{"name":"a<b"}}"#,
+        )
+        .expect("split");
+        assert_eq!(objs.len(), 2);
+        assert_eq!(
+            csv,
+            r#"{"kind":"ClusterServiceVersion","metadata":{"name":"a\u003cb"}}"#
+        );
+    }
+}
