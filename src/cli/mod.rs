@@ -31,7 +31,7 @@ pub const EXIT_FINDINGS: u8 = 1;
     long_about = "olm-catalog does what opm, `operator-sdk bundle validate`, crane/skopeo and cosign \
 do for operator catalogs, in one static binary that needs no container daemon.\n\n\
 Exit codes: 0 success, 1 errors found, 2 usage or I/O failure.",
-    after_help = "Examples:\n  olm-catalog bundle validate fixtures/bundles/good/etcd-0.9.4\n  \
+    after_help = "Examples:\n  olm-catalog bundle validate fixtures/bundles/good/memcached-operator-0.0.2\n  \
 olm-catalog index add --database index.db --mode semver bundles/*\n  \
 olm-catalog serve index.db --port 50051"
 )]
