@@ -370,3 +370,78 @@ async fn tampering_is_refused_by_both() {
         Some(0)
     );
 }
+
+/// The key files sigstore-rs ships as test data: made by cosign and Go
+/// sigstore, not by anyone here. Read from the dev-dependency's source in
+/// the cargo registry, so nothing is copied into this repository.
+fn sigstore_rs_test_keys() -> std::path::PathBuf {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))
+        .expect("CARGO_HOME or HOME");
+    let src = cargo_home.join("registry/src");
+    for index in std::fs::read_dir(&src).expect("cargo registry sources") {
+        let dir = index
+            .expect("entry")
+            .path()
+            .join("sigstore-0.15.0/tests/data/keys");
+        if dir.is_dir() {
+            return dir;
+        }
+    }
+    panic!("sigstore-0.15.0 sources not found under {}", src.display());
+}
+
+#[tokio::test]
+async fn keys_made_by_cosign_sign_images_that_sigstore_rs_verifies() {
+    let keys = sigstore_rs_test_keys();
+    // cosign generate-key-pair with an empty password (N = 2^16), and Go
+    // sigstore's older "ENCRYPTED COSIGN PRIVATE KEY" with password 123.
+    for (file, password) in [
+        ("cosign_generated_encrypted_empty_private.key", ""),
+        ("ecdsa_encrypted_private.key", "123"),
+    ] {
+        let pem = std::fs::read_to_string(keys.join(file)).expect("key");
+        let ours = PrivateKey::from_encrypted_pem(&pem, password.as_bytes(), file)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let theirs = SigStoreKeyPair::from_encrypted_pem(pem.as_bytes(), password.as_bytes())
+            .expect("sigstore-rs reads it");
+        let their_public =
+            PublicKey::from_pem(&theirs.public_key_to_pem().expect("pem"), file).expect("pub");
+        assert_eq!(ours.public_key(), their_public, "{file}");
+
+        let reg = Registry::start();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let image = reg.image("cosign/made", "v1");
+        push_test_image(&image, file).await;
+        let out = run(
+            &[
+                "sign",
+                &image,
+                "--key",
+                keys.join(file).to_str().expect("utf8"),
+            ],
+            Some(password),
+            dir.path(),
+        );
+        assert!(out.status.success(), "{file}: {}", text(&out));
+        let public_pem = ours.public_key().to_pem().expect("pem");
+        sigstore_verify(&image, &public_pem, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+
+    // cosign-format keys of other algorithms: refused by name.
+    for (file, algorithm) in [
+        ("ed25519_encrypted_private.key", "Ed25519"),
+        ("rsa_encrypted_private.key", "RSA"),
+    ] {
+        let pem = std::fs::read_to_string(keys.join(file)).expect("key");
+        let err = PrivateKey::from_encrypted_pem(&pem, b"123", file).expect_err(file);
+        assert!(
+            err.to_string()
+                .contains(&format!("unsupported key algorithm {algorithm}")),
+            "{file}: {err}"
+        );
+    }
+}

@@ -234,13 +234,21 @@ impl Target {
             }
         }
         if let Target::Registry(r) = self {
-            for outcome in
-                bundle::verify_referrers(r, &digest, verifier, &options.annotations).await?
-            {
-                match outcome {
-                    Ok(v) => report.verified.push(v),
-                    Err(rej) => report.rejected.push(rej),
+            // A registry that cannot list referrers must not hide the
+            // `.sig` signatures found above: record it and go on.
+            match bundle::verify_referrers(r, &digest, verifier, &options.annotations).await {
+                Ok(outcomes) => {
+                    for outcome in outcomes {
+                        match outcome {
+                            Ok(v) => report.verified.push(v),
+                            Err(rej) => report.rejected.push(rej),
+                        }
+                    }
                 }
+                Err(e) => report.rejected.push(Rejected {
+                    source: "referrers".to_string(),
+                    reason: format!("{e:#}"),
+                }),
             }
         }
         Ok(report)
