@@ -1,1 +1,3 @@
 //! Upgrade graphs: replaces, skips, olm.skipRange, opm's add modes and catalog templates.
+
+pub mod modes;
