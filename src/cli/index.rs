@@ -1,63 +1,584 @@
 //! `index`, `render`, `migrate` and `validate` commands.
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 
 use super::CmdResult;
+use olm_catalog::fbc::write::OutputFormat;
+use olm_catalog::graph::modes::Mode;
+use olm_catalog::index::{self, Index};
 
 /// `index` subcommands that work on a database.
 #[derive(Subcommand)]
 pub enum IndexCommand {
-    /// Add bundles to an index database
+    /// Add bundle directories (or a file-based catalog) to an index database
+    #[command(
+        after_help = "Examples:\n  olm-catalog index add --database index.db --mode semver bundles/etcd/*\n  \
+olm-catalog index add --database index.db --bundle-image-prefix quay.io/me/etcd-bundle bundles/etcd/0.9.4\n  \
+olm-catalog index add --database index.db --from-fbc catalog/"
+    )]
     Add(AddArgs),
+    /// Remove packages and their bundles
+    #[command(
+        after_help = "Example:\n  olm-catalog index rm --database index.db --packages etcd --packages prometheus"
+    )]
+    Rm(RmArgs),
+    /// Keep only the given packages
+    #[command(after_help = "Example:\n  olm-catalog index prune --database index.db --keep etcd")]
+    Prune(PruneArgs),
+    /// Remove bundles that are in no channel
+    #[command(after_help = "Example:\n  olm-catalog index prune-stranded --database index.db")]
+    PruneStranded(DbArg),
+    /// Deprecate bundles and remove everything below them in their upgrade chain
+    #[command(
+        after_help = "Example:\n  olm-catalog index deprecatetruncate --database index.db --bundles quay.io/me/etcd-bundle:0.9.2"
+    )]
+    Deprecatetruncate(DeprecateArgs),
+    /// Write a package as package-manifest directories
+    #[command(
+        after_help = "Example:\n  olm-catalog index export --database index.db --package etcd --to out/"
+    )]
+    Export(ExportArgs),
+    /// List packages, channels or bundles
+    #[command(
+        after_help = "Examples:\n  olm-catalog index list packages --database index.db\n  olm-catalog index list bundles --database index.db -o json"
+    )]
+    List(ListArgs),
+}
+
+/// `--database`.
+#[derive(Args)]
+pub struct DbArg {
+    /// Index database file
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
 }
 
 /// `index add`.
 #[derive(Args)]
 pub struct AddArgs {
+    /// Index database file (created if missing)
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
+    /// How channels are wired: CSV replaces/skips, or semantic-version order
+    #[arg(long, value_enum, default_value = "replaces")]
+    pub mode: Mode,
     /// Bundle directories
-    pub bundles: Vec<std::path::PathBuf>,
+    pub bundles: Vec<PathBuf>,
+    /// More bundle directories (repeatable)
+    #[arg(long = "bundles", value_name = "DIR", action = clap::ArgAction::Append)]
+    pub bundle_flags: Vec<PathBuf>,
+    /// A file with one bundle directory per line (no command-line length limit)
+    #[arg(long, value_name = "FILE")]
+    pub bundles_file: Option<PathBuf>,
+    /// Record bundle images as PREFIX:<directory name> (the bundlepath column)
+    #[arg(long, value_name = "PREFIX")]
+    pub bundle_image_prefix: Option<String>,
+    /// The image of one bundle: DIR=REF or CSVNAME=REF (repeatable)
+    #[arg(long, value_name = "DIR=REF")]
+    pub bundle_image: Vec<String>,
+    /// Keep the csv and bundle columns of bundles that head no channel
+    #[arg(long)]
+    pub keep_content: bool,
+    /// Add a file-based catalog directory instead of bundle directories
+    #[arg(long, value_name = "DIR")]
+    pub from_fbc: Option<PathBuf>,
+}
+
+/// `index rm`.
+#[derive(Args)]
+pub struct RmArgs {
+    /// Index database file
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
+    /// Packages to remove (repeatable or comma-separated)
+    #[arg(long, short = 'o', required = true, value_delimiter = ',')]
+    pub packages: Vec<String>,
+}
+
+/// `index prune`.
+#[derive(Args)]
+pub struct PruneArgs {
+    /// Index database file
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
+    /// Packages to keep (repeatable or comma-separated)
+    #[arg(long, short = 'p', required = true, value_delimiter = ',')]
+    pub keep: Vec<String>,
+}
+
+/// `index deprecatetruncate`.
+#[derive(Args)]
+pub struct DeprecateArgs {
+    /// Index database file
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
+    /// Bundle images or CSV names (repeatable)
+    #[arg(long, short = 'b', value_delimiter = ',')]
+    pub bundles: Vec<String>,
+    /// A file with one bundle reference per line
+    #[arg(long, value_name = "FILE")]
+    pub bundles_file: Option<PathBuf>,
+}
+
+/// `index export`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Index database file
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
+    /// Package to export
+    #[arg(long, short = 'o')]
+    pub package: String,
+    /// Output directory
+    #[arg(long, default_value = "downloaded")]
+    pub to: PathBuf,
+}
+
+/// What `index list` lists.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ListWhat {
+    /// Packages.
+    Packages,
+    /// Channels.
+    Channels,
+    /// Bundles per channel.
+    Bundles,
+}
+
+/// Table or JSON.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ListFormat {
+    /// Aligned columns.
+    Table,
+    /// A JSON array.
+    Json,
+}
+
+/// `index list`.
+#[derive(Args)]
+pub struct ListArgs {
+    /// What to list
+    #[arg(value_enum)]
+    pub what: ListWhat,
+    /// Index database file
+    #[arg(long, short = 'd', default_value = "index.db")]
+    pub database: PathBuf,
+    /// Output format
+    #[arg(long, short = 'o', value_enum, default_value = "table")]
+    pub output: ListFormat,
+}
+
+fn read_lines(file: &PathBuf) -> anyhow::Result<Vec<String>> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect())
+}
+
+fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecord>> {
+    let mut dirs: Vec<PathBuf> = args.bundles.clone();
+    dirs.extend(args.bundle_flags.iter().cloned());
+    if let Some(f) = &args.bundles_file {
+        dirs.extend(read_lines(f)?.into_iter().map(PathBuf::from));
+    }
+    if dirs.is_empty() {
+        bail!("no bundles given: pass bundle directories, --bundles DIR, --bundles-file FILE or --from-fbc DIR");
+    }
+    let mut naming = index::record::ImageNaming {
+        prefix: args.bundle_image_prefix.clone(),
+        explicit: BTreeMap::new(),
+    };
+    for spec in &args.bundle_image {
+        let Some((k, v)) = spec.split_once('=') else {
+            bail!("--bundle-image {spec:?}: expected DIR=REF or CSVNAME=REF");
+        };
+        naming
+            .explicit
+            .insert(k.trim_end_matches('/').to_string(), v.to_string());
+    }
+    use rayon::prelude::*;
+    dirs.par_iter()
+        .map(|d| {
+            let b = olm_catalog::bundle::Bundle::load_dir(d)?;
+            if let Some(f) = b
+                .load_findings
+                .iter()
+                .find(|f| f.level == olm_catalog::diag::Level::Error)
+            {
+                bail!("{}: {}", d.display(), f.message);
+            }
+            let name = b.csv_manifest().map(|m| m.name.clone()).unwrap_or_default();
+            let image = naming.image_for(d, &name);
+            index::record::BundleRecord::from_bundle(&b, &image).map_err(anyhow::Error::msg)
+        })
+        .collect()
 }
 
 impl IndexCommand {
+    /// Runs the subcommand.
     pub fn run(self) -> CmdResult {
-        anyhow::bail!("index: not built yet")
+        match self {
+            IndexCommand::Add(a) => {
+                let opts = index::add::AddOptions {
+                    mode: a.mode,
+                    keep_content: a.keep_content,
+                };
+                let fbc = match &a.from_fbc {
+                    Some(d) => Some(olm_catalog::fbc::DeclarativeConfig::load_path(d)?),
+                    None => None,
+                };
+                let records = if fbc.is_none() {
+                    load_records(&a)?
+                } else {
+                    Vec::new()
+                };
+                let mut idx = Index::open_or_create(&a.database)?;
+                let summary = idx.write(|tx| match &fbc {
+                    Some(cfg) => {
+                        let pk = index::fbc_import::import(tx, cfg)?;
+                        Ok(format!("added {} package(s) from FBC: {}", pk.len(), pk.join(", ")))
+                    }
+                    None => {
+                        let r = index::add::add_records(tx, records, &opts)?;
+                        if !r.stranded.is_empty() {
+                            eprintln!(
+                                "warning: {} bundle(s) are in no channel (nothing from a channel head replaces them), as one-by-one adds leave them: {}",
+                                r.stranded.len(),
+                                r.stranded.join(", ")
+                            );
+                        }
+                        Ok(format!(
+                            "added {} bundle(s) to {} package(s): {}",
+                            r.added.len(),
+                            r.packages.len(),
+                            r.packages.iter().cloned().collect::<Vec<_>>().join(", ")
+                        ))
+                    }
+                })?;
+                idx.finish()?;
+                eprintln!("{}: {summary}", a.database.display());
+                Ok(0)
+            }
+            IndexCommand::Rm(a) => {
+                let mut idx = Index::open_write(&a.database)?;
+                let r = idx.write(|tx| index::ops::remove_packages(tx, &a.packages))?;
+                eprintln!("removed package(s): {}", r.join(", "));
+                Ok(0)
+            }
+            IndexCommand::Prune(a) => {
+                let mut idx = Index::open_write(&a.database)?;
+                let r = idx.write(|tx| index::ops::prune(tx, &a.keep))?;
+                eprintln!("pruned {} package(s): {}", r.len(), r.join(", "));
+                Ok(0)
+            }
+            IndexCommand::PruneStranded(a) => {
+                let mut idx = Index::open_write(&a.database)?;
+                let r = idx.write(index::ops::prune_stranded)?;
+                eprintln!(
+                    "removed {} stranded bundle(s){}",
+                    r.len(),
+                    if r.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", r.join(", "))
+                    }
+                );
+                Ok(0)
+            }
+            IndexCommand::Deprecatetruncate(a) => {
+                let mut refs = a.bundles.clone();
+                if let Some(f) = &a.bundles_file {
+                    refs.extend(read_lines(f)?);
+                }
+                if refs.is_empty() {
+                    bail!("no bundles given: use --bundles REF or --bundles-file FILE");
+                }
+                let mut idx = Index::open_write(&a.database)?;
+                let removed = idx.write(|tx| {
+                    let mut all = Vec::new();
+                    for r in &refs {
+                        all.extend(index::ops::deprecate_truncate(tx, r)?);
+                    }
+                    Ok(all)
+                })?;
+                eprintln!(
+                    "deprecated {} bundle(s); removed {} below them{}",
+                    refs.len(),
+                    removed.len(),
+                    if removed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", removed.join(", "))
+                    }
+                );
+                Ok(0)
+            }
+            IndexCommand::Export(a) => {
+                let idx = Index::open_read(&a.database)?;
+                let w = index::ops::export_package(&idx, &a.package, &a.to)?;
+                eprintln!(
+                    "exported {} bundle(s) of {} to {}",
+                    w.len(),
+                    a.package,
+                    a.to.display()
+                );
+                Ok(0)
+            }
+            IndexCommand::List(a) => {
+                let idx = Index::open_read(&a.database)?;
+                let (json, rows): (String, Vec<Vec<String>>) = match a.what {
+                    ListWhat::Packages => {
+                        let r = index::ops::list_packages(&idx.conn)?;
+                        let t = std::iter::once(vec![
+                            "PACKAGE".into(),
+                            "DEFAULT CHANNEL".into(),
+                            "CHANNELS".into(),
+                            "BUNDLES".into(),
+                            "ADD MODE".into(),
+                        ])
+                        .chain(r.iter().map(|p| {
+                            vec![
+                                p.package.clone(),
+                                p.default_channel.clone(),
+                                p.channels.to_string(),
+                                p.bundles.to_string(),
+                                p.add_mode.clone(),
+                            ]
+                        }))
+                        .collect();
+                        (serde_json::to_string_pretty(&r)?, t)
+                    }
+                    ListWhat::Channels => {
+                        let r = index::ops::list_channels(&idx.conn)?;
+                        let t = std::iter::once(vec![
+                            "PACKAGE".into(),
+                            "CHANNEL".into(),
+                            "HEAD".into(),
+                            "DEFAULT".into(),
+                        ])
+                        .chain(r.iter().map(|c| {
+                            vec![
+                                c.package.clone(),
+                                c.channel.clone(),
+                                c.head.clone(),
+                                if c.default {
+                                    "yes".into()
+                                } else {
+                                    String::new()
+                                },
+                            ]
+                        }))
+                        .collect();
+                        (serde_json::to_string_pretty(&r)?, t)
+                    }
+                    ListWhat::Bundles => {
+                        let r = index::ops::list_bundles(&idx)?;
+                        let t = std::iter::once(vec![
+                            "PACKAGE".into(),
+                            "CHANNEL".into(),
+                            "BUNDLE".into(),
+                            "VERSION".into(),
+                            "REPLACES".into(),
+                            "IMAGE".into(),
+                        ])
+                        .chain(r.iter().map(|b| {
+                            vec![
+                                b.package.clone(),
+                                b.channel.clone(),
+                                b.name.clone(),
+                                b.version.clone(),
+                                b.replaces.clone(),
+                                b.image.clone(),
+                            ]
+                        }))
+                        .collect();
+                        (serde_json::to_string_pretty(&r)?, t)
+                    }
+                };
+                let mut out = std::io::stdout().lock();
+                match a.output {
+                    ListFormat::Json => writeln!(out, "{json}")?,
+                    ListFormat::Table => {
+                        let widths: Vec<usize> = (0..rows[0].len())
+                            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+                            .collect();
+                        for r in &rows {
+                            let line: Vec<String> = r
+                                .iter()
+                                .zip(&widths)
+                                .map(|(c, w)| format!("{c:<w$}"))
+                                .collect();
+                            writeln!(out, "{}", line.join("  ").trim_end())?;
+                        }
+                    }
+                }
+                Ok(0)
+            }
+        }
     }
 }
 
 /// `render`.
 #[derive(Args)]
+#[command(
+    after_help = "Examples:\n  olm-catalog render index.db > catalog.json\n  \
+olm-catalog render bundles/etcd/0.9.4 -o yaml\n  olm-catalog render catalog/"
+)]
 pub struct RenderArgs {
-    /// What to render
+    /// Index databases, bundle directories or FBC directories
+    #[arg(required = true)]
     pub source: Vec<String>,
+    /// Output format
+    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    pub output: OutputFormat,
+    /// Image reference to record for a rendered bundle directory
+    #[arg(long)]
+    pub bundle_image: Option<String>,
+}
+
+/// Loads any supported source into FBC.
+fn load_source(
+    src: &str,
+    bundle_image: Option<&str>,
+) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+    let p = std::path::Path::new(src);
+    if p.is_file() {
+        let mut head = [0u8; 16];
+        let n = std::fs::File::open(p)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .with_context(|| format!("reading {src}"))?;
+        if n == 16 && &head == b"SQLite format 3\0" {
+            let idx = Index::open_read(p)?;
+            return index::render::index_to_fbc(&idx);
+        }
+        return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
+    }
+    if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+        let b = olm_catalog::bundle::Bundle::load_dir(p)?;
+        let fb = index::render::bundle_to_fbc(&b, bundle_image.unwrap_or(""))
+            .map_err(anyhow::Error::msg)?;
+        let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
+        cfg.bundles.push(fb);
+        return Ok(cfg);
+    }
+    if p.is_dir() {
+        return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
+    }
+    bail!("{src}: no such file or directory (image references are not rendered yet; pull the image first)")
 }
 
 impl RenderArgs {
+    /// Runs `render`.
     pub fn run(self) -> CmdResult {
-        anyhow::bail!("render: not built yet")
+        let mut all = olm_catalog::fbc::DeclarativeConfig::default();
+        for s in &self.source {
+            let c = load_source(s, self.bundle_image.as_deref())?;
+            all.packages.extend(c.packages);
+            all.channels.extend(c.channels);
+            all.bundles.extend(c.bundles);
+            all.deprecations.extend(c.deprecations);
+            all.others.extend(c.others);
+        }
+        let stdout = std::io::stdout();
+        let mut w = std::io::BufWriter::new(stdout.lock());
+        olm_catalog::fbc::write::write(&all, self.output, &mut w)?;
+        w.flush()?;
+        Ok(0)
     }
 }
 
 /// `migrate`.
 #[derive(Args)]
+#[command(after_help = "Example:\n  olm-catalog migrate index.db catalog/ -o yaml")]
 pub struct MigrateArgs {
     /// Index database
-    pub database: std::path::PathBuf,
+    pub database: PathBuf,
+    /// Output directory (one <package>/catalog.json per package)
+    pub out_dir: PathBuf,
+    /// Output format
+    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    pub output: OutputFormat,
 }
 
 impl MigrateArgs {
+    /// Runs `migrate`.
     pub fn run(self) -> CmdResult {
-        anyhow::bail!("migrate: not built yet")
+        let idx = Index::open_read(&self.database)?;
+        let cfg = index::render::index_to_fbc(&idx)?;
+        if self.out_dir.exists()
+            && std::fs::read_dir(&self.out_dir)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false)
+        {
+            bail!("{}: output directory is not empty", self.out_dir.display());
+        }
+        // Write into a temporary sibling and rename, so a failure leaves nothing half-written.
+        let parent = self
+            .out_dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let tmp = tempfile::Builder::new()
+            .prefix(".olm-catalog-migrate-")
+            .tempdir_in(&parent)?;
+        olm_catalog::fbc::write::write_dir(&cfg, self.output, tmp.path())?;
+        if self.out_dir.exists() {
+            std::fs::remove_dir(&self.out_dir)?;
+        }
+        std::fs::rename(tmp.keep(), &self.out_dir)?;
+        eprintln!(
+            "wrote {} package(s) to {}",
+            cfg.packages.len(),
+            self.out_dir.display()
+        );
+        Ok(0)
     }
 }
 
 /// `validate`.
 #[derive(Args)]
+#[command(after_help = "Example:\n  olm-catalog validate catalog/ --format json")]
 pub struct ValidateArgs {
     /// FBC directory
-    pub dir: std::path::PathBuf,
+    pub dir: PathBuf,
+    /// Output format of findings
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: olm_catalog::diag::Format,
 }
 
 impl ValidateArgs {
+    /// Runs `validate`.
     pub fn run(self) -> CmdResult {
-        anyhow::bail!("validate: not built yet")
+        let report_of = |findings| olm_catalog::diag::Report {
+            subject: self.dir.display().to_string(),
+            findings,
+        };
+        let mut report = match olm_catalog::fbc::DeclarativeConfig::load_path(&self.dir) {
+            Ok(cfg) => report_of(olm_catalog::fbc::validate::validate(&cfg)),
+            Err(e) => report_of(vec![olm_catalog::diag::Finding::error(
+                "fbc-load",
+                e.to_string(),
+            )]),
+        };
+        report.sort();
+        let reports = [report];
+        let text = match self.format {
+            olm_catalog::diag::Format::Human => olm_catalog::diag::render_human(&reports, false),
+            olm_catalog::diag::Format::Json => olm_catalog::diag::render_json(&reports),
+            olm_catalog::diag::Format::Sarif => {
+                olm_catalog::diag::render_sarif(&reports, &|_| None)
+            }
+        };
+        print!("{text}");
+        Ok(if reports[0].errors() > 0 { 1 } else { 0 })
     }
 }

@@ -6,6 +6,9 @@
 //! Field order in these structs is the order in which opm writes the fields
 //! (Go struct order), so serializing them reproduces `opm render` output.
 
+pub mod validate;
+pub mod write;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,1 +1,12 @@
-//! The SQLite index database that opm and OLM read.
+//! The SQLite index database that opm and OLM read: creating it with opm's
+//! schema, adding bundles with opm's rules, removing, pruning, deprecating,
+//! exporting and converting to and from file-based catalogs.
+
+pub mod add;
+pub mod db;
+pub mod fbc_import;
+pub mod ops;
+pub mod record;
+pub mod render;
+
+pub use db::{DbError, Index};

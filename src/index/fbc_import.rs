@@ -1,0 +1,283 @@
+//! FBC to SQLite (`index add --from-fbc`): the inverse of render, so that
+//! sqlite → FBC → sqlite gives the same rows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{bail, Context};
+use base64::Engine;
+use rusqlite::Transaction;
+use serde_json::Value;
+
+use super::add::{self, entries_to_edges, Layout, PackageGraph};
+use super::record::{gvk_json, ApiKey, BundleRecord};
+use crate::fbc::DeclarativeConfig;
+
+fn s(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+/// Builds the record of an FBC bundle.
+fn record_of(
+    b: &crate::fbc::Bundle,
+    channels: Vec<String>,
+    entry: Option<&crate::fbc::ChannelEntry>,
+) -> anyhow::Result<BundleRecord> {
+    let mut objects: Vec<Value> = Vec::new();
+    for p in b
+        .properties
+        .iter()
+        .filter(|p| p.kind == "olm.bundle.object")
+    {
+        let data = p.value.get("data").and_then(Value::as_str).unwrap_or("");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .with_context(|| format!("bundle {}: olm.bundle.object data is not base64", b.name))?;
+        let v: Value = serde_json::from_slice(&bytes)
+            .with_context(|| format!("bundle {}: olm.bundle.object data is not JSON", b.name))?;
+        objects.push(v);
+    }
+    let csv = objects
+        .iter()
+        .find(|o| o.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"));
+    let mut csv_json = String::new();
+    let mut bundle_json = String::new();
+    for o in &objects {
+        let line = crate::gojson::to_string(o) + "\n";
+        bundle_json.push_str(&line);
+        if Some(o) == csv {
+            csv_json = line;
+        }
+    }
+    let typed = match csv {
+        Some(c) => Some(crate::bundle::Csv::from_json(c).map_err(|e| {
+            anyhow::anyhow!(
+                "bundle {}: CSV does not decode at {}: {}",
+                b.name,
+                e.path,
+                e.message
+            )
+        })?),
+        None => None,
+    };
+    let version = b
+        .properties
+        .iter()
+        .find(|p| p.kind == "olm.package")
+        .map(|p| s(&p.value, "version"))
+        .unwrap_or_default();
+    // Plurals are not in FBC: take them from the CRDs and the CSV when the
+    // bundle carries them, else guess the usual lower-case plural.
+    let mut plurals: BTreeMap<(String, String), String> = BTreeMap::new();
+    for o in &objects {
+        if o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
+            let g = o
+                .pointer("/spec/group")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let k = o
+                .pointer("/spec/names/kind")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let p = o
+                .pointer("/spec/names/plural")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            plurals.insert((g.into(), k.into()), p.into());
+        }
+    }
+    if let Some(c) = &typed {
+        for d in c.spec.crds.owned.iter().chain(&c.spec.crds.required) {
+            let (plural, group) = d.plural_and_group();
+            plurals
+                .entry((group.into(), d.kind.clone().unwrap_or_default()))
+                .or_insert_with(|| plural.into());
+        }
+        for a in c
+            .spec
+            .api_services
+            .owned
+            .iter()
+            .chain(&c.spec.api_services.required)
+        {
+            plurals
+                .entry((
+                    a.group.clone().unwrap_or_default(),
+                    a.kind.clone().unwrap_or_default(),
+                ))
+                .or_insert_with(|| a.name.clone().unwrap_or_default());
+        }
+    }
+    let plural_of = |g: &str, k: &str| {
+        plurals
+            .get(&(g.to_string(), k.to_string()))
+            .cloned()
+            .unwrap_or_else(|| format!("{}s", k.to_lowercase()))
+    };
+    let mut provided = BTreeSet::new();
+    let mut required = BTreeSet::new();
+    let mut properties = Vec::new();
+    let mut dependencies = Vec::new();
+    for p in &b.properties {
+        match p.kind.as_str() {
+            "olm.bundle.object" | "olm.csv.metadata" => {}
+            "olm.gvk" => {
+                let (g, k, v) = (
+                    s(&p.value, "group"),
+                    s(&p.value, "kind"),
+                    s(&p.value, "version"),
+                );
+                properties.push((p.kind.clone(), gvk_json(&g, &k, &v)));
+                provided.insert(ApiKey {
+                    plural: plural_of(&g, &k),
+                    group: g,
+                    version: v,
+                    kind: k,
+                });
+            }
+            "olm.gvk.required" => {
+                let (g, k, v) = (
+                    s(&p.value, "group"),
+                    s(&p.value, "kind"),
+                    s(&p.value, "version"),
+                );
+                dependencies.push(("olm.gvk".to_string(), gvk_json(&g, &k, &v)));
+                required.insert(ApiKey {
+                    plural: plural_of(&g, &k),
+                    group: g,
+                    version: v,
+                    kind: k,
+                });
+            }
+            "olm.package.required" => {
+                let mut m = serde_json::Map::new();
+                m.insert("packageName".into(), s(&p.value, "packageName").into());
+                m.insert("version".into(), s(&p.value, "versionRange").into());
+                dependencies.push((
+                    "olm.package".into(),
+                    crate::gojson::to_string(&Value::Object(m)),
+                ));
+            }
+            "olm.constraint" => {
+                dependencies.push((p.kind.clone(), crate::gojson::to_string(&p.value)))
+            }
+            _ => properties.push((p.kind.clone(), crate::gojson::to_string(&p.value))),
+        }
+    }
+    let mut images = BTreeSet::new();
+    let mut related_images = Vec::new();
+    match &typed {
+        Some(c) => {
+            for ri in &c.spec.related_images {
+                if let Some(i) = ri.image.clone().filter(|i| !i.is_empty()) {
+                    images.insert(i.clone());
+                    related_images.push((ri.name.clone().unwrap_or_default(), i));
+                }
+            }
+            if let Some(install) = &c.spec.install {
+                for d in &install.spec.deployments {
+                    images.extend(d.images().into_iter().filter(|i| !i.is_empty()));
+                }
+            }
+        }
+        None => {
+            for ri in &b.related_images {
+                if !ri.image.is_empty() && ri.image != b.image {
+                    images.insert(ri.image.clone());
+                    related_images.push((ri.name.clone(), ri.image.clone()));
+                }
+            }
+        }
+    }
+    let (replaces, skips) = match &typed {
+        Some(c) => (
+            c.spec.replaces.clone().unwrap_or_default(),
+            c.spec.skips.clone(),
+        ),
+        None => entry
+            .map(|e| (e.replaces.clone(), e.skips.clone()))
+            .unwrap_or_default(),
+    };
+    let skip_range = match &typed {
+        Some(c) => c.skip_range().unwrap_or("").to_string(),
+        None => entry.map(|e| e.skip_range.clone()).unwrap_or_default(),
+    };
+    Ok(BundleRecord {
+        name: b.name.clone(),
+        package: b.package.clone(),
+        channels,
+        default_channel: None,
+        csv_json,
+        bundle_json,
+        objects: objects.iter().map(crate::gojson::to_string).collect(),
+        bundle_path: b.image.clone(),
+        version,
+        skip_range,
+        replaces,
+        skips,
+        substitutes_for: typed
+            .as_ref()
+            .and_then(|c| c.annotation("olm.substitutesFor"))
+            .unwrap_or("")
+            .to_string(),
+        images,
+        related_images,
+        provided,
+        required,
+        properties,
+        dependencies,
+    })
+}
+
+/// Writes every package of `cfg` into the index (packages must be new).
+pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<Vec<String>> {
+    let mut done = Vec::new();
+    let mut pkgs: Vec<&crate::fbc::Package> = cfg.packages.iter().collect();
+    pkgs.sort_by(|a, b| a.name.cmp(&b.name));
+    for p in pkgs {
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM package WHERE name = ?)",
+            [&p.name],
+            |r| r.get(0),
+        )?;
+        if exists {
+            bail!(
+                "package {} is already in the index; remove it first (`index rm --packages {}`)",
+                p.name,
+                p.name
+            );
+        }
+        let chans: Vec<&crate::fbc::Channel> = cfg
+            .channels
+            .iter()
+            .filter(|c| c.package == p.name)
+            .collect();
+        let mut membership: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let mut first_entry: BTreeMap<&str, &crate::fbc::ChannelEntry> = BTreeMap::new();
+        let mut graph = PackageGraph {
+            name: p.name.clone(),
+            default_channel: p.default_channel.clone(),
+            ..Default::default()
+        };
+        for c in &chans {
+            for e in &c.entries {
+                membership.entry(&e.name).or_default().push(c.name.clone());
+                first_entry.entry(&e.name).or_insert(e);
+            }
+            let head = add::channel_head(&c.entries).ok_or_else(|| {
+                anyhow::anyhow!("package {}, channel {}: no channel head", p.name, c.name)
+            })?;
+            graph.heads.insert(c.name.clone(), head);
+            graph
+                .edges
+                .insert(c.name.clone(), entries_to_edges(&c.entries));
+        }
+        for b in cfg.bundles.iter().filter(|b| b.package == p.name) {
+            let channels = membership.get(b.name.as_str()).cloned().unwrap_or_default();
+            let rec = record_of(b, channels, first_entry.get(b.name.as_str()).copied())?;
+            add::insert_bundle(tx, &rec)?;
+        }
+        add::write_package(tx, Layout::Replaces, &graph, false, None)?;
+        done.push(p.name.clone());
+    }
+    Ok(done)
+}

@@ -1,0 +1,353 @@
+//! One bundle as the index stores it: the values opm's `registry.Bundle`
+//! derives from a bundle (pkg/registry/bundle.go, csv.go) and `sqlLoader`
+//! writes (pkg/sqlite/load.go).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::bundle::Bundle;
+
+/// A group/version/kind with its plural, as the `api` table holds it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ApiKey {
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name.
+    pub plural: String,
+}
+
+/// A bundle ready to be written to the index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BundleRecord {
+    /// CSV name (`operatorbundle.name`).
+    pub name: String,
+    /// Package name.
+    pub package: String,
+    /// Channels from the annotations.
+    pub channels: Vec<String>,
+    /// Default channel from the annotations.
+    pub default_channel: Option<String>,
+    /// The CSV as opm stores it: Go `json.Encoder` output (sorted keys, HTML
+    /// escaped) followed by a newline.
+    pub csv_json: String,
+    /// Every manifest, encoded like `csv_json` and concatenated.
+    pub bundle_json: String,
+    /// Each manifest's JSON without the newline (for FBC `olm.bundle.object`).
+    pub objects: Vec<String>,
+    /// Bundle image reference (`bundlepath`), empty for a directory.
+    pub bundle_path: String,
+    /// `spec.version`.
+    pub version: String,
+    /// The `olm.skipRange` annotation.
+    pub skip_range: String,
+    /// `spec.replaces`.
+    pub replaces: String,
+    /// `spec.skips`.
+    pub skips: Vec<String>,
+    /// The `olm.substitutesFor` annotation.
+    pub substitutes_for: String,
+    /// Related images and operator images, deduplicated.
+    pub images: BTreeSet<String>,
+    /// Related images with their names (for FBC).
+    pub related_images: Vec<(String, String)>,
+    /// Provided APIs.
+    pub provided: BTreeSet<ApiKey>,
+    /// Required APIs.
+    pub required: BTreeSet<ApiKey>,
+    /// Rows of the `properties` table: (type, value JSON).
+    pub properties: Vec<(String, String)>,
+    /// Rows of the `dependencies` table: (type, value JSON).
+    pub dependencies: Vec<(String, String)>,
+}
+
+/// Go's `json.Encoder.Encode`: compact JSON and a newline.
+fn encode_line(v: &Value) -> String {
+    let mut s = crate::gojson::to_string(v);
+    s.push('\n');
+    s
+}
+
+impl BundleRecord {
+    /// Builds the record of a loaded bundle. `image` is the bundle image
+    /// reference (empty for a plain directory).
+    pub fn from_bundle(bundle: &Bundle, image: &str) -> Result<BundleRecord, String> {
+        let dir = bundle.dir.display();
+        let mut csv_count = 0;
+        let mut csv_json = String::new();
+        let mut bundle_json = String::new();
+        let mut objects = Vec::new();
+        let mut csv_value = None;
+        for m in &bundle.manifests {
+            if m.json.is_null() || m.json.as_object().is_some_and(|o| o.is_empty()) {
+                continue;
+            }
+            let line = encode_line(&m.json);
+            bundle_json.push_str(&line);
+            objects.push(crate::gojson::to_string(&m.json));
+            if m.is_csv() {
+                csv_count += 1;
+                if csv_count > 1 {
+                    return Err(format!(
+                        "{dir}: two ClusterServiceVersions found in one bundle ({})",
+                        m.file.rel_path
+                    ));
+                }
+                csv_json = line;
+                csv_value = Some(m);
+            }
+        }
+        let csv_manifest = csv_value.ok_or_else(|| {
+            format!("{dir}: no ClusterServiceVersion in manifests/ (opm: \"csv name not found\")")
+        })?;
+        let csv = crate::bundle::Csv::from_json(&csv_manifest.json).map_err(|e| {
+            format!(
+                "{}: the ClusterServiceVersion does not decode at {}: {}",
+                csv_manifest.file.display_path.display(),
+                e.path,
+                e.message
+            )
+        })?;
+        let name = csv.name().to_string();
+        if name.is_empty() {
+            return Err(format!(
+                "{}: the ClusterServiceVersion has no metadata.name (opm: \"csv name not found\")",
+                csv_manifest.file.display_path.display()
+            ));
+        }
+        let package = bundle
+            .package()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| {
+                format!(
+                    "{dir}: metadata/annotations.yaml has no {} (the package name)",
+                    crate::bundle::keys::PACKAGE
+                )
+            })?
+            .to_string();
+        let channels = bundle.channels();
+        if channels.is_empty() {
+            return Err(format!(
+                "{dir}: metadata/annotations.yaml has no {} (the bundle's channels)",
+                crate::bundle::keys::CHANNELS
+            ));
+        }
+        let default_channel = bundle
+            .default_channel()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from);
+
+        let mut images = BTreeSet::new();
+        let mut related_images = Vec::new();
+        for ri in &csv.spec.related_images {
+            let img = ri.image.clone().unwrap_or_default();
+            if !img.is_empty() {
+                images.insert(img.clone());
+                related_images.push((ri.name.clone().unwrap_or_default(), img));
+            }
+        }
+        if let Some(install) = &csv.spec.install {
+            for d in &install.spec.deployments {
+                for img in d.images() {
+                    if !img.is_empty() {
+                        if !related_images.iter().any(|(_, i)| *i == img) {
+                            related_images.push((String::new(), img.clone()));
+                        }
+                        images.insert(img);
+                    }
+                }
+            }
+        }
+
+        let provided = provided_apis(bundle, &csv)?;
+        let required = required_apis(&csv, &dir.to_string())?;
+
+        let version = csv.spec.version.clone().unwrap_or_default();
+        let mut properties = Vec::new();
+        for (kind, value) in bundle.metadata_properties() {
+            properties.push((kind, crate::gojson::to_string(&value)));
+        }
+        for api in &provided {
+            properties.push((
+                "olm.gvk".to_string(),
+                gvk_json(&api.group, &api.kind, &api.version),
+            ));
+        }
+        // opm copies olm.label properties from the CSV's
+        // operatorframework.io/properties annotation.
+        if let Some(v) = csv.annotation("operatorframework.io/properties") {
+            if let Ok(Value::Array(props)) = serde_json::from_str::<Value>(v) {
+                for p in props {
+                    if p.get("type").and_then(Value::as_str) == Some("olm.label") {
+                        if let Some(label) = p.pointer("/value/label").and_then(Value::as_str) {
+                            properties.push((
+                                "olm.label".into(),
+                                crate::gojson::to_string(&serde_json::json!({ "label": label })),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let mut dependencies = Vec::new();
+        for (kind, value) in bundle.metadata_dependencies() {
+            dependencies.push((kind, crate::gojson::to_string(&value)));
+        }
+        for api in &required {
+            dependencies.push((
+                "olm.gvk".to_string(),
+                gvk_json(&api.group, &api.kind, &api.version),
+            ));
+        }
+        Ok(BundleRecord {
+            name,
+            package,
+            channels,
+            default_channel,
+            csv_json,
+            bundle_json,
+            objects,
+            bundle_path: image.to_string(),
+            version,
+            skip_range: csv.skip_range().unwrap_or("").to_string(),
+            replaces: csv.spec.replaces.clone().unwrap_or_default(),
+            skips: csv.spec.skips.clone(),
+            substitutes_for: csv
+                .annotation("olm.substitutesFor")
+                .unwrap_or("")
+                .to_string(),
+            images,
+            related_images,
+            provided,
+            required,
+            properties,
+            dependencies,
+        })
+    }
+
+    /// The version parsed as semver (required by the semver modes).
+    pub fn semver(&self) -> Option<semver::Version> {
+        semver::Version::parse(&self.version).ok()
+    }
+}
+
+/// `{"group":..,"kind":..,"version":..}` in Go struct order (GVKProperty).
+pub fn gvk_json(group: &str, kind: &str, version: &str) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("group".into(), Value::String(group.into()));
+    m.insert("kind".into(), Value::String(kind.into()));
+    m.insert("version".into(), Value::String(version.into()));
+    crate::gojson::to_string(&Value::Object(m))
+}
+
+/// opm's `Bundle.ProvidedAPIs`: every served version of every CRD in the
+/// bundle, plus the CSV's owned API services.
+fn provided_apis(bundle: &Bundle, csv: &crate::bundle::Csv) -> Result<BTreeSet<ApiKey>, String> {
+    let mut out = BTreeSet::new();
+    for crd in bundle.crds() {
+        let spec = crd.json.get("spec").cloned().unwrap_or(Value::Null);
+        let s = |p: &str| {
+            spec.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let (group, kind, plural) = (s("/group"), s("/names/kind"), s("/names/plural"));
+        let mut versions = Vec::new();
+        // apiextensions v1beta1 has a single spec.version besides spec.versions.
+        if crd.api_version.ends_with("v1beta1") {
+            let v = s("/version");
+            if !v.is_empty() {
+                versions.push(v);
+            }
+        }
+        if let Some(vs) = spec.get("versions").and_then(Value::as_array) {
+            for v in vs {
+                if let Some(n) = v.get("name").and_then(Value::as_str) {
+                    versions.push(n.to_string());
+                }
+            }
+        }
+        for version in versions {
+            out.insert(ApiKey {
+                group: group.clone(),
+                version,
+                kind: kind.clone(),
+                plural: plural.clone(),
+            });
+        }
+    }
+    for api in &csv.spec.api_services.owned {
+        out.insert(ApiKey {
+            group: api.group.clone().unwrap_or_default(),
+            version: api.version.clone().unwrap_or_default(),
+            kind: api.kind.clone().unwrap_or_default(),
+            plural: api.name.clone().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// opm's `Bundle.RequiredAPIs`: the CSV's required CRDs and API services.
+fn required_apis(csv: &crate::bundle::Csv, dir: &str) -> Result<BTreeSet<ApiKey>, String> {
+    let mut out = BTreeSet::new();
+    for crd in &csv.spec.crds.required {
+        let name = crd.name.as_deref().unwrap_or("");
+        let Some((plural, group)) = name.split_once('.') else {
+            return Err(format!(
+                "{dir}: spec.customresourcedefinitions.required name {name:?} is not <plural>.<group> (opm: \"couldn't parse plural.group from crd name\")"
+            ));
+        };
+        out.insert(ApiKey {
+            group: group.into(),
+            version: crd.version.clone().unwrap_or_default(),
+            kind: crd.kind.clone().unwrap_or_default(),
+            plural: plural.into(),
+        });
+    }
+    for api in &csv.spec.api_services.required {
+        out.insert(ApiKey {
+            group: api.group.clone().unwrap_or_default(),
+            version: api.version.clone().unwrap_or_default(),
+            kind: api.kind.clone().unwrap_or_default(),
+            plural: api.name.clone().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Bundle image references for a batch: from a prefix (`PREFIX/<dir name>`),
+/// or a per-bundle map (bundle dir or CSV name to reference).
+#[derive(Clone, Debug, Default)]
+pub struct ImageNaming {
+    /// `--bundle-image-prefix`.
+    pub prefix: Option<String>,
+    /// `--bundle-image DIR=REF` or `NAME=REF`.
+    pub explicit: BTreeMap<String, String>,
+}
+
+impl ImageNaming {
+    /// The reference for the bundle at `dir` with CSV `name`.
+    pub fn image_for(&self, dir: &std::path::Path, name: &str) -> String {
+        let d = dir.display().to_string();
+        let d = d.trim_end_matches('/');
+        if let Some(r) = self.explicit.get(d).or_else(|| self.explicit.get(name)) {
+            return r.clone();
+        }
+        match &self.prefix {
+            Some(p) => {
+                let base = dir
+                    .file_name()
+                    .map(|b| b.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| name.to_string());
+                format!("{}:{}", p.trim_end_matches('/'), base)
+            }
+            None => String::new(),
+        }
+    }
+}

@@ -1,0 +1,473 @@
+//! Index and bundle directories as file-based catalogs, the way `opm render`
+//! builds them (pkg/sqlite/conversion.go, pkg/api/api_to_model.go,
+//! alpha/action/render.go).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::add::split_skips;
+use super::db::Index;
+use super::record::BundleRecord;
+use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
+
+fn prop(kind: &str, value: Value) -> Property {
+    Property {
+        kind: kind.to_string(),
+        value,
+    }
+}
+
+fn parse_value(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.to_string()))
+}
+
+/// Splits the `bundle` column (concatenated JSON objects) into objects.
+pub fn split_objects(bundle: &str) -> Vec<String> {
+    serde_json::Deserializer::from_str(bundle)
+        .into_iter::<Value>()
+        .filter_map(Result::ok)
+        .map(|v| crate::gojson::to_string(&v))
+        .collect()
+}
+
+/// The FBC bundle of a bundle directory, as `opm render DIR` gives it.
+pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<fbc::Bundle, String> {
+    let r = BundleRecord::from_bundle(bundle, image)?;
+    Ok(record_to_fbc(&r))
+}
+
+/// The FBC bundle of a record (bundle directory render).
+pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
+    let mut props = Vec::new();
+    for a in &r.provided {
+        props.push(prop(
+            "olm.gvk",
+            json!({"group": a.group, "kind": a.kind, "version": a.version}),
+        ));
+    }
+    let mut other = Vec::new();
+    let mut package_prop = None;
+    for (t, v) in &r.properties {
+        match t.as_str() {
+            "olm.gvk" => {}
+            "olm.package" => package_prop = Some(prop(t, parse_value(v))),
+            _ => other.push(prop(t, parse_value(v))),
+        }
+    }
+    let mut required_pkgs = Vec::new();
+    for (t, v) in &r.dependencies {
+        let v = parse_value(v);
+        match t.as_str() {
+            "olm.gvk" => props.push(prop("olm.gvk.required", v)),
+            "olm.package" => required_pkgs.push(prop(
+                "olm.package.required",
+                json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
+            )),
+            _ => other.push(prop(t, v)),
+        }
+    }
+    props.push(package_prop.unwrap_or_else(|| {
+        prop(
+            "olm.package",
+            json!({"packageName": r.package, "version": r.version}),
+        )
+    }));
+    props.extend(required_pkgs);
+    props.extend(other);
+    for o in &r.objects {
+        props.push(prop(
+            "olm.bundle.object",
+            json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
+        ));
+    }
+    let mut related: Vec<RelatedImage> = r
+        .related_images
+        .iter()
+        .map(|(n, i)| RelatedImage {
+            name: n.clone(),
+            image: i.clone(),
+        })
+        .collect();
+    if !r.bundle_path.is_empty() && !related.iter().any(|x| x.image == r.bundle_path) {
+        related.push(RelatedImage {
+            name: String::new(),
+            image: r.bundle_path.clone(),
+        });
+    }
+    related.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
+    fbc::Bundle {
+        schema: fbc::SCHEMA_BUNDLE.into(),
+        name: r.name.clone(),
+        package: r.package.clone(),
+        image: r.bundle_path.clone(),
+        properties: props,
+        related_images: related,
+        csv_json: Some(r.csv_json.trim_end().to_string()),
+        objects: r.objects.clone(),
+    }
+}
+
+/// Per bundle of a channel: (depth, name) of the entries its entries replace.
+type ChannelTargets = BTreeMap<String, Vec<(i64, String)>>;
+
+/// A bundle row of the index with what render needs.
+#[derive(Clone, Debug, Default)]
+struct Row {
+    csv: Option<String>,
+    bundle: Option<String>,
+    path: String,
+    version: String,
+    skip_range: String,
+    replaces: String,
+    skips: Vec<String>,
+}
+
+/// The whole index as FBC (packages, channels, bundles), as `opm render
+/// index.db` gives it.
+pub fn index_to_fbc(index: &Index) -> anyhow::Result<DeclarativeConfig> {
+    index_to_fbc_filtered(index, None)
+}
+
+/// Like [`index_to_fbc`], for the named packages only (all if `None`).
+pub fn index_to_fbc_filtered(
+    index: &Index,
+    only: Option<&BTreeSet<String>>,
+) -> anyhow::Result<DeclarativeConfig> {
+    let conn = &index.conn;
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    {
+        let mut st = conn.prepare(
+            "SELECT name, csv, bundle, bundlepath, version, skiprange, replaces, skips FROM operatorbundle",
+        )?;
+        let it = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                Row {
+                    csv: r.get(1)?,
+                    bundle: r.get(2)?,
+                    path: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    version: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                    skip_range: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                    replaces: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    skips: split_skips(r.get::<_, Option<String>>(7)?.as_deref()),
+                },
+            ))
+        })?;
+        for x in it {
+            let (n, row) = x?;
+            rows.insert(n, row);
+        }
+    }
+    let mut props: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    {
+        let mut st =
+            conn.prepare("SELECT operatorbundle_name, type, value FROM properties ORDER BY rowid")?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })? {
+            let (n, t, v) = x?;
+            props.entry(n).or_default().push((t, v));
+        }
+    }
+    let mut deps: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    {
+        let mut st = conn
+            .prepare("SELECT operatorbundle_name, type, value FROM dependencies ORDER BY rowid")?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })? {
+            let (n, t, v) = x?;
+            deps.entry(n).or_default().push((t, v));
+        }
+    }
+    let mut provided: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
+    let mut required: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
+    for (table, map) in [
+        ("api_provider", &mut provided),
+        ("api_requirer", &mut required),
+    ] {
+        let mut st = conn.prepare(&format!(
+            "SELECT operatorbundle_name, group_name, version, kind FROM {table}"
+        ))?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })? {
+            let (n, g, v, k) = x?;
+            map.entry(n).or_default().insert((g, k, v));
+        }
+    }
+    // Entries: channel -> bundle -> names its entries replace.
+    let mut members: BTreeMap<(String, String), ChannelTargets> = BTreeMap::new();
+    {
+        let mut st = conn.prepare(
+            "SELECT e.package_name, e.channel_name, e.operatorbundle_name, e.depth, r.operatorbundle_name
+             FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+             ORDER BY e.entry_id",
+        )?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+            ))
+        })? {
+            let (p, c, b, d, rep) = x?;
+            if !rows.contains_key(&b) {
+                continue;
+            }
+            let targets = members.entry((p, c)).or_default().entry(b).or_default();
+            if let Some(rep) = rep {
+                targets.push((d.unwrap_or(0), rep));
+            }
+        }
+    }
+    let mut packages: Vec<(String, String)> = Vec::new();
+    {
+        let mut st = conn.prepare("SELECT name, default_channel FROM package ORDER BY name")?;
+        for x in st.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })? {
+            let (n, d) = x?;
+            if only.is_none_or(|o| o.contains(&n)) {
+                packages.push((n, d.unwrap_or_default()));
+            }
+        }
+    }
+    let mut heads: BTreeMap<(String, String), String> = BTreeMap::new();
+    {
+        let mut st =
+            conn.prepare("SELECT package_name, name, head_operatorbundle_name FROM channel")?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })? {
+            let (p, c, h) = x?;
+            heads.insert((p, c), h.unwrap_or_default());
+        }
+    }
+
+    let mut cfg = DeclarativeConfig::default();
+    let mut bundle_pkg: BTreeMap<String, String> = BTreeMap::new();
+    for (pkg, default_channel) in &packages {
+        let mut icon = None;
+        if let Some(head) = heads.get(&(pkg.clone(), default_channel.clone())) {
+            if let Some(csv) = rows.get(head).and_then(|r| r.csv.as_deref()) {
+                icon = package_icon(csv);
+            }
+        }
+        cfg.packages.push(fbc::Package {
+            schema: fbc::SCHEMA_PACKAGE.into(),
+            name: pkg.clone(),
+            default_channel: default_channel.clone(),
+            icon,
+            description: String::new(),
+            properties: vec![],
+        });
+        for ((p, c), bundles) in members.range((pkg.clone(), String::new())..) {
+            if p != pkg {
+                break;
+            }
+            let mut entries = Vec::new();
+            for (b, targets) in bundles {
+                let row = &rows[b];
+                entries.push(entry_of(b, row, targets, bundles));
+                bundle_pkg.insert(b.clone(), pkg.clone());
+            }
+            entries.sort_by(|a: &ChannelEntry, b| a.name.cmp(&b.name));
+            cfg.channels.push(fbc::Channel {
+                schema: fbc::SCHEMA_CHANNEL.into(),
+                name: c.clone(),
+                package: pkg.clone(),
+                entries,
+                properties: vec![],
+            });
+        }
+    }
+    for (name, pkg) in &bundle_pkg {
+        let row = &rows[name];
+        let mut out = Vec::new();
+        let mut gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
+        let mut gvks_required: BTreeSet<(String, String, String)> = BTreeSet::new();
+        let mut has_package = false;
+        for (t, v) in props.get(name).map(Vec::as_slice).unwrap_or(&[]) {
+            match t.as_str() {
+                "olm.gvk" => {
+                    let v = parse_value(v);
+                    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                    gvks.insert((s("group"), s("kind"), s("version")));
+                }
+                "olm.package" => {
+                    if !has_package {
+                        has_package = true;
+                        out.push(prop(t, parse_value(v)));
+                    }
+                }
+                _ => out.push(prop(t, parse_value(v))),
+            }
+        }
+        for (t, v) in deps.get(name).map(Vec::as_slice).unwrap_or(&[]) {
+            let v = parse_value(v);
+            match t.as_str() {
+                "olm.gvk" => {
+                    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                    gvks_required.insert((s("group"), s("kind"), s("version")));
+                }
+                "olm.package" => out.push(prop(
+                    "olm.package.required",
+                    json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
+                )),
+                _ => out.push(prop(t, v)),
+            }
+        }
+        if !has_package {
+            out.push(prop(
+                "olm.package",
+                json!({"packageName": pkg, "version": row.version}),
+            ));
+        }
+        gvks.extend(provided.get(name).cloned().unwrap_or_default());
+        gvks_required.extend(required.get(name).cloned().unwrap_or_default());
+        for (g, k, v) in gvks {
+            out.push(prop(
+                "olm.gvk",
+                json!({"group": g, "kind": k, "version": v}),
+            ));
+        }
+        for (g, k, v) in gvks_required {
+            out.push(prop(
+                "olm.gvk.required",
+                json!({"group": g, "kind": k, "version": v}),
+            ));
+        }
+        let objects = row.bundle.as_deref().map(split_objects).unwrap_or_default();
+        for o in &objects {
+            out.push(prop(
+                "olm.bundle.object",
+                json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
+            ));
+        }
+        let related_images = row
+            .csv
+            .as_deref()
+            .map(csv_related_images)
+            .unwrap_or_default();
+        cfg.bundles.push(fbc::Bundle {
+            schema: fbc::SCHEMA_BUNDLE.into(),
+            name: name.clone(),
+            package: pkg.clone(),
+            image: row.path.clone(),
+            properties: out,
+            related_images,
+            csv_json: row.csv.as_ref().map(|c| c.trim_end().to_string()),
+            objects,
+        });
+    }
+    cfg.bundles
+        .sort_by(|a, b| a.package.cmp(&b.package).then(a.name.cmp(&b.name)));
+    Ok(cfg)
+}
+
+/// The FBC entry of `name` in a channel: the bundle it replaces is the
+/// target of its entries that is its own `spec.replaces` (replaces mode) or
+/// a member of the channel it does not skip (semver modes); the other
+/// targets are skips.
+fn entry_of(
+    name: &str,
+    row: &Row,
+    targets: &[(i64, String)],
+    members: &BTreeMap<String, Vec<(i64, String)>>,
+) -> ChannelEntry {
+    let names: Vec<&String> = {
+        let mut seen = BTreeSet::new();
+        targets
+            .iter()
+            .map(|(_, t)| t)
+            .filter(|t| seen.insert(t.as_str()))
+            .collect()
+    };
+    let replaces = if !row.replaces.is_empty() && names.iter().any(|t| **t == row.replaces) {
+        row.replaces.clone()
+    } else {
+        names
+            .iter()
+            .find(|t| members.contains_key(t.as_str()) && !row.skips.contains(t))
+            .map(|t| t.to_string())
+            .unwrap_or_default()
+    };
+    let mut skips: Vec<String> = row.skips.clone();
+    for t in names {
+        if *t != replaces && !skips.contains(t) {
+            skips.push(t.clone());
+        }
+    }
+    ChannelEntry {
+        name: name.to_string(),
+        replaces,
+        skips,
+        skip_range: row.skip_range.clone(),
+    }
+}
+
+/// The package icon from the default channel head's CSV (opm decodes and
+/// re-encodes it, dropping spaces if the data does not decode).
+fn package_icon(csv: &str) -> Option<fbc::Icon> {
+    let v: Value = serde_json::from_str(csv).ok()?;
+    let icon = v.pointer("/spec/icon/0")?;
+    let data = icon.get("base64data").and_then(Value::as_str).unwrap_or("");
+    let media = icon.get("mediatype").and_then(Value::as_str).unwrap_or("");
+    let engine = base64::engine::general_purpose::STANDARD;
+    let bytes = engine
+        .decode(data)
+        .or_else(|_| engine.decode(data.replace(' ', "")))
+        .ok()?;
+    Some(fbc::Icon {
+        base64data: engine.encode(bytes),
+        mediatype: media.to_string(),
+    })
+}
+
+/// `spec.relatedImages` of a CSV.
+fn csv_related_images(csv: &str) -> Vec<RelatedImage> {
+    let Ok(v) = serde_json::from_str::<Value>(csv) else {
+        return vec![];
+    };
+    v.pointer("/spec/relatedImages")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|ri| RelatedImage {
+                    name: ri
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    image: ri
+                        .get("image")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
