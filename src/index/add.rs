@@ -115,6 +115,13 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
         for (t, v) in &b.properties {
             prop.execute(params![t, v, b.name, version, path])?;
         }
+        // opm adds the olm.package property when it first puts a bundle in
+        // a channel; one-by-one adds make every bundle a head once, so every
+        // bundle gets it, stranded or not.
+        if !b.properties.iter().any(|(t, _)| t == "olm.package") {
+            let v = package_property(&b.package, &b.version);
+            prop.execute(params!["olm.package", v, b.name, version, path])?;
+        }
     }
     {
         let mut api = tx.prepare_cached(

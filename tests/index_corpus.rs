@@ -1,0 +1,480 @@
+//! Index builds from the real corpus, checked table by table against opm's
+//! rules and the corpus's FBC catalogs.
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rusqlite::Connection;
+
+fn bundle_dirs(pkg: &str) -> Vec<PathBuf> {
+    let dir = common::corpus().join("operators").join(pkg);
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("package dir") {
+        let p = e.expect("entry").path();
+        if p.join("manifests").is_dir() {
+            out.push(p);
+        } else if p.join("bundle/manifests").is_dir() {
+            out.push(p.join("bundle"));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn add(db: &Path, mode: &str, dirs: &[PathBuf], extra: &[&str]) -> std::process::Output {
+    Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(db)
+        .args(["--mode", mode])
+        .args(extra)
+        .args(dirs)
+        .output()
+        .expect("run")
+}
+
+fn ok(o: std::process::Output) {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
+    let c = Connection::open(db).expect("open");
+    let mut st = c.prepare(sql).expect("prepare");
+    let n = st.column_count();
+    st.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| match r.get_ref(i).expect("col") {
+                rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect())
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
+}
+
+/// Entries as (channel, bundle, replaced bundle, depth): entry ids differ by insertion order only.
+const ENTRIES: &str = "SELECT e.channel_name, e.operatorbundle_name, coalesce(r.operatorbundle_name, ''), e.depth FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces";
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn etcd_replaces_mode_tables_follow_opm_rules() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("index.db");
+    ok(add(&db, "replaces", &bundle_dirs("etcd"), &[]));
+    // package: default channel from the annotations of the bundles.
+    assert_eq!(
+        rows(&db, "SELECT name, default_channel, add_mode FROM package"),
+        [s(&["etcd", "singlenamespace-alpha", "replaces"])].into()
+    );
+    // channel: each channel's head is the newest bundle listing it.
+    assert_eq!(
+        rows(&db, "SELECT name, head_operatorbundle_name FROM channel"),
+        [
+            s(&["alpha", "etcdoperator.v0.6.1"]),
+            s(&["clusterwide-alpha", "etcdoperator.v0.9.4-clusterwide"]),
+            s(&["singlenamespace-alpha", "etcdoperator.v0.9.4"]),
+        ]
+        .into()
+    );
+    // channel_entry: the head at depth 0, then each spec.replaces one deeper.
+    assert_eq!(
+        rows(&db, ENTRIES),
+        [
+            s(&["alpha", "etcdoperator.v0.6.1", "", "0"]),
+            s(&[
+                "clusterwide-alpha",
+                "etcdoperator.v0.9.4-clusterwide",
+                "etcdoperator.v0.9.2-clusterwide",
+                "0"
+            ]),
+            s(&[
+                "clusterwide-alpha",
+                "etcdoperator.v0.9.2-clusterwide",
+                "etcdoperator.v0.9.0",
+                "1"
+            ]),
+            s(&["clusterwide-alpha", "etcdoperator.v0.9.0", "", "2"]),
+            s(&[
+                "singlenamespace-alpha",
+                "etcdoperator.v0.9.4",
+                "etcdoperator.v0.9.2",
+                "0"
+            ]),
+            s(&[
+                "singlenamespace-alpha",
+                "etcdoperator.v0.9.2",
+                "etcdoperator.v0.9.0",
+                "1"
+            ]),
+            s(&["singlenamespace-alpha", "etcdoperator.v0.9.0", "", "2"]),
+        ]
+        .into()
+    );
+    // operatorbundle: one row per CSV; version, replaces from the CSV; the
+    // csv column is Go json.Encoder output (newline-terminated); no image.
+    let ob = rows(&db, "SELECT name, version, coalesce(replaces,''), bundlepath, substr(csv, -1) = char(10), csv LIKE '{\"apiVersion\":\"operators.coreos.com/v1alpha1\",\"kind\":\"ClusterServiceVersion\"%' FROM operatorbundle");
+    assert_eq!(ob.len(), 6);
+    assert!(
+        ob.contains(&s(&[
+            "etcdoperator.v0.9.4",
+            "0.9.4",
+            "etcdoperator.v0.9.2",
+            "",
+            "1",
+            "1"
+        ])),
+        "{ob:?}"
+    );
+    // api_provider: every CRD version of the bundle, with NULL path (no image).
+    let prov = rows(&db, "SELECT group_name, version, kind, operatorbundle_version, operatorbundle_path FROM api_provider WHERE operatorbundle_name = 'etcdoperator.v0.9.4'");
+    assert!(
+        prov.contains(&s(&[
+            "etcd.database.coreos.com",
+            "v1beta2",
+            "EtcdCluster",
+            "0.9.4",
+            "NULL"
+        ])),
+        "{prov:?}"
+    );
+    assert_eq!(
+        rows(&db, "SELECT plural FROM api WHERE kind = 'EtcdCluster'"),
+        [s(&["etcdclusters"])].into()
+    );
+    // properties: olm.gvk per provided API and one olm.package per bundle.
+    let pk = rows(&db, "SELECT value FROM properties WHERE type = 'olm.package' AND operatorbundle_name = 'etcdoperator.v0.9.4'");
+    assert_eq!(
+        pk,
+        [s(&[r#"{"packageName":"etcd","version":"0.9.4"}"#])].into()
+    );
+    let gvk = rows(&db, "SELECT value FROM properties WHERE type = 'olm.gvk' AND operatorbundle_name = 'etcdoperator.v0.9.4'");
+    assert!(gvk.contains(&s(&[
+        r#"{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}"#
+    ])));
+    // related_image: the operator's deployment image.
+    let imgs = rows(
+        &db,
+        "SELECT image FROM related_image WHERE operatorbundle_name = 'etcdoperator.v0.9.4'",
+    );
+    assert!(!imgs.is_empty());
+    let ic = rows(&db, "PRAGMA integrity_check");
+    assert_eq!(ic, [s(&["ok"])].into());
+    // A second add of a bundle already present is refused and changes nothing.
+    let before = rows(&db, ENTRIES);
+    let o = add(&db, "replaces", &bundle_dirs("etcd")[..1], &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already in the index"));
+    assert_eq!(rows(&db, ENTRIES), before);
+}
+
+fn catalog(pkg: &str) -> Vec<serde_json::Value> {
+    let p = common::corpus()
+        .join("catalogs/v4.18")
+        .join(pkg)
+        .join("catalog.yaml");
+    let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
+    cfg.parse_str(&std::fs::read_to_string(&p).expect("catalog"), &p)
+        .expect("parse");
+    cfg.bundles
+        .iter()
+        .map(|b| serde_json::to_value(b).expect("json"))
+        .collect()
+}
+
+#[test]
+fn kube_green_matches_the_corpus_catalog() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("index.db");
+    let cat = catalog("kube-green");
+    // Record the images the real catalog uses.
+    let mut extra = Vec::new();
+    for b in &cat {
+        extra.push(format!(
+            "--bundle-image={}={}",
+            b["name"].as_str().expect("name"),
+            b["image"].as_str().expect("image")
+        ));
+    }
+    let extra_ref: Vec<&str> = extra.iter().map(String::as_str).collect();
+    ok(add(&db, "replaces", &bundle_dirs("kube-green"), &extra_ref));
+    let mut expect_bundles = BTreeSet::new();
+    let mut expect_gvk = BTreeSet::new();
+    for b in &cat {
+        let name = b["name"].as_str().expect("n").to_string();
+        let mut version = String::new();
+        for p in b["properties"].as_array().expect("props") {
+            match p["type"].as_str() {
+                Some("olm.package") => {
+                    version = p["value"]["version"].as_str().expect("v").to_string()
+                }
+                Some("olm.gvk") => {
+                    expect_gvk.insert(vec![
+                        name.clone(),
+                        p["value"]["group"].as_str().expect("g").into(),
+                        p["value"]["version"].as_str().expect("v").into(),
+                        p["value"]["kind"].as_str().expect("k").into(),
+                    ]);
+                }
+                _ => {}
+            }
+        }
+        expect_bundles.insert(vec![
+            name,
+            version,
+            b["image"].as_str().expect("i").to_string(),
+        ]);
+    }
+    assert_eq!(
+        rows(&db, "SELECT name, version, bundlepath FROM operatorbundle"),
+        expect_bundles
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT operatorbundle_name, group_name, version, kind FROM api_provider"
+        ),
+        expect_gvk
+    );
+    // Channel entries: what the catalog's channel says replaces what.
+    let p = common::corpus().join("catalogs/v4.18/kube-green/catalog.yaml");
+    let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
+    cfg.parse_str(&std::fs::read_to_string(&p).expect("c"), &p)
+        .expect("p");
+    let mut expect_edges = BTreeSet::new();
+    for c in &cfg.channels {
+        for e in &c.entries {
+            expect_edges.insert(vec![c.name.clone(), e.name.clone(), e.replaces.clone()]);
+        }
+    }
+    let got: BTreeSet<Vec<String>> = rows(&db, ENTRIES)
+        .into_iter()
+        .map(|mut r| {
+            r.pop();
+            r
+        })
+        .collect();
+    assert_eq!(got, expect_edges);
+    // Rendered, the index gives the catalog's channels back.
+    let out = Command::new(common::bin())
+        .arg("render")
+        .arg(&db)
+        .output()
+        .expect("render");
+    assert!(out.status.success());
+    let mut rendered = olm_catalog::fbc::DeclarativeConfig::default();
+    rendered
+        .parse_str(
+            &String::from_utf8_lossy(&out.stdout),
+            Path::new("render.json"),
+        )
+        .expect("parse render");
+    let norm = |cs: &[olm_catalog::fbc::Channel]| -> BTreeMap<String, Vec<(String, String)>> {
+        cs.iter()
+            .map(|c| {
+                let mut v: Vec<_> = c
+                    .entries
+                    .iter()
+                    .map(|e| (e.name.clone(), e.replaces.clone()))
+                    .collect();
+                v.sort();
+                (c.name.clone(), v)
+            })
+            .collect()
+    };
+    assert_eq!(norm(&rendered.channels), norm(&cfg.channels));
+    assert_eq!(
+        rendered.packages[0].default_channel,
+        cfg.packages[0].default_channel
+    );
+}
+
+#[test]
+fn semver_mode_orders_channels_by_version() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("index.db");
+    ok(add(
+        &db,
+        "semver",
+        &bundle_dirs("fence-agents-remediation"),
+        &[],
+    ));
+    assert_eq!(
+        rows(&db, "SELECT add_mode FROM package"),
+        [s(&["semver"])].into()
+    );
+    // Along each channel's replaces chain, versions strictly decrease.
+    let c = Connection::open(&db).expect("open");
+    let chains = rows(&db, "SELECT e.channel_name, ov.version, orr.version FROM channel_entry e JOIN channel_entry r ON r.entry_id = e.replaces JOIN operatorbundle ov ON ov.name = e.operatorbundle_name JOIN operatorbundle orr ON orr.name = r.operatorbundle_name WHERE e.depth < r.depth");
+    assert!(!chains.is_empty());
+    for r in chains {
+        let a = semver::Version::parse(&r[1]).expect("v");
+        let b = semver::Version::parse(&r[2]).expect("v");
+        assert!(a > b, "{r:?}");
+    }
+    // Heads are the highest version of each channel.
+    let heads = rows(&db, "SELECT c.name, o.version FROM channel c JOIN operatorbundle o ON o.name = c.head_operatorbundle_name");
+    for h in heads {
+        let max: String = c.query_row("SELECT o.version FROM channel_entry e JOIN operatorbundle o ON o.name = e.operatorbundle_name WHERE e.channel_name = ?", [&h[0]], |r| r.get(0)).expect("q");
+        let _ = max;
+        let all = rows(&db, &format!("SELECT o.version FROM channel_entry e JOIN operatorbundle o ON o.name = e.operatorbundle_name WHERE e.channel_name = '{}'", h[0]));
+        let top = all
+            .iter()
+            .map(|v| semver::Version::parse(&v[0]).expect("v"))
+            .max()
+            .expect("max");
+        assert_eq!(semver::Version::parse(&h[1]).expect("v"), top);
+    }
+}
+
+const TABLES: &[&str] = &[
+    "SELECT name, csv, bundle, bundlepath, skiprange, version, replaces, skips FROM operatorbundle",
+    "SELECT name, default_channel FROM package",
+    "SELECT name, package_name, head_operatorbundle_name FROM channel",
+    ENTRIES,
+    "SELECT image, operatorbundle_name FROM related_image",
+    "SELECT group_name, version, kind, operatorbundle_name FROM api_provider",
+    "SELECT group_name, version, kind, operatorbundle_name FROM api_requirer",
+    "SELECT type, value, operatorbundle_name FROM properties",
+    "SELECT type, value, operatorbundle_name FROM dependencies",
+];
+
+#[test]
+fn sqlite_to_fbc_to_sqlite_keeps_content() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("a.db");
+    for p in ["etcd", "stolostron-engine", "alibaba-cloud-csi-operator"] {
+        ok(add(&db, "replaces", &bundle_dirs(p), &["--keep-content"]));
+    }
+    let out = t.path().join("fbc");
+    let o = Command::new(common::bin())
+        .arg("migrate")
+        .arg(&db)
+        .arg(&out)
+        .output()
+        .expect("migrate");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = Command::new(common::bin())
+        .arg("validate")
+        .arg(&out)
+        .output()
+        .expect("validate");
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let db2 = t.path().join("b.db");
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&db2)
+        .arg("--from-fbc")
+        .arg(&out)
+        .output()
+        .expect("add");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Stranded bundles are in no channel, so FBC cannot carry them.
+    let stranded = "('alibaba-cloud-csi-operator.v0.1.9','alibaba-cloud-csi-operator.v0.1.10')";
+    for q in TABLES {
+        let filt = |db: &Path| -> BTreeSet<Vec<String>> {
+            rows(db, q)
+                .into_iter()
+                .filter(|r| !r.iter().any(|c| stranded.contains(&format!("'{c}'"))))
+                .collect()
+        };
+        assert_eq!(filt(&db), filt(&db2), "table query: {q}");
+    }
+}
+
+#[test]
+fn batch_add_in_any_order_equals_one_by_one_in_version_order() {
+    let t = tempfile::tempdir().expect("tmp");
+    let mut dirs = bundle_dirs("alibaba-cloud-csi-operator");
+    let batch = t.path().join("batch.db");
+    dirs.reverse();
+    ok(add(&batch, "replaces", &dirs, &[]));
+    let single = t.path().join("single.db");
+    let mut by_version = dirs.clone();
+    by_version.sort_by_key(|d| {
+        semver::Version::parse(&d.file_name().expect("n").to_string_lossy()).expect("v")
+    });
+    for d in &by_version {
+        ok(add(&single, "replaces", std::slice::from_ref(d), &[]));
+    }
+    for q in TABLES {
+        assert_eq!(rows(&batch, q), rows(&single, q), "{q}");
+    }
+}
+
+#[test]
+fn killed_add_leaves_the_old_content() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("index.db");
+    ok(add(&db, "replaces", &bundle_dirs("etcd"), &[]));
+    let before: Vec<_> = TABLES.iter().map(|q| rows(&db, q)).collect();
+    let dirs = bundle_dirs("gitlab-operator-kubernetes");
+    for delay_ms in [50u64, 250, 600] {
+        let mut child = Command::new(common::bin())
+            .args(["index", "add", "--mode", "semver", "--database"])
+            .arg(&db)
+            .args(&dirs)
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SIGKILL: no chance to clean up.
+        let _ = child.kill();
+        let _ = child.wait();
+        let c = Connection::open(&db).expect("open after kill");
+        let ic: String = c
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("ic");
+        assert_eq!(ic, "ok");
+        drop(c);
+        let after: Vec<_> = TABLES.iter().map(|q| rows(&db, q)).collect();
+        if after != before {
+            // The add may have finished before the kill; then it must be complete.
+            let n = rows(
+                &db,
+                "SELECT count(*) FROM operatorbundle WHERE name LIKE 'gitlab-operator-kubernetes%'",
+            );
+            assert_eq!(
+                n,
+                [vec![dirs.len().to_string()]].into(),
+                "partial content after kill at {delay_ms} ms"
+            );
+            return;
+        }
+    }
+}
+
+#[test]
+fn second_writer_is_told_the_database_is_locked() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("index.db");
+    ok(add(&db, "replaces", &bundle_dirs("etcd"), &[]));
+    let c = Connection::open(&db).expect("open");
+    c.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let o = add(&db, "replaces", &bundle_dirs("clickhouse"), &[]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("database is locked by another process"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    c.execute_batch("ROLLBACK").expect("unlock");
+    let foreign = t.path().join("foreign.db");
+    std::fs::write(
+        &foreign,
+        b"this is not sqlite at all, just text padding padding",
+    )
+    .expect("w");
+    let o = Command::new(common::bin())
+        .arg("render")
+        .arg(&foreign)
+        .output()
+        .expect("render");
+    assert!(!o.status.success());
+}
