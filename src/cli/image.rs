@@ -42,6 +42,66 @@ pub struct RegistryArgs {
     pub quiet: bool,
 }
 
+/// `--sign --key`: sign what was just pushed, as `olm-catalog sign` would.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SignAfterPush {
+    /// Sign the pushed image (cosign-compatible, by digest); needs --key
+    #[arg(long, requires = "key")]
+    pub sign: bool,
+    /// cosign private key for --sign (password from COSIGN_PASSWORD or a prompt)
+    #[arg(long, value_name = "FILE", requires = "sign")]
+    pub key: Option<PathBuf>,
+    /// Annotation key=value for the signed payload (repeatable)
+    #[arg(long = "sign-annotation", value_name = "KEY=VALUE", requires = "sign")]
+    pub annotations: Vec<String>,
+}
+
+impl SignAfterPush {
+    /// Reads the key before anything is pushed, so a wrong password costs no push.
+    fn load_key(&self) -> anyhow::Result<Option<olm_catalog::sign::PrivateKey>> {
+        let Some(path) = self.key.as_ref().filter(|_| self.sign) else {
+            return Ok(None);
+        };
+        let password =
+            olm_catalog::sign::password::read_password(false).map_err(|e| anyhow::anyhow!(e))?;
+        Ok(Some(olm_catalog::sign::PrivateKey::read_encrypted(
+            path, &password,
+        )?))
+    }
+
+    /// Signs `dest`, checking that the tag still names the digest just pushed.
+    fn sign_pushed(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        key: olm_catalog::sign::PrivateKey,
+        dest: &ImageRef,
+        digest: &str,
+        insecure: bool,
+    ) -> anyhow::Result<()> {
+        use olm_catalog::sign::{KeySigner, SignFormat, SignOptions, Target};
+        let annotations = olm_catalog::sign::payload::parse_annotations(&self.annotations)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let options = SignOptions {
+            annotations,
+            format: SignFormat::Legacy,
+        };
+        let reference = dest.to_string();
+        let outcome = rt
+            .block_on(async {
+                let target = Target::parse(&reference, insecure)?;
+                target.sign(&KeySigner::new(key), &options).await
+            })
+            .with_context(|| format!("signing {reference}"))?;
+        anyhow::ensure!(
+            outcome.digest == digest,
+            "{reference} moved to {} while signing; the pushed {digest} was not signed",
+            outcome.digest
+        );
+        eprintln!("signed {reference}@{digest}: {}", outcome.stored_at);
+        Ok(())
+    }
+}
+
 impl RegistryArgs {
     fn client(&self, dest: &ImageRef) -> anyhow::Result<RegistryClient> {
         let mut credentials = CredentialStore::from_environment();
@@ -149,6 +209,8 @@ pub struct BundleBuildArgs {
     pub tag: Option<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub signing: SignAfterPush,
 }
 
 impl BundleBuildArgs {
@@ -169,11 +231,17 @@ impl BundleBuildArgs {
         let opts = self.registry.options(None)?;
         let (set, _bundle) = oci::build_bundle_image(&self.dir, &opts)
             .with_context(|| format!("building the bundle image of {}", self.dir.display()))?;
+        let key = self.signing.load_key()?;
         let client = self.registry.client(&dest)?;
         let mode = self.registry.progress();
-        let digest = runtime()?
+        let rt = runtime()?;
+        let digest = rt
             .block_on(oci::push_image(&client, &set, &dest, mode))
             .with_context(|| format!("pushing {dest}"))?;
+        if let Some(key) = key {
+            self.signing
+                .sign_pushed(&rt, key, &dest, &digest, self.registry.insecure)?;
+        }
         println!("{dest}@{digest}");
         Ok(0)
     }
@@ -207,6 +275,8 @@ pub struct IndexBuildArgs {
     pub platform: String,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub signing: SignAfterPush,
 }
 
 impl IndexBuildArgs {
@@ -220,6 +290,7 @@ impl IndexBuildArgs {
             "{} is not an SQLite database",
             self.database.display()
         );
+        let key = self.signing.load_key()?;
         let client = self.registry.client(&dest)?;
         let mode = self.registry.progress();
         let rt = runtime()?;
@@ -237,6 +308,10 @@ impl IndexBuildArgs {
         let digest = rt
             .block_on(oci::push_image(&client, &set, &dest, mode))
             .with_context(|| format!("pushing {dest}"))?;
+        if let Some(key) = key {
+            self.signing
+                .sign_pushed(&rt, key, &dest, &digest, self.registry.insecure)?;
+        }
         println!("{dest}@{digest}");
         Ok(0)
     }
