@@ -66,7 +66,7 @@ pub struct AddArgs {
     /// How channels are wired: CSV replaces/skips, or semantic-version order
     #[arg(long, value_enum, default_value = "replaces")]
     pub mode: Mode,
-    /// Bundle directories
+    /// Bundle directories or bundle image references (registry/repo:tag, oci:DIR:TAG)
     pub bundles: Vec<PathBuf>,
     /// More bundle directories (repeatable)
     #[arg(long = "bundles", value_name = "DIR", action = clap::ArgAction::Append)]
@@ -204,8 +204,15 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
             .explicit
             .insert(k.trim_end_matches('/').to_string(), v.to_string());
     }
+    // Arguments that are not paths on disk are bundle image references
+    // (`registry/repo:tag`, `oci:DIR:TAG`): pulled concurrently, recorded by
+    // reference as opm records them.
+    let (images, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
+        .iter()
+        .partition(|d| !d.exists() && looks_like_image(&d.to_string_lossy()));
     use rayon::prelude::*;
-    dirs.par_iter()
+    let mut records: Vec<index::record::BundleRecord> = dirs
+        .par_iter()
         .map(|d| {
             let b = olm_catalog::bundle::Bundle::load_dir(d)?;
             if let Some(f) = b
@@ -219,7 +226,45 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
             let image = naming.image_for(d, &name);
             index::record::BundleRecord::from_bundle(&b, &image).map_err(anyhow::Error::msg)
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    if !images.is_empty() {
+        let refs: Vec<String> = images
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        let pulled = rt.block_on(olm_catalog::oci::pull_bundles(&refs, PULL_CONCURRENCY));
+        for (reference, result) in refs.iter().zip(pulled) {
+            let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
+            if let Some(f) = p
+                .bundle
+                .load_findings
+                .iter()
+                .find(|f| f.level == olm_catalog::diag::Level::Error)
+            {
+                bail!("{reference}: {}", f.message);
+            }
+            records.push(
+                index::record::BundleRecord::from_bundle(&p.bundle, &p.reference)
+                    .map_err(anyhow::Error::msg)?,
+            );
+        }
+    }
+    Ok(records)
+}
+
+/// Bundle images pulled at once by `index add`.
+const PULL_CONCURRENCY: usize = 16;
+
+/// Whether an argument that is no path on disk reads as an image reference.
+fn looks_like_image(arg: &str) -> bool {
+    arg.starts_with("oci:")
+        || arg.starts_with("docker://")
+        || (arg.contains('/') && (arg.contains(':') || arg.contains('@')) && !arg.starts_with('.'))
 }
 
 impl IndexCommand {
