@@ -68,6 +68,39 @@ fn index_add_pulls_bundle_images_from_a_registry() {
         }
     }
 
+    // --tag builds and pushes the index image, --sign signs it.
+    let keys = tmp.path().join("k");
+    let keys = keys.to_str().expect("utf-8");
+    let o = Command::new(common::bin())
+        .args(["sign", "generate-key-pair", "--output-prefix", keys])
+        .env("COSIGN_PASSWORD", "pw")
+        .output()
+        .expect("keygen");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let extra = common::fixtures().join("graph/pkg-semver/2.0.0-rc.1");
+    let index_ref = format!("{}/demo/catalog:v1", reg.host());
+    let key = format!("{keys}.key");
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database", db, "--mode", "semver"])
+        .arg(&extra)
+        .args(["--tag", &index_ref, "-q", "--sign", "--key", &key])
+        .env("COSIGN_PASSWORD", "pw")
+        .output()
+        .expect("index add --tag");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let inspect = registry::skopeo(&[
+        "inspect",
+        "--tls-verify=false",
+        &format!("docker://{index_ref}"),
+    ]);
+    assert!(
+        inspect.contains("operators.operatorframework.io.index.database.v1"),
+        "{inspect}"
+    );
+    let public = format!("{keys}.pub");
+    let o = olm(&["verify", &index_ref, "--key", &public]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
     // A reference that is not there fails cleanly and leaves the index as it was.
     let before = std::fs::read(db).expect("read db");
     let missing = format!("{}/demo/demo-bundle:v9.9.9", reg.host());

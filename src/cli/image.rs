@@ -264,6 +264,21 @@ pub struct IndexBuildArgs {
     /// Index database
     #[arg(long)]
     pub database: PathBuf,
+    #[command(flatten)]
+    pub image: IndexImageArgs,
+}
+
+impl IndexBuildArgs {
+    pub fn run(self) -> CmdResult {
+        let tag = self.image.tag.as_deref().unwrap_or("oci:oci-images:index");
+        self.image.build_and_push(&self.database, tag)
+    }
+}
+
+/// How an index image is made and where it goes: shared by `index build`
+/// and `index add --tag`.
+#[derive(Args)]
+pub struct IndexImageArgs {
     /// Destination: a registry reference, or oci:DIR:TAG for an OCI layout
     #[arg(long, short)]
     pub tag: Option<String>,
@@ -279,16 +294,18 @@ pub struct IndexBuildArgs {
     pub signing: SignAfterPush,
 }
 
-impl IndexBuildArgs {
-    pub fn run(self) -> CmdResult {
-        let dest = parse_dest(self.tag.as_deref().unwrap_or("oci:oci-images:index"))?;
+impl IndexImageArgs {
+    /// Builds the index image of `database` and pushes it to `tag`
+    /// (signing it with --sign).
+    pub fn build_and_push(&self, database_path: &std::path::Path, tag: &str) -> CmdResult {
+        let dest = parse_dest(tag)?;
         let opts = self.registry.options(Some(&self.platform))?;
-        let database = std::fs::read(&self.database)
-            .with_context(|| format!("reading {}", self.database.display()))?;
+        let database = std::fs::read(database_path)
+            .with_context(|| format!("reading {}", database_path.display()))?;
         anyhow::ensure!(
             database.starts_with(b"SQLite format 3\0"),
             "{} is not an SQLite database",
-            self.database.display()
+            database_path.display()
         );
         let key = self.signing.load_key()?;
         let client = self.registry.client(&dest)?;

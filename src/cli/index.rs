@@ -18,9 +18,10 @@ pub enum IndexCommand {
     #[command(
         after_help = "Examples:\n  olm-catalog index add --database index.db --mode semver bundles/etcd/*\n  \
 olm-catalog index add --database index.db --bundle-image-prefix quay.io/me/etcd-bundle bundles/etcd/0.9.4\n  \
-olm-catalog index add --database index.db --from-fbc catalog/"
+olm-catalog index add --database index.db --from-fbc catalog/\n  \
+olm-catalog index add --database index.db quay.io/me/etcd-bundle:v0.9.4 --tag quay.io/me/catalog:v1 --sign --key cosign.key"
     )]
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// Remove packages and their bundles
     #[command(
         after_help = "Example:\n  olm-catalog index rm --database index.db --packages etcd --packages prometheus"
@@ -86,6 +87,9 @@ pub struct AddArgs {
     /// Add a file-based catalog directory instead of bundle directories
     #[arg(long, value_name = "DIR")]
     pub from_fbc: Option<PathBuf>,
+    /// With --tag, also build and push the index image (as `index build`)
+    #[command(flatten)]
+    pub image: super::image::IndexImageArgs,
 }
 
 /// `index rm`.
@@ -310,7 +314,10 @@ impl IndexCommand {
                 })?;
                 idx.finish()?;
                 eprintln!("{}: {summary}", a.database.display());
-                Ok(0)
+                match a.image.tag.clone() {
+                    Some(tag) => a.image.build_and_push(&a.database, &tag),
+                    None => Ok(0),
+                }
             }
             IndexCommand::Rm(a) => {
                 let mut idx = Index::open_write(&a.database)?;
