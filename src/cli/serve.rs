@@ -43,7 +43,21 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Loads the catalog and serves it until SIGTERM or SIGINT.
     pub fn run(self) -> CmdResult {
-        let source = CatalogSource::detect(&self.catalog)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(16)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        // An image reference (not a path on disk): unpack its catalog first.
+        // The unpacked files live as long as `_image`.
+        let (source, _image) = if olm_catalog::serve::image::is_image_ref(&self.catalog) {
+            let cat = runtime.block_on(olm_catalog::serve::image::fetch_catalog(&self.catalog))?;
+            eprintln!("unpacked the catalog of {} ({})", self.catalog, cat.digest);
+            (cat.source.clone(), Some(cat))
+        } else {
+            (CatalogSource::detect(&self.catalog)?, None)
+        };
         let opts = ServeOptions {
             addr: SocketAddr::new(self.address, self.port),
             watch: self
@@ -55,12 +69,6 @@ impl ServeArgs {
             max_response_bytes: self.max_message_size.max(1) * 1024 * 1024,
             drain_timeout: Duration::from_secs(10),
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .max_blocking_threads(16)
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
         runtime.block_on(serve(source, opts))?;
         Ok(0)
     }

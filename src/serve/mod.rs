@@ -10,6 +10,7 @@
 
 pub mod csv;
 pub mod fbc;
+pub mod image;
 pub mod model;
 pub mod service;
 pub mod sqlite;
@@ -65,12 +66,6 @@ impl CatalogSource {
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if looks_like_image_ref(arg) {
-                    bail!(
-                        "catalog {arg} looks like an image reference; serving from an image is not \
-                         supported yet: pull it and pass its /database/index.db or /configs directory"
-                    )
-                }
                 bail!("catalog {arg} does not exist")
             }
             Err(e) => Err(e).with_context(|| format!("reading catalog {arg}")),
@@ -91,11 +86,6 @@ impl CatalogSource {
             CatalogSource::Fbc(p) => Arc::new(fbc::FbcRegistry::load(p)?),
         })
     }
-}
-
-fn looks_like_image_ref(arg: &str) -> bool {
-    let first = arg.split('/').next().unwrap_or("");
-    arg.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost")
 }
 
 /// How to serve.

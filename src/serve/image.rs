@@ -1,0 +1,154 @@
+//! Serving a catalog straight from an index image: the image is fetched
+//! (registry or OCI layout), the catalog its labels name is unpacked into a
+//! private temporary directory, and that is served. opm needs the image run
+//! as a container for this; here it is one command.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use crate::oci::{self, ImageRef, RegistryClient};
+
+use super::CatalogSource;
+
+/// Label naming the SQLite database inside an index image.
+pub const DATABASE_LABEL: &str = "operators.operatorframework.io.index.database.v1";
+/// Label naming the file-based catalog directory inside a catalog image.
+pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
+/// Most bytes one unpacked catalog may take.
+const MAX_CATALOG_BYTES: u64 = 1024 * 1024 * 1024;
+/// Largest compressed layer read.
+const MAX_LAYER_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Whether a command-line catalog argument is an image reference rather
+/// than a path: `oci:DIR:TAG`, `docker://…`, or `host[:port]/repo…` that
+/// is not on disk.
+pub fn is_image_ref(arg: &str) -> bool {
+    if Path::new(arg).exists() {
+        return false;
+    }
+    if arg.starts_with("oci:") || arg.starts_with("docker://") {
+        return true;
+    }
+    let first = arg.split('/').next().unwrap_or("");
+    arg.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost")
+}
+
+/// A catalog unpacked from an image; the files live as long as this does.
+pub struct ImageCatalog {
+    /// What to serve.
+    pub source: CatalogSource,
+    /// The image manifest digest the catalog came from.
+    pub digest: String,
+    _dir: tempfile::TempDir,
+}
+
+/// Fetches `reference` and unpacks the catalog its labels name.
+pub async fn fetch_catalog(reference: &str) -> anyhow::Result<ImageCatalog> {
+    let src: ImageRef = reference
+        .parse()
+        .with_context(|| format!("{reference} is not an image reference"))?;
+    let client = RegistryClient::from_environment()?;
+    let (manifest, config, digest) = oci::transfer::fetch_image(&client, &src)
+        .await
+        .with_context(|| format!("fetching {reference}"))?;
+    let labels = config
+        .pointer("/config/Labels")
+        .cloned()
+        .unwrap_or_default();
+    let label = |k: &str| labels.get(k).and_then(|v| v.as_str()).map(String::from);
+    let (wanted, is_db) = match (label(DATABASE_LABEL), label(CONFIGS_LABEL)) {
+        (Some(db), _) => (db, true),
+        (None, Some(configs)) => (configs, false),
+        (None, None) => bail!(
+            "{reference} is not an index or catalog image: its config has neither the \
+             {DATABASE_LABEL} nor the {CONFIGS_LABEL} label"
+        ),
+    };
+    let wanted = wanted
+        .trim_start_matches('/')
+        .trim_end_matches('/')
+        .to_string();
+    let dir = tempfile::Builder::new()
+        .prefix("olm-catalog-serve-")
+        .tempdir()
+        .context("creating a temporary directory for the catalog")?;
+    let mut total = 0u64;
+    let mut found = false;
+    // Later layers win, as in a container's file system: unpack base first.
+    for layer in &manifest.layers {
+        let blob = oci::transfer::fetch_blob(&client, &src, layer, MAX_LAYER_BYTES, None)
+            .await
+            .with_context(|| format!("fetching layer {} of {reference}", layer.digest))?;
+        found |= unpack_matching(&blob, &wanted, dir.path(), &mut total)
+            .with_context(|| format!("unpacking layer {} of {reference}", layer.digest))?;
+    }
+    let target = dir.path().join(&wanted);
+    if !found || !target.exists() {
+        bail!("{reference}: the image has no /{wanted}, which its labels name");
+    }
+    let source = if is_db {
+        CatalogSource::Sqlite(target)
+    } else {
+        CatalogSource::Fbc(target)
+    };
+    Ok(ImageCatalog {
+        source,
+        digest,
+        _dir: dir,
+    })
+}
+
+/// Unpacks the entries of one (gzip or plain) tar layer at or under `wanted`
+/// into `into`, refusing paths that leave it. Returns whether any matched.
+fn unpack_matching(
+    blob: &[u8],
+    wanted: &str,
+    into: &Path,
+    total: &mut u64,
+) -> anyhow::Result<bool> {
+    let reader: Box<dyn Read + '_> = if blob.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::read::GzDecoder::new(blob))
+    } else {
+        Box::new(blob)
+    };
+    let mut archive = tar::Archive::new(reader);
+    let mut found = false;
+    for entry in archive.entries().context("reading the layer")? {
+        let mut entry = entry.context("reading the layer")?;
+        let raw = entry
+            .path()
+            .context("an entry path")?
+            .to_string_lossy()
+            .into_owned();
+        let Ok(name) = oci::layer::normalize_entry_path(&raw) else {
+            continue;
+        };
+        if !(name == wanted || name.starts_with(&format!("{wanted}/"))) {
+            continue;
+        }
+        let out: PathBuf = into.join(&name);
+        match entry.header().entry_type() {
+            tar::EntryType::Directory => {
+                std::fs::create_dir_all(&out)?;
+            }
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                *total += entry.size();
+                if *total > MAX_CATALOG_BYTES {
+                    bail!("the catalog is larger than {} MiB", MAX_CATALOG_BYTES >> 20);
+                }
+                if let Some(parent) = out.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let mut f = std::fs::File::create(&out)
+                    .with_context(|| format!("writing {}", out.display()))?;
+                std::io::copy(&mut (&mut entry).take(MAX_CATALOG_BYTES), &mut f)?;
+                found = true;
+            }
+            // Links and devices are not catalog content.
+            _ => {}
+        }
+    }
+    Ok(found)
+}
