@@ -213,7 +213,7 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
     // reference as opm records them.
     let (images, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
         .iter()
-        .partition(|d| !d.exists() && looks_like_image(&d.to_string_lossy()));
+        .partition(|d| olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()));
     use rayon::prelude::*;
     let mut records: Vec<index::record::BundleRecord> = dirs
         .par_iter()
@@ -263,13 +263,6 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
 
 /// Bundle images pulled at once by `index add`.
 const PULL_CONCURRENCY: usize = 16;
-
-/// Whether an argument that is no path on disk reads as an image reference.
-fn looks_like_image(arg: &str) -> bool {
-    arg.starts_with("oci:")
-        || arg.starts_with("docker://")
-        || (arg.contains('/') && (arg.contains(':') || arg.contains('@')) && !arg.starts_with('.'))
-}
 
 impl IndexCommand {
     /// Runs the subcommand.

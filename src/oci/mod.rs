@@ -241,6 +241,34 @@ impl FromStr for ImageRef {
     }
 }
 
+/// Whether a command-line argument names an image rather than a path on
+/// disk, so commands can take either (`index add`, `serve`).
+///
+/// An existing path is always a path. Otherwise `oci:DIR:TAG` and
+/// `docker://…` are images, and so is `first/rest` when `first` is a
+/// registry host (has a `.` or `:`, or is `localhost`, as in
+/// `quay.io/me/bundle`, even untagged) or when the argument carries a tag
+/// or digest (`me/bundle:v1`, a Docker Hub short name). Arguments starting
+/// with `.`, `/` or `~` are paths: a typo there should say "no such
+/// directory", not try a registry.
+pub fn looks_like_image_ref(arg: &str) -> bool {
+    if std::path::Path::new(arg).exists() {
+        return false;
+    }
+    if arg.starts_with("oci:") || arg.starts_with("docker://") {
+        return true;
+    }
+    if arg.starts_with(['.', '/', '~']) {
+        return false;
+    }
+    let Some((first, rest)) = arg.split_once('/') else {
+        return false;
+    };
+    let host_like = first.contains('.') || first.contains(':') || first == "localhost";
+    let tagged = rest.contains(':') || rest.contains('@');
+    !rest.is_empty() && (host_like || tagged)
+}
+
 /// Seconds since the epoch used for image timestamps: `SOURCE_DATE_EPOCH`
 /// when set (reproducible-builds.org convention), else 0.
 pub fn source_date_epoch() -> Result<u64, OciError> {
@@ -280,6 +308,34 @@ pub fn rfc3339(epoch: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tells_image_references_from_paths() {
+        for image in [
+            "oci:out/dir:v1",
+            "docker://quay.io/me/b:v1",
+            "quay.io/me/bundle",
+            "quay.io/me/bundle:v1",
+            "localhost/b",
+            "127.0.0.1:5000/me/b@sha256:abc",
+            "me/bundle:v1",
+            "me/bundle@sha256:abc",
+        ] {
+            assert!(looks_like_image_ref(image), "{image} is an image");
+        }
+        for path in [
+            "./no/such:dir",
+            "/no/such/dir:1",
+            "~/bundles/x:1",
+            "bundles/etcd",
+            "etcd:0.9.4",
+            "quay.io/",
+            "Cargo.toml",
+            "src",
+        ] {
+            assert!(!looks_like_image_ref(path), "{path} is a path");
+        }
+    }
 
     #[test]
     fn parses_references() {

@@ -22,17 +22,9 @@ const MAX_CATALOG_BYTES: u64 = 1024 * 1024 * 1024;
 const MAX_LAYER_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// Whether a command-line catalog argument is an image reference rather
-/// than a path: `oci:DIR:TAG`, `docker://…`, or `host[:port]/repo…` that
-/// is not on disk.
+/// than a path (the one rule `index add` uses too).
 pub fn is_image_ref(arg: &str) -> bool {
-    if Path::new(arg).exists() {
-        return false;
-    }
-    if arg.starts_with("oci:") || arg.starts_with("docker://") {
-        return true;
-    }
-    let first = arg.split('/').next().unwrap_or("");
-    arg.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost")
+    crate::oci::looks_like_image_ref(arg)
 }
 
 /// A catalog unpacked from an image; the files live as long as this does.
