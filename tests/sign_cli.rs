@@ -202,7 +202,7 @@ async fn signatures_pin_the_digest_not_the_tag() {
         stored,
         format!(
             "{}/pin/bundle:{}",
-            reg.addr,
+            reg.host(),
             olm_catalog::sign::signature_tag(&first)
         )
     );
@@ -216,7 +216,7 @@ async fn signatures_pin_the_digest_not_the_tag() {
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let by_digest = format!("{}/pin/bundle@{first}", reg.addr);
+    let by_digest = format!("{}/pin/bundle@{first}", reg.host());
     let out = run(
         &["verify", &by_digest, "--key", path(&public)],
         None,

@@ -118,7 +118,7 @@ async fn olm_signature_verifies_with_sigstore_rs() {
     // Our own verifier agrees, by tag and by digest.
     for r in [
         image.clone(),
-        format!("{}/operators/etcd-bundle@{digest}", reg.addr),
+        format!("{}/operators/etcd-bundle@{digest}", reg.host()),
     ] {
         let out = olm_verify(dir.path(), &r, &public, &["team=olm"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -128,6 +128,11 @@ impl Registry {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// `127.0.0.1:PORT/<repo>:<tag>`.
+    pub fn image(&self, repo: &str, tag: &str) -> String {
+        format!("{}/{repo}:{tag}", self.host())
+    }
+
     /// The port.
     pub fn port(&self) -> u16 {
         self.port
