@@ -115,9 +115,21 @@ pub const RULES: &[Rule] = &[
     r("bundle-size-near-limit", W, R, "the gzip-compressed bundle is over 85% of OLM's 4 MiB limit"),
     r("bundle-size-uncompressed-large", W, R, "the uncompressed bundle is over 4 MiB (refused by opm < 1.17.5, OLM < 0.19)"),
     r("bundle-service-account-conflict", E, R, "a ServiceAccount object has the name of a deployment's service account"),
-    // CRD validation (apiextensions ValidateCustomResourceDefinition, minus schemas and status).
+    // CRD validation (apiextensions ValidateCustomResourceDefinition after the CRD defaults,
+    // minus the schema and status findings operator-framework/api drops).
     r("crd-api-version-unsupported", E, R, "a CRD apiVersion other than apiextensions.k8s.io/v1 or v1beta1"),
-    r("crd-invalid", E, R, "a CustomResourceDefinition the API server would refuse"),
+    r("crd-name-invalid", E, R, "metadata.name of a CRD is not spec.names.plural + \".\" + spec.group"),
+    r("crd-group-invalid", E, R, "spec.group is missing, not a DNS subdomain or has no dot"),
+    r("crd-names-invalid", E, R, "spec.names: plural, singular, kind, listKind, shortNames or categories missing or malformed, or kind = listKind"),
+    r("crd-scope-invalid", E, R, "spec.scope is missing or not Cluster or Namespaced"),
+    r("crd-versions-invalid", E, R, "version names malformed or repeated, not exactly one storage version, or spec.version not the first version"),
+    r("crd-deprecation-warning-invalid", E, R, "a deprecationWarning on a version that is not deprecated, empty, too long or not printable"),
+    r("crd-printer-column-invalid", E, R, "an additionalPrinterColumns entry without name or JSON path, or of an unknown type or format"),
+    r("crd-scale-subresource-invalid", E, R, "the scale subresource's specReplicasPath or labelSelectorPath is missing or not a path under .spec/.status"),
+    r("crd-per-version-conflict", E, R, "v1beta1: top-level and per-version schema, subresources or columns together, or per-version ones all identical"),
+    r("crd-preserve-unknown-fields-invalid", E, R, "spec.preserveUnknownFields is true (v1), or not false while the schema has defaults"),
+    r("crd-conversion-invalid", E, R, "spec.conversion: unknown strategy, webhook without a valid client config or review versions, or webhook settings under strategy None"),
+    r("crd-api-approval-missing", E, R, "a v1 CRD in a *.k8s.io or *.kubernetes.io group without a valid api-approved.kubernetes.io annotation"),
     // operator-framework/api object.go.
     r("pdb-max-unavailable-zero", E, R, "a PodDisruptionBudget with maxUnavailable 0 or 0%"),
     r("pdb-min-available-full", E, R, "a PodDisruptionBudget with minAvailable 100%"),
