@@ -204,35 +204,46 @@ fn noise(len: usize) -> String {
         .collect()
 }
 
+fn big_config_map(body: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
+        body.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    )
+}
+
 #[test]
 fn bundle_size_rules() {
+    // The limit is 1 MiB gzip-compressed; the warning starts at 85% of it.
     let f = Fixture::new();
-    f.write(
-        "manifests/big.yaml",
-        &format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
-            noise(4_600_000)
-                .lines()
-                .map(|l| format!("    {l}\n"))
-                .collect::<String>()
-        ),
-    );
+    f.write("manifests/big.yaml", &big_config_map(&noise(1_150_000)));
     let r = f.report();
     assert_rule(&r, "bundle-size-near-limit");
+    assert!(!rules_of(&r).contains(&"bundle-size-exceeded"));
+    let f = Fixture::new();
+    f.write("manifests/big.yaml", &big_config_map(&noise(2_000_000)));
+    let r = f.report();
+    assert_rule(&r, "bundle-size-exceeded");
+    let msg = &r
+        .findings
+        .iter()
+        .find(|x| x.rule == "bundle-size-exceeded")
+        .expect("finding")
+        .message;
+    assert!(msg.contains("max=1.0 MB"), "{msg}");
+    // 6 MB that compress well pass: only the compressed size counts.
     let f = Fixture::new();
     f.write(
         "manifests/big.yaml",
-        &format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
-            noise(6_000_000)
-                .lines()
-                .map(|l| format!("    {l}\n"))
-                .collect::<String>()
-        ),
+        &big_config_map(&"spec: the same line again and again\n".repeat(160_000)),
     );
     let r = f.report();
-    assert_rule(&r, "bundle-size-exceeded");
-    assert_rule(&r, "bundle-size-uncompressed-large");
+    assert!(
+        !rules_of(&r).iter().any(|x| x.starts_with("bundle-size")),
+        "{:#?}",
+        r.findings
+    );
 }
 
 #[cfg(unix)]
