@@ -110,7 +110,7 @@ pub const RULES: &[Rule] = &[
     // operator-framework/api bundle.go.
     r("bundle-crd-duplicate", E, R, "two CRDs in the bundle define the same group/version/kind"),
     r("bundle-owned-crd-not-found", E, R, "an owned CRD of the CSV is not in the bundle"),
-    r("bundle-crd-not-in-csv", W, R, "a CRD of the bundle is not owned by the CSV"),
+    r("bundle-crd-not-in-csv", E, R, "a CRD of the bundle is not owned by the CSV"),
     r("bundle-size-exceeded", E, R, "the gzip-compressed bundle is over 1 MiB, what one ConfigMap holds"),
     r("bundle-size-near-limit", W, R, "the gzip-compressed bundle is over 85% of the 1 MiB limit"),
     r("bundle-service-account-conflict", E, R, "a ServiceAccount object has the name of a deployment's service account"),
