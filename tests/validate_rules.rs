@@ -590,6 +590,52 @@ fn csv_rules() {
 }
 
 #[test]
+fn required_csv_fields_follow_go_zero_values() {
+    let fields = |r: &Report| -> Vec<String> {
+        r.findings
+            .iter()
+            .filter(|x| x.rule == "csv-field-missing")
+            .map(|x| x.message.clone())
+            .collect()
+    };
+    let install = "  install:\n    strategy: deployment\n    spec:\n      deployments:\n";
+    // An empty strategy name with a spec set: only the name is missing.
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        install,
+        "  install:\n    strategy: \"\"\n    spec:\n      deployments:\n",
+    );
+    let r = f.report();
+    assert_eq!(
+        fields(&r),
+        vec!["Field Spec.InstallStrategy.StrategyName, Value field: required field missing"]
+    );
+    assert_rule(&r, "csv-field-missing");
+    // An install whose spec is empty is zero as a whole.
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        install,
+        "  install:\n    spec: {}\n  unused:\n    spec:\n      deployments:\n",
+    );
+    assert_eq!(
+        fields(&f.report()),
+        vec!["Field Spec.InstallStrategy, Value struct: required field missing"]
+    );
+    // `deployments: []` is a set (non-nil) list; `null` is not.
+    let f = Fixture::new();
+    f.edit(CSV, install, "  install:\n    strategy: deployment\n    spec:\n      permissions: []\n      deployments: []\n      unused:\n");
+    assert!(fields(&f.report()).is_empty(), "{:#?}", f.report().findings);
+    let f = Fixture::new();
+    f.edit(CSV, install, "  install:\n    strategy: deployment\n    spec:\n      permissions: []\n      deployments: null\n      unused:\n");
+    assert_eq!(
+        fields(&f.report()),
+        vec!["Field Spec.InstallStrategy.StrategySpec.DeploymentSpecs, Value field: required field missing"]
+    );
+}
+
+#[test]
 fn version_messages_show_what_was_written() {
     let f = Fixture::new();
     f.edit(CSV, "version: 0.0.2", "version: 1.2");
