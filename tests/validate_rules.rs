@@ -204,35 +204,46 @@ fn noise(len: usize) -> String {
         .collect()
 }
 
+fn big_config_map(body: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
+        body.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    )
+}
+
 #[test]
 fn bundle_size_rules() {
+    // The limit is 1 MiB gzip-compressed; the warning starts at 85% of it.
     let f = Fixture::new();
-    f.write(
-        "manifests/big.yaml",
-        &format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
-            noise(4_600_000)
-                .lines()
-                .map(|l| format!("    {l}\n"))
-                .collect::<String>()
-        ),
-    );
+    f.write("manifests/big.yaml", &big_config_map(&noise(1_150_000)));
     let r = f.report();
     assert_rule(&r, "bundle-size-near-limit");
+    assert!(!rules_of(&r).contains(&"bundle-size-exceeded"));
+    let f = Fixture::new();
+    f.write("manifests/big.yaml", &big_config_map(&noise(2_000_000)));
+    let r = f.report();
+    assert_rule(&r, "bundle-size-exceeded");
+    let msg = &r
+        .findings
+        .iter()
+        .find(|x| x.rule == "bundle-size-exceeded")
+        .expect("finding")
+        .message;
+    assert!(msg.contains("max=1.0 MB"), "{msg}");
+    // 6 MB that compress well pass: only the compressed size counts.
     let f = Fixture::new();
     f.write(
         "manifests/big.yaml",
-        &format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{}\n",
-            noise(6_000_000)
-                .lines()
-                .map(|l| format!("    {l}\n"))
-                .collect::<String>()
-        ),
+        &big_config_map(&"spec: the same line again and again\n".repeat(160_000)),
     );
     let r = f.report();
-    assert_rule(&r, "bundle-size-exceeded");
-    assert_rule(&r, "bundle-size-uncompressed-large");
+    assert!(
+        !rules_of(&r).iter().any(|x| x.starts_with("bundle-size")),
+        "{:#?}",
+        r.findings
+    );
 }
 
 #[cfg(unix)]
@@ -579,6 +590,52 @@ fn csv_rules() {
 }
 
 #[test]
+fn required_csv_fields_follow_go_zero_values() {
+    let fields = |r: &Report| -> Vec<String> {
+        r.findings
+            .iter()
+            .filter(|x| x.rule == "csv-field-missing")
+            .map(|x| x.message.clone())
+            .collect()
+    };
+    let install = "  install:\n    strategy: deployment\n    spec:\n      deployments:\n";
+    // An empty strategy name with a spec set: only the name is missing.
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        install,
+        "  install:\n    strategy: \"\"\n    spec:\n      deployments:\n",
+    );
+    let r = f.report();
+    assert_eq!(
+        fields(&r),
+        vec!["Field Spec.InstallStrategy.StrategyName, Value field: required field missing"]
+    );
+    assert_rule(&r, "csv-field-missing");
+    // An install whose spec is empty is zero as a whole.
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        install,
+        "  install:\n    spec: {}\n  unused:\n    spec:\n      deployments:\n",
+    );
+    assert_eq!(
+        fields(&f.report()),
+        vec!["Field Spec.InstallStrategy, Value struct: required field missing"]
+    );
+    // `deployments: []` is a set (non-nil) list; `null` is not.
+    let f = Fixture::new();
+    f.edit(CSV, install, "  install:\n    strategy: deployment\n    spec:\n      permissions: []\n      deployments: []\n      unused:\n");
+    assert!(fields(&f.report()).is_empty(), "{:#?}", f.report().findings);
+    let f = Fixture::new();
+    f.edit(CSV, install, "  install:\n    strategy: deployment\n    spec:\n      permissions: []\n      deployments: null\n      unused:\n");
+    assert_eq!(
+        fields(&f.report()),
+        vec!["Field Spec.InstallStrategy.StrategySpec.DeploymentSpecs, Value field: required field missing"]
+    );
+}
+
+#[test]
 fn version_messages_show_what_was_written() {
     let f = Fixture::new();
     f.edit(CSV, "version: 0.0.2", "version: 1.2");
@@ -647,26 +704,195 @@ fn bundle_rules() {
     assert_rule(&f.report(), "bundle-service-account-conflict");
 }
 
+/// The CRD findings of a report (other rules, such as a CRD the CSV does
+/// not own, are not under test here).
+fn crd_rules_of(report: &Report) -> Vec<&str> {
+    rules_of(report)
+        .into_iter()
+        .filter(|r| r.starts_with("crd-"))
+        .collect()
+}
+
+/// CRD cases: edits of the good v1 CRD, each breaking `Some(rule)` (at its
+/// level, located in the CRD file) or, with `None`, a variant that passes.
+/// Edits (from, to) of a file and the rule they break, or `None` if the
+/// edited file passes.
+type CrdCase = (
+    &'static [(&'static str, &'static str)],
+    Option<&'static str>,
+);
+
+#[rustfmt::skip]
+const V1_CRD_CASES: &[CrdCase] = &[
+    (&[("name: memcacheds.cache.example.com\nspec", "name: memcached.cache.example.com\nspec")], Some("crd-name-invalid")),
+    (&[("group: cache.example.com", "group: cache"), ("name: memcacheds.cache.example.com", "name: memcacheds.cache")], Some("crd-group-invalid")),
+    (&[("group: cache.example.com", "group: Cache.example.com"), ("name: memcacheds.cache.example.com", "name: memcacheds.Cache.example.com")], Some("crd-group-invalid")),
+    (&[("    plural: memcacheds\n", "")], Some("crd-names-invalid")),
+    (&[("    kind: Memcached\n", "")], Some("crd-names-invalid")),
+    (&[("    kind: Memcached\n", "    kind: Mem_cached\n")], Some("crd-names-invalid")),
+    (&[("    listKind: MemcachedList\n", "    listKind: Memcached\n")], Some("crd-names-invalid")),
+    (&[("    singular: memcached\n", "    singular: memcached\n    shortNames: [mc, 9mc]\n")], Some("crd-names-invalid")),
+    (&[("    singular: memcached\n", "    singular: memcached\n    categories: [All]\n")], Some("crd-names-invalid")),
+    // singular and listKind are defaulted from kind.
+    (&[("    listKind: MemcachedList\n", ""), ("    singular: memcached\n", "")], None),
+    (&[("    singular: memcached\n", "    singular: memcached\n    shortNames: [mc]\n    categories: [all]\n")], None),
+    (&[("scope: Namespaced", "scope: Global")], Some("crd-scope-invalid")),
+    (&[("  scope: Namespaced\n", "")], Some("crd-scope-invalid")),
+    (&[("    storage: true\n", "    storage: false\n")], Some("crd-versions-invalid")),
+    (&[("  - name: v1alpha1\n", "  - name: V1\n")], Some("crd-versions-invalid")),
+    (&[("  versions:\n", "  versions:\n  - name: v1alpha1\n    served: true\n    storage: false\n")], Some("crd-versions-invalid")),
+    (&[("  versions:\n", "  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n")], Some("crd-versions-invalid")),
+    (&[("  versions:\n", "  versions:\n  - name: v1beta1\n    served: false\n    storage: false\n")], None),
+    (&[("    served: true\n", "    served: true\n    deprecationWarning: use v1\n")], Some("crd-deprecation-warning-invalid")),
+    (&[("    served: true\n", "    served: true\n    deprecated: true\n    deprecationWarning: \"\"\n")], Some("crd-deprecation-warning-invalid")),
+    (&[("    served: true\n", "    served: true\n    deprecated: true\n    deprecationWarning: \"use\\tv1\"\n")], Some("crd-deprecation-warning-invalid")),
+    (&[("    served: true\n", "    served: true\n    deprecated: true\n    deprecationWarning: use v1\n")], None),
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - name: Size\n      type: int\n      jsonPath: .spec.size\n    subresources:\n")], Some("crd-printer-column-invalid")),
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - name: Size\n      type: integer\n      jsonPath: spec.size\n    subresources:\n")], Some("crd-printer-column-invalid")),
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - type: integer\n      jsonPath: .spec.size\n    subresources:\n")], Some("crd-printer-column-invalid")),
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - name: Size\n      type: integer\n      format: percent\n      jsonPath: .spec.size\n    subresources:\n")], Some("crd-printer-column-invalid")),
+    // Go's decoder matches keys ignoring case, so the v1beta1 spelling passes in v1.
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - name: Size\n      type: integer\n      JSONPath: .spec.size\n    subresources:\n")], None),
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - name: Size\n      type: integer\n      JSONPath: spec.size\n    subresources:\n")], Some("crd-printer-column-invalid")),
+    (&[("    storage: true\n", "    Storage: true\n")], None),
+    (&[("    subresources:\n", "    additionalPrinterColumns:\n    - name: Size\n      type: integer\n      format: int32\n      jsonPath: .spec.size\n    subresources:\n")], None),
+    (&[("      status: {}", "      status: {}\n      scale:\n        specReplicasPath: .status.size\n        statusReplicasPath: .status.size\n")], Some("crd-scale-subresource-invalid")),
+    (&[("      status: {}", "      status: {}\n      scale:\n        statusReplicasPath: .status.size\n")], Some("crd-scale-subresource-invalid")),
+    (&[("      status: {}", "      status: {}\n      scale:\n        specReplicasPath: .spec.size\n        statusReplicasPath: .status.size\n        labelSelectorPath: .metadata.labels\n")], Some("crd-scale-subresource-invalid")),
+    (&[("      status: {}", "      status: {}\n      scale:\n        specReplicasPath: .spec.size\n        statusReplicasPath: .status.size\n        labelSelectorPath: .status.selector\n")], None),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  preserveUnknownFields: true\n")], Some("crd-preserve-unknown-fields-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  preserveUnknownFields: false\n")], None),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  preserveUnknownFields: false\n"), ("                type: integer\n", "                type: integer\n                default: 1\n")], None),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n}\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Auto\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        url: http://example.com/convert\n      conversionReviewVersions: [v1]\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        url: https://example.com/convert\n        service: {name: s, namespace: n}\n      conversionReviewVersions: [v1]\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n, port: 0, path: /convert}\n      conversionReviewVersions: [v1]\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n, path: convert}\n      conversionReviewVersions: [v1]\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n}\n      conversionReviewVersions: [v2, v2]\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: None\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n}\n")], Some("crd-conversion-invalid")),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n, path: /convert}\n      conversionReviewVersions: [v1, v1beta1]\n")], None),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        url: https://example.com/convert\n      conversionReviewVersions: [v1]\n")], None),
+    (&[("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: None\n")], None),
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: memcacheds.cache.example.com", "name: memcacheds.cache.k8s.io")], Some("crd-api-approval-missing")),
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: memcacheds.cache.example.com", "name: memcacheds.cache.k8s.io\n  annotations:\n    api-approved.kubernetes.io: approved")], Some("crd-api-approval-missing")),
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: memcacheds.cache.example.com", "name: memcacheds.cache.k8s.io\n  annotations:\n    api-approved.kubernetes.io: https://github.com/kubernetes/enhancements/pull/1111")], None),
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: memcacheds.cache.example.com", "name: memcacheds.cache.k8s.io\n  annotations:\n    api-approved.kubernetes.io: unapproved, testing only")], None),
+];
+
+/// A v1beta1 CRD that passes: scope, versions, singular and listKind come
+/// from the v1beta1 defaults, the schema and columns are top-level.
+const V1BETA1_CRD: &str = "apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata:
+  name: legacies.cache.example.com
+spec:
+  group: cache.example.com
+  names:
+    kind: Legacy
+    plural: legacies
+  version: v1alpha1
+  validation:
+    openAPIV3Schema:
+      type: object
+  additionalPrinterColumns:
+  - name: Size
+    type: integer
+    JSONPath: .spec.size
+";
+
+#[rustfmt::skip]
+const V1BETA1_CRD_CASES: &[CrdCase] = &[
+    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n")], Some("crd-per-version-conflict")),
+    (&[("  validation:\n    openAPIV3Schema:\n      type: object\n", "  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n")], Some("crd-per-version-conflict")),
+    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n  - name: v1beta1\n    served: true\n    storage: false\n")], None),
+    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n")], Some("crd-versions-invalid")),
+    (&[("  version: v1alpha1\n", "")], Some("crd-versions-invalid")),
+    (&[("      type: object\n", "      type: object\n      properties:\n        size:\n          type: integer\n          default: 1\n")], Some("crd-preserve-unknown-fields-invalid")),
+    (&[("      type: object\n", "      type: object\n      properties:\n        size:\n          type: integer\n          default: 1\n"), ("  version: v1alpha1\n", "  version: v1alpha1\n  preserveUnknownFields: false\n")], None),
+    // A property called `default` is not a default.
+    (&[("      type: object\n", "      type: object\n      properties:\n        default:\n          type: integer\n")], None),
+    (&[("    JSONPath: .spec.size\n", "    jsonPath: .spec.size\n")], None),
+    (&[("    JSONPath: .spec.size\n", "    description: no path\n")], Some("crd-printer-column-invalid")),
+    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  conversion:\n    strategy: Webhook\n    webhookClientConfig:\n      service: {name: s, namespace: n}\n")], Some("crd-conversion-invalid")),
+    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  preserveUnknownFields: false\n  conversion:\n    strategy: Webhook\n    webhookClientConfig:\n      service: {name: s, namespace: n}\n")], None),
+    // Protected groups need approval in v1 only.
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: legacies.cache.example.com", "name: legacies.cache.k8s.io")], None),
+];
+
+fn run_crd_cases(base_file: &str, base_text: Option<&str>, cases: &[CrdCase]) {
+    for (edits, rule) in cases {
+        let f = Fixture::new();
+        if let Some(text) = base_text {
+            f.write(base_file, text);
+        }
+        for (from, to) in *edits {
+            f.edit(base_file, from, to);
+        }
+        let r = f.report();
+        match rule {
+            Some(rule) => {
+                assert_rule(&r, rule);
+                let here = r
+                    .findings
+                    .iter()
+                    .find(|x| x.rule == *rule)
+                    .and_then(|x| x.location.as_ref())
+                    .expect("located");
+                assert!(
+                    here.file.ends_with(base_file) && here.line > 0,
+                    "{rule} at {}:{} for {edits:?}",
+                    here.file.display(),
+                    here.line
+                );
+            }
+            None => assert!(
+                crd_rules_of(&r).is_empty(),
+                "{edits:?} should pass: {:#?}",
+                r.findings
+            ),
+        }
+    }
+}
+
 #[test]
 fn crd_rules() {
     let f = Fixture::new();
     f.edit(CRD, "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v2");
     assert_rule(&f.report(), "crd-api-version-unsupported");
-    let cases: &[(&str, &str)] = &[
-        ("scope: Namespaced", "scope: Global"),
-        ("name: memcacheds.cache.example.com\nspec", "name: memcached.cache.example.com\nspec"),
-        ("group: cache.example.com", "group: cache"),
-        ("    storage: true\n", "    storage: false\n"),
-        ("  - name: v1alpha1\n", "  - name: V1\n"),
-        ("    plural: memcacheds\n", ""),
-        ("  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: s, namespace: n}\n"),
-    ];
-    for (from, to) in cases {
-        let f = Fixture::new();
-        f.edit(CRD, from, to);
-        let r = f.report();
-        assert_rule(&r, "crd-invalid");
-    }
+    run_crd_cases(CRD, None, V1_CRD_CASES);
+    run_crd_cases(
+        "manifests/legacy.crd.yaml",
+        Some(V1BETA1_CRD),
+        V1BETA1_CRD_CASES,
+    );
+}
+
+#[test]
+fn crd_findings_point_at_the_value() {
+    // The storage error names spec.versions; a bad column type names its line.
+    let f = Fixture::new();
+    f.edit(
+        CRD,
+        "    subresources:\n",
+        "    additionalPrinterColumns:\n    - name: Size\n      type: int\n      jsonPath: .spec.size\n    subresources:\n",
+    );
+    let r = f.report();
+    let col = r
+        .findings
+        .iter()
+        .find(|x| x.rule == "crd-printer-column-invalid")
+        .expect("column finding");
+    assert_eq!(col.location.as_ref().map(|l| l.line), Some(28));
+    assert!(
+        col.message.contains("additionalPrinterColumns[0].type"),
+        "{}",
+        col.message
+    );
+    assert!(col
+        .message
+        .contains("must be one of boolean,date,integer,number,string"));
 }
 
 #[test]

@@ -136,7 +136,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 finding_hint(
                     "bundle-service-account-conflict",
                     format!(
-                        "invalid service account found in bundle. sa name cannot match service account defined for deployment spec in CSV: `{}`",
+                        "invalid service account found in bundle. This service account {} in your bundle is not valid, because a service account with the same name was already specified in your CSV. If this was unintentional, please remove the service account manifest from your bundle. If it was intentional to specify a separate service account, please rename the SA in either the bundle manifest or the CSV.",
                         m.name
                     ),
                     "OLM creates the deployments' service accounts itself; remove this ServiceAccount from manifests/",

@@ -518,44 +518,75 @@ fn is_empty(n: Option<&Node>) -> bool {
     }
 }
 
+/// Whether a value decodes to Go's zero value (`reflect.Value.IsZero`), with
+/// mappings read as structs: null, "", false and 0 are zero, a mapping is
+/// zero when all its values are, and a sequence is never zero (even `[]`
+/// decodes to a non-nil slice).
+fn go_zero(n: Option<&Node>) -> bool {
+    match n.map(|n| &n.value) {
+        None | Some(Value::Null) => true,
+        Some(Value::Str(s)) => s.is_empty(),
+        Some(Value::Bool(b)) => !b,
+        Some(Value::Int(i)) => *i == 0,
+        Some(Value::UInt(u)) => *u == 0,
+        Some(Value::Float(f)) => *f == 0.0,
+        Some(Value::Seq(_)) => false,
+        Some(Value::Map(entries)) => entries.iter().all(|e| go_zero(Some(&e.value))),
+    }
+}
+
+/// typecheck.go: walking the CSV struct, a field whose JSON tag has no
+/// `omitempty` and whose value is Go's zero value is an error (`Status`
+/// excepted); structs are walked into only when they are not zero. For a CSV
+/// that means spec, spec.displayName, spec.install, spec.install.strategy
+/// and, once spec.install.spec is set, spec.install.spec.deployments. (The
+/// reference's old warnings for empty optional fields are gone upstream.)
 fn check_mandatory_fields(m: &Manifest, out: &mut Vec<Finding>) {
     let root = &m.root;
-    let mut missing = |p: &[Seg], field: &str| {
+    let mut missing = |p: &[Seg], field: &str, value: &str| {
         out.push(
             finding(
                 "csv-field-missing",
-                format!("Field {field} is missing (a mandatory field)"),
+                format!("Field {field}, Value {value}: required field missing"),
             )
             .at(m.location(p)),
         );
     };
-    if is_empty(root.get("spec")) {
-        missing(&path!["spec"], "Spec");
+    if go_zero(root.get("spec")) {
+        missing(&path!["spec"], "Spec", "struct");
         return;
     }
-    if is_empty(root.at(&path!["spec", "displayName"])) {
-        missing(&path!["spec", "displayName"], "Spec.DisplayName");
+    if go_zero(root.at(&path!["spec", "displayName"])) {
+        missing(&path!["spec", "displayName"], "Spec.DisplayName", "field");
     }
-    if is_empty(root.at(&path!["spec", "install"])) {
-        missing(&path!["spec", "install"], "Spec.InstallStrategy");
+    // The install strategy is zero when its name is empty and none of its
+    // spec's lists is set (not even to []).
+    let install_spec = |k: &str| root.at(&path!["spec", "install", "spec", k]);
+    let spec_set = ["deployments", "permissions", "clusterPermissions"]
+        .iter()
+        .any(|k| !matches!(install_spec(k).map(|n| &n.value), None | Some(Value::Null)));
+    let strategy = root.at(&path!["spec", "install", "strategy"]);
+    if go_zero(strategy) && !spec_set {
+        missing(&path!["spec", "install"], "Spec.InstallStrategy", "struct");
         return;
     }
-    if is_empty(root.at(&path!["spec", "install", "strategy"])) {
+    if go_zero(strategy) {
         missing(
             &path!["spec", "install", "strategy"],
             "Spec.InstallStrategy.StrategyName",
+            "field",
         );
     }
-    // The reference recurses into install.spec only when one of its fields
-    // is set; then `deployments` (not omitempty) is mandatory.
-    let install_spec = |k: &str| root.at(&path!["spec", "install", "spec", k]);
-    let spec_set = ["permissions", "clusterPermissions"]
-        .iter()
-        .any(|k| !is_empty(install_spec(k)));
-    if spec_set && is_empty(install_spec("deployments")) {
+    if spec_set
+        && matches!(
+            install_spec("deployments").map(|n| &n.value),
+            None | Some(Value::Null)
+        )
+    {
         missing(
             &path!["spec", "install", "spec", "deployments"],
             "Spec.InstallStrategy.StrategySpec.DeploymentSpecs",
+            "field",
         );
     }
 }
