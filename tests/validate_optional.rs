@@ -107,6 +107,7 @@ impl Case {
         let options = Options {
             optional: suites.iter().map(|s| s.to_string()).collect(),
             k8s_version: k8s.map(String::from),
+            ..Options::default()
         };
         validate_bundle(&self.bundle(), &options)
             .findings
@@ -201,6 +202,7 @@ fn clean_fixture_passes_every_suite() {
     let options = Options {
         optional: all.iter().map(|s| s.to_string()).collect(),
         k8s_version: None,
+        ..Options::default()
     };
     let found: Vec<Finding> = validate_bundle(&b, &options)
         .findings
@@ -217,6 +219,7 @@ fn broken_fixture_findings() {
         let options = Options {
             optional: SUITES.iter().map(|(n, _)| n.to_string()).collect(),
             k8s_version: k8s.map(String::from),
+            ..Options::default()
         };
         validate_bundle(&b, &options)
             .findings
@@ -1096,6 +1099,7 @@ fn bundle_without_csv_gives_no_optional_findings() {
     let options = Options {
         optional: SUITES.iter().map(|(n, _)| n.to_string()).collect(),
         k8s_version: Some("1.25".into()),
+        ..Options::default()
     };
     let f: Vec<Finding> = validate_bundle(&b, &options)
         .findings

@@ -45,6 +45,7 @@ fn run_all(bundle: &Bundle, k8s_version: Option<&str>) -> Vec<Finding> {
     let options = Options {
         optional: SUITES.iter().map(|(n, _)| n.to_string()).collect(),
         k8s_version: k8s_version.map(String::from),
+        ..Options::default()
     };
     let csv = bundle.csv().and_then(Result::ok);
     let ctx = Context {

@@ -5,7 +5,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CmdResult, EXIT_FINDINGS};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use olm_catalog::diag::{self, Format};
+use olm_catalog::oci::{self, media, ImageRef};
+use olm_catalog::validate::optional::multiarch::{ImagePlatform, ImagePlatforms};
 use olm_catalog::validate::{self, select, Options};
 
 /// `bundle validate`.
@@ -26,7 +31,8 @@ pub struct ValidateArgs {
     /// Run optional suites picked by a label selector, as operator-sdk does:
     /// `name=operatorhub`, `name=good-practices`, `name=alpha-deprecated-apis`,
     /// `name=standardcategories`, `name=standardcapabilities`, or
-    /// `suite=operatorframework` for all of them. Repeatable (ORed).
+    /// `suite=operatorframework` for all of them; `name=multiarch` reads
+    /// the platforms of the CSV's images from their registries. Repeatable (ORed).
     #[arg(long = "select-optional", value_name = "SELECTOR")]
     pub select_optional: Vec<String>,
     /// Kubernetes version the bundle targets, for alpha-deprecated-apis (e.g. 1.25)
@@ -74,9 +80,16 @@ impl ValidateArgs {
         if let Some(v) = &self.k8s_version {
             check_k8s_version(v)?;
         }
+        let image_platforms: Option<Arc<dyn ImagePlatforms>> =
+            if optional.iter().any(|s| s == "multiarch") {
+                Some(Arc::new(RegistryPlatforms::new()?))
+            } else {
+                None
+            };
         let options = Options {
             optional,
             k8s_version: self.k8s_version.clone(),
+            image_platforms,
         };
         let missing: Vec<&PathBuf> = self.dirs.iter().filter(|d| !d.exists()).collect();
         let reports = validate::validate_dirs(&self.dirs, &options);
@@ -111,4 +124,89 @@ impl ValidateArgs {
         let errors: usize = reports.iter().map(|r| r.errors()).sum();
         Ok(if errors > 0 { EXIT_FINDINGS } else { 0 })
     }
+}
+
+/// Image platforms read from registries with the OCI client (Docker config
+/// credentials), each image once per run.
+struct RegistryPlatforms {
+    client: oci::RegistryClient,
+    runtime: tokio::runtime::Runtime,
+    cache: Mutex<HashMap<String, Result<Vec<ImagePlatform>, String>>>,
+}
+
+impl RegistryPlatforms {
+    fn new() -> anyhow::Result<RegistryPlatforms> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))?;
+        Ok(RegistryPlatforms {
+            client: oci::RegistryClient::from_environment()?,
+            runtime,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+impl ImagePlatforms for RegistryPlatforms {
+    fn platforms(&self, image: &str) -> Result<Vec<ImagePlatform>, String> {
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(image).cloned()) {
+            return hit;
+        }
+        let got = self.runtime.block_on(read_platforms(&self.client, image));
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(image.to_string(), got.clone());
+        }
+        got
+    }
+}
+
+/// The platforms of an image index's entries, or of a single manifest's
+/// config. Index entries for attestations (`unknown/unknown`) are left out.
+async fn read_platforms(
+    client: &oci::RegistryClient,
+    image: &str,
+) -> Result<Vec<ImagePlatform>, String> {
+    let src: ImageRef = image.parse().map_err(|e: oci::OciError| e.to_string())?;
+    let (bytes, media_type, _) = oci::transfer::fetch_manifest(client, &src)
+        .await
+        .map_err(|e| e.to_string())?;
+    if media::is_index(&media_type) {
+        let index: media::ImageIndex =
+            serde_json::from_slice(&bytes).map_err(|e| format!("{image}: index: {e}"))?;
+        return Ok(index
+            .manifests
+            .iter()
+            .filter_map(|d| d.platform.as_ref())
+            .filter(|p| p.architecture != "unknown")
+            .map(|p| ImagePlatform {
+                os: p.os.clone(),
+                architecture: p.architecture.clone(),
+            })
+            .collect());
+    }
+    let manifest: media::ImageManifest =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{image}: manifest: {e}"))?;
+    let config = oci::transfer::fetch_blob(
+        client,
+        &src,
+        &manifest.config,
+        oci::transfer::MAX_CONFIG,
+        None,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let config: serde_json::Value =
+        serde_json::from_slice(&config).map_err(|e| format!("{image}: config: {e}"))?;
+    let field = |k: &str| {
+        config
+            .get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    Ok(vec![ImagePlatform {
+        os: field("os"),
+        architecture: field("architecture"),
+    }])
 }

@@ -1052,7 +1052,8 @@ fn check_api_approval(c: &mut Crd) {
     let rule = "crd-api-approval-missing";
     let apath = path!["metadata", "annotations", API_APPROVED];
     let see = "see https://github.com/kubernetes/enhancements/pull/1111";
-    match c.at(&apath) {
+    // Annotations are a map: its keys match exactly, unlike struct fields.
+    match c.m.root.at(&apath) {
         None => c.bad_hint(
             rule,
             &apath,

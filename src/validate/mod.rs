@@ -30,13 +30,27 @@ pub mod semver_range;
 pub mod structure;
 
 /// What to check beyond the default suites.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Options {
     /// Optional suites to run, by name (`operatorhub`, `good-practices`,
-    /// `alpha-deprecated-apis`, `standard-categories`, `standard-capabilities`).
+    /// `alpha-deprecated-apis`, `standard-categories`, `standard-capabilities`,
+    /// `multiarch`).
     pub optional: Vec<String>,
     /// Kubernetes version the bundle targets (for deprecated-API checks), e.g. `1.25`.
     pub k8s_version: Option<String>,
+    /// Where the `multiarch` suite reads the platforms of images; without it
+    /// that suite only says it cannot run.
+    pub image_platforms: Option<std::sync::Arc<dyn optional::multiarch::ImagePlatforms>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("optional", &self.optional)
+            .field("k8s_version", &self.k8s_version)
+            .field("image_platforms", &self.image_platforms.is_some())
+            .finish()
+    }
 }
 
 /// What a check sees.

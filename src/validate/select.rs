@@ -47,6 +47,13 @@ pub const OPTIONAL_SUITES: &[OptionalSuite] = &[
         suite: Some("operatorframework"),
         description: "capabilities annotation is one of the standard capability levels",
     },
+    // Not in suite=operatorframework: it reads every image's registry.
+    OptionalSuite {
+        name: "multiarch",
+        names: &["multiarch"],
+        suite: None,
+        description: "the CSV's images provide the platforms of its operatorframework.io/arch.* and os.* labels (reads the registries)",
+    },
 ];
 
 #[derive(Debug, PartialEq)]
@@ -237,7 +244,10 @@ mod tests {
             sel("name in (good-practices, alpha-deprecated-apis)").expect("ok"),
             vec!["good-practices", "alpha-deprecated-apis"]
         );
-        assert_eq!(sel("name notin (operatorhub)").expect("ok").len(), 4);
+        // notin also matches multiarch, which has no suite label.
+        assert_eq!(sel("name notin (operatorhub)").expect("ok").len(), 5);
+        assert_eq!(sel("name=multiarch").expect("ok"), vec!["multiarch"]);
+        assert_eq!(sel("!suite").expect("ok"), vec!["multiarch"]);
         assert_eq!(
             sel("name==standardcategories").expect("ok"),
             vec!["standard-categories"]
@@ -246,7 +256,6 @@ mod tests {
         assert!(sel("name=nope").is_err());
         assert!(sel("name in (a").is_err());
         assert!(sel("=x").is_err());
-        assert!(sel("!suite").is_err());
         let two = select_optional(&["name=operatorhub".into(), "name=good-practices".into()])
             .expect("ok");
         assert_eq!(two, vec!["operatorhub", "good-practices"]);

@@ -16,12 +16,14 @@
 //! and removed-API checks; their findings keep the rule ids of the suite that
 //! owns them, and run once however many selected suites include them.
 //!
-//! The multi-arch suite of the reference is not here: it inspects the
-//! manifests of the operator's images in their registries.
+//! The `multiarch` suite reads the platforms of the CSV's images through the
+//! [`multiarch::ImagePlatforms`] the caller puts in
+//! [`super::Options::image_platforms`] (the CLI uses the OCI registry client).
 
 pub mod deprecated_apis;
 pub mod good_practices;
 pub mod goparse;
+pub mod multiarch;
 pub mod operatorhub;
 pub mod standard;
 
@@ -32,8 +34,8 @@ use crate::bundle::Manifest;
 use crate::diag::Finding;
 use crate::yaml::{Node, Seg, Value};
 
-/// The optional suites: name (as given to `--select-optional`) and a
-/// one-line description.
+/// The optional suites that run offline: name (as given to
+/// `--select-optional`) and a one-line description.
 pub const SUITES: &[(&str, &str)] = &[
     (
         "operatorhub",
@@ -61,6 +63,14 @@ pub const SUITES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The suite that reads registries, kept out of [`SUITES`] (the suites that
+/// run offline, which "all" selects) and picked only by name.
+pub const MULTIARCH: (&str, &str) = (
+    "multiarch",
+    "the images of the CSV provide the os/arch pairs of its operatorframework.io/arch.* and \
+     os.* labels, and the labels name what the operator image supports (reads the registries)",
+);
+
 /// Which checks a run selects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Selection {
@@ -69,6 +79,7 @@ struct Selection {
     deprecated_apis: bool,
     categories: bool,
     capabilities: bool,
+    multiarch: bool,
 }
 
 impl Selection {
@@ -78,6 +89,7 @@ impl Selection {
             || self.deprecated_apis
             || self.categories
             || self.capabilities
+            || self.multiarch
     }
 }
 
@@ -106,6 +118,7 @@ fn select(names: &[String]) -> (Selection, Vec<String>) {
             "alphadeprecatedapis" | "deprecatedapis" => sel.deprecated_apis = true,
             "standardcategories" => sel.categories = true,
             "standardcapabilities" => sel.capabilities = true,
+            "multiarch" => sel.multiarch = true,
             "all" | "suite=operatorframework" => {
                 sel = Selection {
                     operatorhub: true,
@@ -113,6 +126,7 @@ fn select(names: &[String]) -> (Selection, Vec<String>) {
                     deprecated_apis: true,
                     categories: true,
                     capabilities: true,
+                    multiarch: sel.multiarch,
                 }
             }
             "" => {}
@@ -157,6 +171,9 @@ pub fn run(ctx: &Context, out: &mut Vec<Finding>) {
     }
     if sel.good_practices {
         good_practices::check(ctx, csv, out);
+    }
+    if sel.multiarch {
+        multiarch::check(csv, ctx.options.image_platforms.as_deref(), out);
     }
 }
 
