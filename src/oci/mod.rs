@@ -61,6 +61,14 @@ pub enum OciError {
         /// The transport error.
         reason: String,
     },
+    /// The registry's TLS certificate did not verify.
+    #[error("TLS certificate of {registry} not accepted: {reason}; if the registry uses a private CA, trust it with --ca-file CA.pem (or SSL_CERT_FILE); --insecure skips verification")]
+    Tls {
+        /// The registry host.
+        registry: String,
+        /// What was being done and the verifier's reason.
+        reason: String,
+    },
     /// The registry answered with an unexpected status.
     #[error("{operation}: registry {registry} answered HTTP {status}{body}")]
     Status {
