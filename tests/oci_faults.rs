@@ -9,7 +9,6 @@ mod registry;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use olm_catalog::oci;
@@ -180,35 +179,9 @@ fn build(
     extra: &[&str],
     stdin: Option<&str>,
 ) -> (i32, String, String) {
-    let mut cmd = Command::new(common::bin());
-    cmd.args(["bundle", "build", dir.to_str().expect("utf8"), "--tag", tag])
-        .args(extra)
-        .env_remove("REGISTRY_AUTH_FILE")
-        .env_remove("DOCKER_CONFIG")
-        .env_remove("XDG_RUNTIME_DIR")
-        .env("HOME", "/nonexistent")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("run olm-catalog");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut args = vec!["bundle", "build", dir.to_str().expect("utf8"), "--tag", tag];
+    args.extend_from_slice(extra);
+    common::run_cli(&args, env, stdin)
 }
 
 fn digest_of(stdout: &str) -> String {
@@ -530,5 +503,78 @@ fn bearer_token_flow() {
         (1..=4).contains(&tokens),
         "{tokens} token requests: {:?}",
         proxy.lines()
+    );
+}
+
+#[test]
+fn failing_bundle_in_a_batch_keeps_its_tag() {
+    // Blob uploads to one repository always fail (503); the other bundles
+    // of the batch go through. The failing bundle's tag, pushed before,
+    // must not move, and the error names the bundle directory.
+    let reg = Registry::start();
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let armed2 = armed.clone();
+    let proxy = Proxy::start(
+        reg.port(),
+        Box::new(move |head| {
+            if armed2.load(std::sync::atomic::Ordering::SeqCst)
+                && head.starts_with("PUT /v2/etcd/doomed/blobs/uploads/")
+            {
+                Action::Fail503
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let host = proxy.host();
+    let doomed = format!("{host}/etcd/doomed:v1");
+    let (code, out, err) = build(&corpus_bundle("etcd/0.9.2"), &doomed, &[], &[], None);
+    assert_eq!(code, 0, "{err}");
+    let before = digest_of(&out);
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let tmp = tempfile::tempdir().expect("tmp");
+    let list = tmp.path().join("bundles.txt");
+    let ok1 = corpus_bundle("etcd/0.9.0");
+    let bad = corpus_bundle("etcd/0.9.4");
+    let ok2 = corpus_bundle("etcd/0.6.1");
+    std::fs::write(
+        &list,
+        format!(
+            "{} {host}/etcd/ok:a\n{} {doomed}\n{} {host}/etcd/ok:b\n",
+            ok1.display(),
+            bad.display(),
+            ok2.display()
+        ),
+    )
+    .expect("write");
+    let (code, stdout, stderr) = common::run_cli(
+        &[
+            "bundle",
+            "build",
+            "--bundles-file",
+            list.to_str().expect("utf8"),
+            "--jobs",
+            "3",
+            "-q",
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("error: {} → {doomed}", bad.display())) && stderr.contains("503"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 of 3 bundle(s) failed"), "{stderr}");
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert_eq!(
+        tag_digest(&reg.host(), "etcd/doomed:v1"),
+        before,
+        "the tag moved"
+    );
+    assert!(
+        proxy.count(Action::Fail503) >= 5,
+        "the upload was retried before giving up"
     );
 }

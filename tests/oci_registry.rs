@@ -6,7 +6,6 @@ mod common;
 mod registry;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use olm_catalog::bundle::Bundle;
 use olm_catalog::oci::{self, ImageRef};
@@ -18,19 +17,7 @@ fn etcd() -> PathBuf {
 
 /// Runs the binary; returns (exit code, stdout, stderr).
 fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = Command::new(common::bin());
-    cmd.args(args)
-        .env_remove("REGISTRY_AUTH_FILE")
-        .env("HOME", "/nonexistent");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run olm-catalog");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_cli(args, env, None)
 }
 
 fn build(dir: &Path, tag: &str, extra: &[&str]) -> String {
@@ -425,7 +412,9 @@ async fn push_multiarch_base(host: &str) -> String {
         let mut opts = oci::BuildOptions::from_env().expect("opts");
         opts.platform.architecture = arch.into();
         // Any image will do as a base: reuse the bundle builder.
-        let (set, _) = oci::build_bundle_image(&etcd(), &opts).expect("build");
+        let set = oci::build_bundle_image(&etcd(), &opts)
+            .expect("build")
+            .image;
         let dest: ImageRef = format!("{host}/base/olm-catalog@{}", set.top.digest)
             .parse()
             .expect("ref");

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
+use futures::StreamExt as _;
 use olm_catalog::oci::auth::{Credential, CredentialStore};
+use olm_catalog::oci::batch::{self, BundleJob, Destination, TagTemplate};
 use olm_catalog::oci::build::BaseImage;
 use olm_catalog::oci::media::{Format, Platform};
-use olm_catalog::oci::progress::ProgressMode;
+use olm_catalog::oci::progress::{Progress, ProgressMode};
 use olm_catalog::oci::{self, BuildOptions, ClientOptions, ImageRef, RegistryClient};
 
 use super::CmdResult;
@@ -37,6 +39,9 @@ pub struct RegistryArgs {
     /// Allow plain HTTP and unverified TLS for non-loopback registries
     #[arg(long)]
     pub insecure: bool,
+    /// Also trust the CA certificates in this PEM file (a private registry's CA)
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
     /// No progress output
     #[arg(long, short)]
     pub quiet: bool,
@@ -104,8 +109,26 @@ impl SignAfterPush {
 
 impl RegistryArgs {
     fn client(&self, dest: &ImageRef) -> anyhow::Result<RegistryClient> {
+        match dest {
+            ImageRef::Registry { repo, .. } => self.client_for(&[repo.host.as_str()]),
+            ImageRef::Layout { .. } => {
+                anyhow::ensure!(
+                    self.username.is_none(),
+                    "--username is for registries; {dest} is an OCI layout"
+                );
+                self.client_for(&[])
+            }
+        }
+    }
+
+    /// A client whose --username credential (if any) is for `hosts`.
+    pub fn client_for(&self, hosts: &[&str]) -> anyhow::Result<RegistryClient> {
         let mut credentials = CredentialStore::from_environment();
         if let (Some(user), true) = (&self.username, self.password_stdin) {
+            anyhow::ensure!(
+                !hosts.is_empty(),
+                "--username is for a registry destination; none was given"
+            );
             let mut line = String::new();
             std::io::stdin()
                 .lock()
@@ -116,24 +139,31 @@ impl RegistryArgs {
                 !password.is_empty(),
                 "--password-stdin: stdin gave an empty password"
             );
-            match dest {
-                ImageRef::Registry { repo, .. } => credentials.insert(
-                    &repo.host,
+            for host in hosts {
+                credentials.insert(
+                    host,
                     Credential {
                         username: user.clone(),
-                        password,
+                        password: password.clone(),
                     },
-                ),
-                ImageRef::Layout { .. } => {
-                    anyhow::bail!("--username is for registries; {dest} is an OCI layout")
-                }
+                );
             }
         }
-        Ok(RegistryClient::new(ClientOptions {
+        let ca_certs = match &self.ca_file {
+            Some(path) => vec![std::fs::read(path)
+                .with_context(|| format!("reading --ca-file {}", path.display()))?],
+            None => Vec::new(),
+        };
+        RegistryClient::new(ClientOptions {
             insecure: self.insecure,
             credentials,
+            ca_certs,
             ..ClientOptions::default()
-        })?)
+        })
+        .with_context(|| match &self.ca_file {
+            Some(p) => format!("--ca-file {}", p.display()),
+            None => "setting up the registry client".into(),
+        })
     }
 
     fn options(&self, platform: Option<&str>) -> anyhow::Result<BuildOptions> {
@@ -194,32 +224,226 @@ fn parse_dest(tag: &str) -> anyhow::Result<ImageRef> {
   olm-catalog bundle build operators/etcd/0.9.4 --tag quay.io/me/etcd-bundle:v0.9.4
   olm-catalog bundle build operators/etcd/0.9.4 --tag oci:out/bundles:etcd-v0.9.4
   olm-catalog bundle build operators/etcd/0.9.4 --tag 127.0.0.1:5000/etcd-bundle:v0.9.4 --format docker
+  olm-catalog bundle build operators/*/*/ --tag-template 'quay.io/me/{package}-bundle:v{version}' --jobs 8
+  olm-catalog bundle build --bundles-file bundles.txt --tag-template 'quay.io/me/{package}-bundle:{dir}'
 
 The image has one layer with manifests/ and metadata/ at its root and the
 annotations of metadata/annotations.yaml as labels. Builds are reproducible:
 the same bundle gives the same digest on every machine (timestamps are
 SOURCE_DATE_EPOCH, or 1970-01-01). Without --tag the image is written to the
 OCI layout oci:oci-images:bundle-<directory name>.
-Credentials: --username/--password-stdin, REGISTRY_AUTH_FILE, ~/.docker/config.json.")]
+
+Many bundles in one call: give several directories (or --bundles-file, one
+`DIR` or `DIR REF` per line, `-` for stdin) and --tag-template, whose
+placeholders are {package} (the package annotation), {version} (the CSV's
+spec.version) and {dir} (the directory name). One connection pool, --jobs
+bundles at a time; each bundle's tag moves only once all its blobs are in.
+A bundle that fails is reported with its directory and the others go on;
+stdout gets one REF@DIGEST line per pushed bundle, in input order; the exit
+code is 2 if any failed.
+Credentials: --username/--password-stdin, REGISTRY_AUTH_FILE, ~/.docker/config.json
+(auths, credHelpers, credsStore).")]
 pub struct BundleBuildArgs {
-    /// Bundle directory (holding manifests/ and metadata/)
-    pub dir: PathBuf,
-    /// Destination: a registry reference, or oci:DIR:TAG for an OCI layout
-    #[arg(long, short)]
+    /// Bundle directories (each holding manifests/ and metadata/)
+    pub dirs: Vec<PathBuf>,
+    /// Destination of a single bundle: a registry reference, or oci:DIR:TAG
+    #[arg(long, short, conflicts_with_all = ["tag_template", "bundles_file"])]
     pub tag: Option<String>,
+    /// Destination of each bundle, e.g. 'quay.io/me/{package}-bundle:v{version}'
+    #[arg(long, value_name = "TEMPLATE")]
+    pub tag_template: Option<String>,
+    /// A file of bundles: `DIR` or `DIR REF` per line (`#` comments; `-` reads stdin)
+    #[arg(long, value_name = "FILE")]
+    pub bundles_file: Option<PathBuf>,
+    /// Bundles built and pushed at once
+    #[arg(long, short, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
     #[command(flatten)]
     pub registry: RegistryArgs,
     #[command(flatten)]
     pub signing: SignAfterPush,
 }
 
+/// Reads a `--bundles-file`: `DIR` or `DIR REF` per line.
+fn read_bundles_file(
+    path: &std::path::Path,
+    template: Option<&TagTemplate>,
+) -> anyhow::Result<Vec<BundleJob>> {
+    let text = if path.as_os_str() == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut t)
+            .context("reading --bundles-file - (stdin)")?;
+        t
+    } else {
+        std::fs::read_to_string(path)
+            .with_context(|| format!("reading --bundles-file {}", path.display()))?
+    };
+    let mut jobs = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = || format!("{}:{}", path.display(), n + 1);
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let dest = match fields.as_slice() {
+            [_] => match template {
+                Some(t) => Destination::Template(t.clone()),
+                None => anyhow::bail!(
+                    "{}: `{line}` has no REF; add one (`DIR REF`) or pass --tag-template",
+                    at()
+                ),
+            },
+            [_, r] => Destination::Ref(r.parse().with_context(at)?),
+            _ => anyhow::bail!(
+                "{}: expected `DIR` or `DIR REF`, got {} fields (directories with spaces are not supported here)",
+                at(),
+                fields.len()
+            ),
+        };
+        jobs.push(BundleJob {
+            dir: PathBuf::from(fields[0]),
+            dest,
+        });
+    }
+    Ok(jobs)
+}
+
 impl BundleBuildArgs {
     pub fn run(self) -> CmdResult {
+        let many =
+            self.dirs.len() > 1 || self.bundles_file.is_some() || self.tag_template.is_some();
+        anyhow::ensure!(
+            self.tag.is_none() || self.dirs.len() <= 1,
+            "--tag names one destination; for several bundles use --tag-template, e.g. --tag-template 'quay.io/me/{{package}}-bundle:v{{version}}'"
+        );
+        if !many {
+            return self.run_one();
+        }
+        anyhow::ensure!(
+            !(self.registry.password_stdin
+                && self.bundles_file.as_deref() == Some(std::path::Path::new("-"))),
+            "--password-stdin and --bundles-file - both want stdin; put the bundles in a file"
+        );
+        let template = self
+            .tag_template
+            .as_deref()
+            .map(TagTemplate::parse)
+            .transpose()?;
+        let mut jobs = Vec::new();
+        for dir in &self.dirs {
+            let Some(t) = &template else {
+                anyhow::bail!(
+                    "several bundles need --tag-template, e.g. --tag-template 'quay.io/me/{{package}}-bundle:v{{version}}', or a --bundles-file with a REF per line"
+                );
+            };
+            jobs.push(BundleJob {
+                dir: dir.clone(),
+                dest: Destination::Template(t.clone()),
+            });
+        }
+        if let Some(f) = &self.bundles_file {
+            jobs.extend(read_bundles_file(f, template.as_ref())?);
+        }
+        anyhow::ensure!(!jobs.is_empty(), "no bundles given");
+        // Given references are checked up front; templated ones as they
+        // are made (they need the bundle).
+        let mut seen: std::collections::HashMap<String, &PathBuf> = Default::default();
+        for job in &jobs {
+            if let Destination::Ref(r) = &job.dest {
+                if let Some(first) = seen.insert(r.to_string(), &job.dir) {
+                    anyhow::bail!(
+                        "{r} is the destination of both {} and {}",
+                        first.display(),
+                        job.dir.display()
+                    );
+                }
+            }
+        }
+        let mut hosts: Vec<String> = jobs
+            .iter()
+            .filter_map(|j| match &j.dest {
+                Destination::Ref(ImageRef::Registry { repo, .. }) => Some(repo.host.clone()),
+                _ => None,
+            })
+            .collect();
+        if let Some(t) = &self.tag_template {
+            // The registry part of a template, when it has no placeholder.
+            if let Some(host) = t.split('/').next().filter(|h| {
+                !h.contains('{') && (h.contains('.') || h.contains(':') || *h == "localhost")
+            }) {
+                hosts.push(host.to_string());
+            }
+        }
+        hosts.sort();
+        hosts.dedup();
+        let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+        let key = self.signing.load_key()?;
+        let client = self.registry.client_for(&host_refs)?;
+        let opts = self.registry.options(None)?;
+        let total = jobs.len();
+        let progress = std::sync::Arc::new(Progress::new(
+            self.registry.progress(),
+            "bundles",
+            total as u64,
+            false,
+        ));
+        let rt = runtime()?;
+        let mut pushed = Vec::new();
+        let mut failed = 0usize;
+        rt.block_on(async {
+            let mut outcomes = std::pin::pin!(batch::push_bundles(
+                &client,
+                jobs,
+                &opts,
+                usize::from(self.jobs),
+                progress.clone(),
+            ));
+            while let Some(o) = outcomes.next().await {
+                match o.result {
+                    Ok(digest) => {
+                        let dest = o.dest.expect("a pushed bundle has a destination");
+                        progress.suspend(|| println!("{dest}@{digest}"));
+                        pushed.push((dest, digest));
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        let to = o.dest.map(|d| format!(" → {d}")).unwrap_or_default();
+                        progress.suspend(|| eprintln!("error: {}{to}: {e}", o.dir.display()));
+                    }
+                }
+            }
+        });
+        progress.finish();
+        if let Some(key) = key {
+            for (dest, digest) in &pushed {
+                self.signing
+                    .sign_pushed(&rt, key.clone(), dest, digest, self.registry.insecure)?;
+            }
+        }
+        if failed > 0 {
+            eprintln!(
+                "{failed} of {total} bundle(s) failed (their tags did not move); {} pushed",
+                pushed.len()
+            );
+            return Ok(2);
+        }
+        if !self.registry.quiet {
+            eprintln!("pushed {total} bundle image(s)");
+        }
+        Ok(0)
+    }
+
+    fn run_one(self) -> CmdResult {
+        let dir = self
+            .dirs
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no bundle directory given"))?;
         let tag = match &self.tag {
             Some(t) => t.clone(),
             None => {
-                let name = self
-                    .dir
+                let name = dir
                     .canonicalize()
                     .ok()
                     .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -229,14 +453,14 @@ impl BundleBuildArgs {
         };
         let dest = parse_dest(&tag)?;
         let opts = self.registry.options(None)?;
-        let (set, _bundle) = oci::build_bundle_image(&self.dir, &opts)
-            .with_context(|| format!("building the bundle image of {}", self.dir.display()))?;
+        let built = oci::build_bundle_image(&dir, &opts)
+            .with_context(|| format!("building the bundle image of {}", dir.display()))?;
         let key = self.signing.load_key()?;
         let client = self.registry.client(&dest)?;
         let mode = self.registry.progress();
         let rt = runtime()?;
         let digest = rt
-            .block_on(oci::push_image(&client, &set, &dest, mode))
+            .block_on(oci::push_image(&client, &built.image, &dest, mode))
             .with_context(|| format!("pushing {dest}"))?;
         if let Some(key) = key {
             self.signing

@@ -241,22 +241,44 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
             .enable_all()
             .build()
             .context("starting the async runtime")?;
-        let pulled = rt.block_on(olm_catalog::oci::pull_bundles(&refs, PULL_CONCURRENCY));
-        for (reference, result) in refs.iter().zip(pulled) {
-            let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
-            if let Some(f) = p
-                .bundle
-                .load_findings
-                .iter()
-                .find(|f| f.level == olm_catalog::diag::Level::Error)
-            {
-                bail!("{reference}: {}", f.message);
+        // --insecure and --ca-file apply to the pulls too.
+        let client = args.image.registry.client_for(&[])?;
+        let mode = if args.image.registry.quiet {
+            olm_catalog::oci::progress::ProgressMode::Off
+        } else {
+            olm_catalog::oci::progress::ProgressMode::Auto
+        };
+        // Each pulled bundle becomes a record and is dropped at once, so
+        // memory holds about PULL_CONCURRENCY bundles, not all of them.
+        let pulled: anyhow::Result<Vec<index::record::BundleRecord>> = rt.block_on(async {
+            use futures::StreamExt as _;
+            let mut stream = std::pin::pin!(olm_catalog::oci::pull_bundle_stream(
+                client,
+                refs.clone(),
+                PULL_CONCURRENCY,
+                mode,
+            ));
+            let mut out = Vec::with_capacity(refs.len());
+            let mut refs_iter = refs.iter();
+            while let Some(result) = stream.next().await {
+                let reference = refs_iter.next().map(String::as_str).unwrap_or("?");
+                let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
+                if let Some(f) = p
+                    .bundle
+                    .load_findings
+                    .iter()
+                    .find(|f| f.level == olm_catalog::diag::Level::Error)
+                {
+                    bail!("{reference}: {}", f.message);
+                }
+                out.push(
+                    index::record::BundleRecord::from_bundle(&p.bundle, &p.reference)
+                        .map_err(anyhow::Error::msg)?,
+                );
             }
-            records.push(
-                index::record::BundleRecord::from_bundle(&p.bundle, &p.reference)
-                    .map_err(anyhow::Error::msg)?,
-            );
-        }
+            Ok(out)
+        });
+        records.extend(pulled?);
     }
     Ok(records)
 }

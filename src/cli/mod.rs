@@ -71,7 +71,7 @@ enum Command {
 enum BundleCommand {
     /// Validate bundle directories (operator-framework/api's rules and more)
     Validate(validate::ValidateArgs),
-    /// Build a bundle image from a bundle directory
+    /// Build bundle images from bundle directories (one, or many in one call)
     Build(image::BundleBuildArgs),
 }
 

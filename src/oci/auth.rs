@@ -110,48 +110,31 @@ impl CredentialStore {
             };
             let file: AuthFile = serde_json::from_str(&text)
                 .map_err(|e| format!("{}: not a registry auth file: {e}", path.display()))?;
-            for (key, entry) in &file.auths {
-                if normalize_host(key) != host {
-                    continue;
-                }
-                if let (Some(u), Some(p)) = (&entry.username, &entry.password) {
-                    return Ok(Some(Credential {
-                        username: u.clone(),
-                        password: p.clone(),
-                    }));
-                }
-                if let Some(auth) = &entry.auth {
-                    let decoded = base64::engine::general_purpose::STANDARD
-                        .decode(auth.trim())
-                        .ok()
-                        .and_then(|b| String::from_utf8(b).ok())
-                        .ok_or_else(|| {
-                            format!(
-                                "{}: auths.{key}.auth is not base64 of user:password",
-                                path.display()
-                            )
-                        })?;
-                    let (u, p) = decoded.split_once(':').ok_or_else(|| {
-                        format!(
-                            "{}: auths.{key}.auth has no `:` between user and password",
-                            path.display()
-                        )
-                    })?;
-                    return Ok(Some(Credential {
-                        username: u.to_string(),
-                        password: p.to_string(),
-                    }));
-                }
-            }
-            let helper = file
+            // Docker's order: a per-registry helper, then a stored entry,
+            // then the default store (`docker login` with a credsStore
+            // leaves an empty `auths` entry beside it).
+            if let Some((_, helper)) = file
                 .cred_helpers
                 .iter()
                 .find(|(k, _)| normalize_host(k) == host)
-                .map(|(_, v)| v.clone())
-                .or(file.creds_store.clone());
-            if let Some(helper) = helper {
-                if let Some(c) = run_helper(&helper, &host)? {
+            {
+                let origin = format!("credHelpers in {}", path.display());
+                if let Some(c) = run_helper(helper, &host, &origin)? {
                     return Ok(Some(c));
+                }
+            }
+            if let Some(c) = auth_entry(&file, &host, path)? {
+                return Ok(Some(c));
+            }
+            if let Some(helper) = &file.creds_store {
+                let origin = format!("credsStore in {}", path.display());
+                match run_helper(helper, &host, &origin) {
+                    Ok(Some(c)) => return Ok(Some(c)),
+                    Ok(None) => {}
+                    // A default store copied from a desktop machine must not
+                    // break anonymous pulls where its helper is missing.
+                    Err(e) if e.contains("is not on PATH") => {}
+                    Err(e) => return Err(e),
                 }
             }
         }
@@ -159,8 +142,48 @@ impl CredentialStore {
     }
 }
 
-/// Asks `docker-credential-<helper> get` for `host`.
-fn run_helper(helper: &str, host: &str) -> Result<Option<Credential>, String> {
+/// The `auths` entry of `file` for `host` with a user and password, if any.
+fn auth_entry(file: &AuthFile, host: &str, path: &Path) -> Result<Option<Credential>, String> {
+    for (key, entry) in &file.auths {
+        if normalize_host(key) != host {
+            continue;
+        }
+        if let (Some(u), Some(p)) = (&entry.username, &entry.password) {
+            return Ok(Some(Credential {
+                username: u.clone(),
+                password: p.clone(),
+            }));
+        }
+        if let Some(auth) = entry.auth.as_deref().filter(|a| !a.trim().is_empty()) {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(auth.trim())
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "{}: auths.{key}.auth is not base64 of user:password",
+                        path.display()
+                    )
+                })?;
+            let (u, p) = decoded.split_once(':').ok_or_else(|| {
+                format!(
+                    "{}: auths.{key}.auth has no `:` between user and password",
+                    path.display()
+                )
+            })?;
+            return Ok(Some(Credential {
+                username: u.to_string(),
+                password: p.to_string(),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// Asks `docker-credential-<helper> get` for `host` (the docker credential
+/// helper protocol: the server on stdin, `{"Username","Secret"}` on stdout).
+/// `origin` says where the helper is configured, for errors.
+fn run_helper(helper: &str, host: &str, origin: &str) -> Result<Option<Credential>, String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let program = format!("docker-credential-{helper}");
@@ -177,17 +200,35 @@ fn run_helper(helper: &str, host: &str) -> Result<Option<Credential>, String> {
         .spawn()
     {
         Ok(c) => c,
-        Err(e) => return Err(format!("credential helper {program}: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+            "credential helper {program} ({origin}) is not on PATH; install it or remove the entry"
+        ))
+        }
+        Err(e) => return Err(format!("credential helper {program} ({origin}): {e}")),
     };
     if let Some(mut stdin) = child.stdin.take() {
+        // A helper that exits without reading stdin is judged by its output.
         let _ = stdin.write_all(server.as_bytes());
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| format!("credential helper {program}: {e}"))?;
+        .map_err(|e| format!("credential helper {program} ({origin}): {e}"))?;
     if !out.status.success() {
-        // Helpers exit non-zero for "no credentials for this server".
-        return Ok(None);
+        let said = format!(
+            "{} {}",
+            String::from_utf8_lossy(&out.stdout).trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        let said = said.trim();
+        // The protocol's answer for "nothing stored for this server".
+        if said.to_ascii_lowercase().contains("credentials not found") || said.is_empty() {
+            return Ok(None);
+        }
+        let said: String = said.chars().take(300).collect();
+        return Err(format!(
+            "credential helper {program} ({origin}) failed for {server}: {said}"
+        ));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "PascalCase")]
@@ -195,8 +236,9 @@ fn run_helper(helper: &str, host: &str) -> Result<Option<Credential>, String> {
         username: String,
         secret: String,
     }
-    let parsed: HelperOut = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("credential helper {program} printed no credentials JSON: {e}"))?;
+    let parsed: HelperOut = serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!("credential helper {program} ({origin}) printed no credentials JSON: {e}")
+    })?;
     Ok(Some(Credential {
         username: parsed.username,
         password: parsed.secret,

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::layer::{BuiltLayer, LayerBuilder};
 use super::media::{self, Descriptor, Format, ImageIndex, ImageManifest, Platform};
 use super::{rfc3339, ImageRef, OciError};
-use crate::bundle::{self, Bundle};
+use crate::bundle::{self, Bundle, RawFile};
 
 /// The label naming where an index image keeps its database.
 pub const INDEX_DB_LABEL: &str = "operators.operatorframework.io.index.database.v1";
@@ -109,17 +109,31 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> OciError {
     }
 }
 
+/// What [`bundle_layer`] read besides the layer: the files opm reads for
+/// the labels and the CSV, so they need no second read.
+struct BundleFiles {
+    layer: LayerBuilder,
+    /// Files directly in `metadata/`.
+    metadata: Vec<RawFile>,
+    /// Files directly in `manifests/` that mention a ClusterServiceVersion.
+    csv_candidates: Vec<(String, Vec<u8>)>,
+}
+
 /// Reads the files of `manifests/` and `metadata/` (recursively; symbolic
 /// links are followed only when they stay inside the bundle) into a layer.
-fn bundle_layer(dir: &Path) -> Result<LayerBuilder, OciError> {
+fn bundle_layer(dir: &Path) -> Result<BundleFiles, OciError> {
     let root = std::fs::canonicalize(dir).map_err(|e| io_err(dir, e))?;
-    let mut layer = LayerBuilder::new();
+    let mut out = BundleFiles {
+        layer: LayerBuilder::new(),
+        metadata: Vec::new(),
+        csv_candidates: Vec::new(),
+    };
     for sub in ["manifests", "metadata"] {
         let top = dir.join(sub);
         if !top.is_dir() {
             continue;
         }
-        layer.dir(sub);
+        out.layer.dir(sub);
         for entry in walkdir::WalkDir::new(&top).sort_by_file_name() {
             let entry = entry.map_err(|e| io_err(&top, e))?;
             let path = entry.path();
@@ -147,7 +161,7 @@ fn bundle_layer(dir: &Path) -> Result<LayerBuilder, OciError> {
             };
             if target_meta.is_dir() {
                 if entry.depth() > 0 {
-                    layer.dir(&rel_str);
+                    out.layer.dir(&rel_str);
                 }
                 continue;
             }
@@ -165,10 +179,25 @@ fn bundle_layer(dir: &Path) -> Result<LayerBuilder, OciError> {
                 ));
             }
             let data = std::fs::read(path).map_err(|e| io_err(path, e))?;
-            layer.file(&rel_str, data, 0o644);
+            // opm reads only the top level of manifests/ and metadata/.
+            if entry.depth() == 1 {
+                if sub == "metadata" {
+                    out.metadata.push(RawFile {
+                        rel_path: rel_str.clone(),
+                        content: Ok(data.clone()),
+                    });
+                } else if contains(&data, b"ClusterServiceVersion") {
+                    out.csv_candidates.push((rel_str.clone(), data.clone()));
+                }
+            }
+            out.layer.file(&rel_str, data, 0o644);
         }
     }
-    Ok(layer)
+    Ok(out)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn history(epoch: u64, created_by: &str) -> Value {
@@ -198,35 +227,105 @@ fn single_image(
     (Descriptor::of(format.manifest(), &bytes), bytes)
 }
 
+/// ` (message)` of the first error met while reading `bundle`, or nothing.
+fn first_error(bundle: &Bundle) -> String {
+    bundle
+        .load_findings
+        .iter()
+        .find(|f| f.level == crate::diag::Level::Error)
+        .map(|f| format!(" ({})", f.message))
+        .unwrap_or_default()
+}
+
+/// A built bundle image.
+#[derive(Debug, Clone)]
+pub struct BundleImage {
+    /// The image, ready to push.
+    pub image: ImageSet,
+    /// Its labels: the annotations of `metadata/annotations.yaml`.
+    pub labels: BTreeMap<String, String>,
+    dir: std::path::PathBuf,
+    csv_candidates: Vec<(String, Vec<u8>)>,
+}
+
+impl BundleImage {
+    /// The package name (`operators.operatorframework.io.bundle.package.v1`).
+    pub fn package(&self) -> &str {
+        self.labels
+            .get(bundle::keys::PACKAGE)
+            .map(String::as_str)
+            .unwrap_or_default()
+    }
+
+    /// `spec.version` of the bundle's ClusterServiceVersion. Only the CSV
+    /// file is parsed, and only when this is asked.
+    pub fn csv_version(&self) -> Result<String, OciError> {
+        let files = self
+            .csv_candidates
+            .iter()
+            .map(|(rel_path, data)| RawFile {
+                rel_path: rel_path.clone(),
+                content: Ok(data.clone()),
+            })
+            .collect();
+        let parsed = Bundle::from_files(&self.dir, files);
+        let invalid = |reason: String| OciError::Invalid {
+            what: self.dir.join("manifests").display().to_string(),
+            reason,
+        };
+        let csv = parsed
+            .csv_manifest()
+            .ok_or_else(|| invalid(format!("no ClusterServiceVersion{}", first_error(&parsed))))?;
+        csv.json
+            .pointer("/spec/version")
+            .and_then(|v| v.as_str())
+            .filter(|v| !v.is_empty())
+            .map(String::from)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "the ClusterServiceVersion in {} has no spec.version",
+                    csv.file.rel_path
+                ))
+            })
+    }
+}
+
 /// Builds the bundle image of the bundle directory `dir`: one layer with
 /// `manifests/` and `metadata/`, the annotations of
-/// `metadata/annotations.yaml` as labels. Returns the image and the loaded
-/// bundle (for messages).
-pub fn build_bundle_image(dir: &Path, opts: &BuildOptions) -> Result<(ImageSet, Bundle), OciError> {
-    let loaded = Bundle::load_dir(dir).map_err(|e| OciError::Invalid {
-        what: dir.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    let labels: BTreeMap<String, String> = match &loaded.annotations {
-        Some(a) if a.package().is_some_and(|p| !p.is_empty()) => a.values.clone(),
-        _ => {
-            return Err(OciError::Invalid {
-                what: dir.join("metadata/annotations.yaml").display().to_string(),
-                reason: format!(
-                    "no `annotations` with {} — a bundle image carries them as labels; run `olm-catalog bundle validate {}`",
-                    bundle::keys::PACKAGE,
-                    dir.display()
-                ),
-            })
-        }
-    };
+/// `metadata/annotations.yaml` as labels. Only the metadata files are
+/// parsed (the manifests are copied as they are: validating them is
+/// `bundle validate`'s job).
+pub fn build_bundle_image(dir: &Path, opts: &BuildOptions) -> Result<BundleImage, OciError> {
+    let meta = std::fs::metadata(dir).map_err(|e| io_err(dir, e))?;
+    if !meta.is_dir() {
+        return Err(io_err(
+            dir,
+            "not a directory; give the directory that holds manifests/ and metadata/",
+        ));
+    }
     if !dir.join("manifests").is_dir() {
         return Err(OciError::Invalid {
             what: dir.display().to_string(),
             reason: "no manifests/ directory".into(),
         });
     }
-    let built = bundle_layer(dir)?.build(opts.epoch)?;
+    let files = bundle_layer(dir)?;
+    let metadata = Bundle::from_files(dir, files.metadata);
+    let labels: BTreeMap<String, String> = match &metadata.annotations {
+        Some(a) if a.package().is_some_and(|p| !p.is_empty()) => a.values.clone(),
+        _ => {
+            let why = first_error(&metadata);
+            return Err(OciError::Invalid {
+                what: dir.join("metadata/annotations.yaml").display().to_string(),
+                reason: format!(
+                    "no `annotations` with {}{why} — a bundle image carries them as labels; run `olm-catalog bundle validate {}`",
+                    bundle::keys::PACKAGE,
+                    dir.display()
+                ),
+            });
+        }
+    };
+    let built = files.layer.build(opts.epoch)?;
     let config = json!({
         "architecture": opts.platform.architecture,
         "os": opts.platform.os,
@@ -240,7 +339,12 @@ pub fn build_bundle_image(dir: &Path, opts: &BuildOptions) -> Result<(ImageSet, 
     let (top, top_bytes) = single_image(&mut set, &config, vec![layer_desc], opts.format);
     set.top = top;
     set.top_bytes = top_bytes;
-    Ok((set, loaded))
+    Ok(BundleImage {
+        image: set,
+        labels,
+        dir: dir.to_path_buf(),
+        csv_candidates: files.csv_candidates,
+    })
 }
 
 fn empty_set() -> ImageSet {
@@ -410,6 +514,15 @@ pub fn build_index_image(
         }
         let mut layers = Vec::new();
         for l in &entry.manifest.layers {
+            if opts.format == Format::Docker && l.media_type == media::OCI_LAYER_ZSTD {
+                return Err(OciError::Invalid {
+                    what: format!("base image {what}"),
+                    reason: format!(
+                        "layer {} is zstd-compressed, which Docker manifests cannot name; build with --format oci",
+                        l.digest
+                    ),
+                });
+            }
             let mut d = l.clone();
             d.media_type = opts.format.convert_layer(&l.media_type);
             set.push_blob(BlobItem {

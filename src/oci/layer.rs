@@ -8,7 +8,12 @@
 //! Unpacking never touches the file system: files are collected in memory.
 //! Entries whose names escape the root (`..`) make the layer fail; links are
 //! resolved inside the layer only; the decompressed stream is counted, so a
-//! gzip bomb stops at the limit instead of filling memory.
+//! gzip or zstd bomb stops at the limit instead of filling memory.
+//!
+//! Layers may be gzip, zstd (`tar+zstd`, including zstd:chunked's many
+//! frames and skippable frames) or plain tar, told apart by their magic
+//! bytes. zstd is decoded with ruzstd, in Rust, with its window capped at
+//! [`MAX_ZSTD_WINDOW`].
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -131,6 +136,91 @@ pub fn gzip(data: &[u8]) -> io::Result<Vec<u8>> {
     enc.finish()
 }
 
+/// Largest zstd window accepted (what a decoder must hold in memory per
+/// layer). zstd's own levels use at most 8 MiB below `--ultra`; 128 MiB is
+/// `--long`'s default.
+pub const MAX_ZSTD_WINDOW: u64 = 128 * 1024 * 1024;
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// A skippable frame (magic 0x184D2A50..=0x184D2A5F, little-endian), which
+/// zstd:chunked layers may start with.
+fn is_skippable_frame(blob: &[u8]) -> bool {
+    blob.len() >= 4 && blob[0] & 0xf0 == 0x50 && blob[1..4] == [0x2a, 0x4d, 0x18]
+}
+
+/// Reads every frame of a zstd stream in turn (ruzstd's streaming decoder
+/// reads one), skipping skippable frames.
+struct ZstdFrames<'a> {
+    input: &'a [u8],
+    decoder: ruzstd::decoding::FrameDecoder,
+    in_frame: bool,
+}
+
+impl<'a> ZstdFrames<'a> {
+    fn new(input: &'a [u8]) -> ZstdFrames<'a> {
+        let mut decoder = ruzstd::decoding::FrameDecoder::new();
+        decoder.set_max_window_size(MAX_ZSTD_WINDOW);
+        ZstdFrames {
+            input,
+            decoder,
+            in_frame: false,
+        }
+    }
+}
+
+impl Read for ZstdFrames<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+        use ruzstd::decoding::BlockDecodingStrategy;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if !self.in_frame {
+                if self.input.is_empty() {
+                    return Ok(0);
+                }
+                match self.decoder.reset(&mut self.input) {
+                    Ok(()) => self.in_frame = true,
+                    Err(FrameDecoderError::ReadFrameHeaderError(
+                        ReadFrameHeaderError::SkipFrame { length, .. },
+                    )) => {
+                        self.input = self.input.get(length as usize..).ok_or_else(|| {
+                            io::Error::other("zstd: a skippable frame runs past the end")
+                        })?;
+                        continue;
+                    }
+                    Err(e) => return Err(io::Error::other(format!("zstd: {e}"))),
+                }
+            }
+            let n = self.decoder.read(buf)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            if self.decoder.is_finished() {
+                if self.decoder.can_collect() == 0 {
+                    self.in_frame = false;
+                }
+                continue;
+            }
+            let before = self.input.len();
+            self.decoder
+                .decode_blocks(
+                    &mut self.input,
+                    BlockDecodingStrategy::UptoBytes(buf.len().max(64 * 1024)),
+                )
+                .map_err(|e| io::Error::other(format!("zstd: {e}")))?;
+            if self.input.len() == before
+                && !self.decoder.is_finished()
+                && self.decoder.can_collect() == 0
+            {
+                return Err(io::Error::other("zstd: the stream ends inside a frame"));
+            }
+        }
+    }
+}
+
 /// Limits applied while unpacking layers.
 #[derive(Debug, Clone, Copy)]
 pub struct UnpackLimits {
@@ -242,10 +332,8 @@ impl LayerFs {
         };
         let raw: Box<dyn Read + '_> = if blob.starts_with(&[0x1f, 0x8b]) {
             Box::new(GzDecoder::new(blob))
-        } else if blob.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            return Err(unsafe_layer(
-                "zstd-compressed layers are not supported; use gzip".into(),
-            ));
+        } else if blob.starts_with(&ZSTD_MAGIC) || is_skippable_frame(blob) {
+            Box::new(ZstdFrames::new(blob))
         } else {
             Box::new(blob)
         };
@@ -478,30 +566,6 @@ mod tests {
     }
 
     #[test]
-    fn stops_gzip_bomb() {
-        // 64 MiB of zeros compresses to ~64 KiB.
-        let zeros = vec![0u8; 64 * 1024 * 1024];
-        let data = tar_with(|b| {
-            let mut h = tar::Header::new_gnu();
-            h.set_size(zeros.len() as u64);
-            h.set_entry_type(tar::EntryType::Regular);
-            b.append_data(&mut h, "junk/zeros", zeros.as_slice())
-                .expect("append");
-        });
-        let blob = gzip(&data).expect("gzip");
-        assert!(blob.len() < 1024 * 1024);
-        let limits = UnpackLimits {
-            max_decompressed: 8 * 1024 * 1024,
-            ..UnpackLimits::default()
-        };
-        let mut fs = LayerFs::default();
-        let err = fs
-            .apply(&blob, "l", &limits, &|p| p.starts_with("manifests/"))
-            .expect_err("must stop");
-        assert!(matches!(err, OciError::TooLarge { .. }), "{err}");
-    }
-
-    #[test]
     fn links_stay_inside() {
         let data = tar_with(|b| {
             let mut h = tar::Header::new_gnu();
@@ -527,6 +591,68 @@ mod tests {
         assert_eq!(fs.resolve("manifests/ok.yaml", &allowed).expect("ok"), b"a");
         assert!(fs.resolve("manifests/out.yaml", &allowed).is_err());
         assert!(fs.resolve("manifests/abs.yaml", &allowed).is_err());
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    #[test]
+    fn reads_zstd_layers_of_many_frames() {
+        let mut layer = LayerBuilder::new();
+        layer.file("manifests/a.yaml", b"kind: A\n".repeat(1000), 0o644);
+        layer.file(
+            "metadata/annotations.yaml",
+            b"annotations: {}\n".to_vec(),
+            0o644,
+        );
+        let tar_bytes = layer.tar(0).expect("tar");
+        // A skippable frame, then the tar split over two frames, as
+        // zstd:chunked writes them.
+        let mut blob = vec![0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 1, 2, 3];
+        let (first, second) = tar_bytes.split_at(700);
+        blob.extend(zstd(first));
+        blob.extend(zstd(second));
+        let mut fs = LayerFs::default();
+        fs.apply(&blob, "l", &UnpackLimits::default(), &keep_all)
+            .expect("apply");
+        assert!(matches!(
+            fs.entries.get("manifests/a.yaml"),
+            Some(Unpacked::File(d)) if d.len() == 8000
+        ));
+        assert!(fs.entries.contains_key("metadata/annotations.yaml"));
+
+        // Cut short: an error, not a partial layer.
+        let mut fs = LayerFs::default();
+        let cut = &blob[..blob.len() - 10];
+        assert!(fs
+            .apply(cut, "l", &UnpackLimits::default(), &keep_all)
+            .is_err());
+    }
+
+    #[test]
+    fn stops_gzip_and_zstd_bombs() {
+        // 32 MiB of zeros compresses to a few KiB either way.
+        let zeros = vec![0u8; 32 * 1024 * 1024];
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(zeros.len() as u64);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, "junk/zeros", zeros.as_slice())
+                .expect("append");
+        });
+        let limits = UnpackLimits {
+            max_decompressed: 8 * 1024 * 1024,
+            ..UnpackLimits::default()
+        };
+        for blob in [gzip(&data).expect("gzip"), zstd(&data)] {
+            assert!(blob.len() < 4 * 1024 * 1024, "{}", blob.len());
+            let mut fs = LayerFs::default();
+            let err = fs
+                .apply(&blob, "l", &limits, &|p| p.starts_with("manifests/"))
+                .expect_err("must stop");
+            assert!(matches!(err, OciError::TooLarge { .. }), "{err}");
+        }
     }
 
     #[test]

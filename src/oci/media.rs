@@ -14,6 +14,8 @@ pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
 /// OCI gzip-compressed tar layer.
 pub const OCI_LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+/// OCI zstd-compressed tar layer (read on pull; zstd:chunked too).
+pub const OCI_LAYER_ZSTD: &str = "application/vnd.oci.image.layer.v1.tar+zstd";
 /// OCI uncompressed tar layer.
 pub const OCI_LAYER_TAR: &str = "application/vnd.oci.image.layer.v1.tar";
 /// Docker v2 schema 2 manifest.

@@ -9,6 +9,8 @@
 //! - [`pull`]: pulling bundle images and unpacking them, safely and in
 //!   memory, into [`crate::bundle::Bundle`]s; [`pull_bundles`] pulls many at
 //!   once with bounded concurrency.
+//! - [`batch`]: building and pushing many bundle images with one client and
+//!   bounded concurrency (`bundle build DIR... --tag-template`).
 //! - [`registry`]: the registry client (auth, retries, mounts).
 //!
 //! Image references are either registry references (`quay.io/org/name:tag`,
@@ -16,6 +18,7 @@
 //! (`oci:DIR:TAG`, `oci:DIR@sha256:…`), as skopeo writes them.
 
 pub mod auth;
+pub mod batch;
 pub mod build;
 pub mod layer;
 pub mod layout;
@@ -28,7 +31,7 @@ pub mod transfer;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-pub use build::{build_bundle_image, build_index_image, BuildOptions, ImageSet};
+pub use build::{build_bundle_image, build_index_image, BuildOptions, BundleImage, ImageSet};
 pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, pull_bundles_with, PulledBundle};
 pub use registry::{ClientOptions, RegistryClient, Repo};
 pub use transfer::{load_base, push_image};
@@ -59,6 +62,14 @@ pub enum OciError {
         /// The registry host.
         registry: String,
         /// The transport error.
+        reason: String,
+    },
+    /// The registry's TLS certificate did not verify.
+    #[error("TLS certificate of {registry} not accepted: {reason}; if the registry uses a private CA, trust it with --ca-file CA.pem (or SSL_CERT_FILE); --insecure skips verification")]
+    Tls {
+        /// The registry host.
+        registry: String,
+        /// What was being done and the verifier's reason.
         reason: String,
     },
     /// The registry answered with an unexpected status.

@@ -92,6 +92,15 @@ impl Progress {
         }
     }
 
+    /// Runs `f` with the bar hidden, so lines printed to stdout do not
+    /// tear it.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {

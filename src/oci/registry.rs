@@ -14,6 +14,10 @@
 //!
 //! Plain HTTP is used only for loopback registries (after HTTPS fails to
 //! connect) or with `insecure`, which also accepts invalid certificates.
+//! Certificates are checked against the system roots (`SSL_CERT_FILE` and
+//! `SSL_CERT_DIR` replace them) plus [`ClientOptions::ca_certs`]; a
+//! certificate that does not verify is reported as such, never retried and
+//! never a reason to fall back to plain HTTP.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -50,6 +54,8 @@ pub struct ClientOptions {
     pub max_attempts: u32,
     /// First backoff; doubled on each retry, at most 5 s.
     pub backoff: Duration,
+    /// Extra trusted CA certificates (PEM), e.g. a private registry's CA.
+    pub ca_certs: Vec<Vec<u8>>,
 }
 
 impl Default for ClientOptions {
@@ -59,6 +65,7 @@ impl Default for ClientOptions {
             credentials: CredentialStore::from_environment(),
             max_attempts: 5,
             backoff: Duration::from_millis(200),
+            ca_certs: Vec::new(),
         }
     }
 }
@@ -88,6 +95,8 @@ struct AuthState {
 struct HostState {
     base: tokio::sync::OnceCell<String>,
     auth: Mutex<AuthState>,
+    // Looked up once: a credential helper is a process to spawn.
+    credential: std::sync::OnceLock<Result<Option<Credential>, String>>,
 }
 
 struct Inner {
@@ -174,11 +183,32 @@ pub struct BlobBody(pub Arc<Vec<u8>>);
 impl RegistryClient {
     /// A client with `opts`.
     pub fn new(opts: ClientOptions) -> Result<RegistryClient, OciError> {
+        let mut roots = Vec::new();
+        for (i, pem) in opts.ca_certs.iter().enumerate() {
+            let which = if opts.ca_certs.len() > 1 {
+                format!(" (bundle {} of {})", i + 1, opts.ca_certs.len())
+            } else {
+                String::new()
+            };
+            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+                OciError::Other(format!(
+                    "CA certificates{which}: not PEM: {}",
+                    error_chain(&e)
+                ))
+            })?;
+            if certs.is_empty() {
+                return Err(OciError::Other(format!(
+                    "CA certificates{which}: no PEM certificate found (expected -----BEGIN CERTIFICATE-----)"
+                )));
+            }
+            roots.extend(certs);
+        }
         let http = reqwest::Client::builder()
             .user_agent(concat!("olm-catalog/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .read_timeout(Duration::from_secs(60))
             .tls_danger_accept_invalid_certs(opts.insecure)
+            .tls_certs_merge(roots)
             .build()
             .map_err(|e| OciError::Other(format!("cannot set up the HTTP client: {e}")))?;
         Ok(RegistryClient {
@@ -203,6 +233,7 @@ impl RegistryClient {
                 Arc::new(HostState {
                     base: tokio::sync::OnceCell::new(),
                     auth: Mutex::new(AuthState::default()),
+                    credential: std::sync::OnceLock::new(),
                 })
             })
             .clone()
@@ -227,6 +258,10 @@ impl RegistryClient {
                     .await;
                 match probe {
                     Ok(_) => format!("https://{host}"),
+                    // It speaks TLS with a certificate we do not trust: stay
+                    // on HTTPS so the request reports that, instead of
+                    // talking plain HTTP to a TLS port.
+                    Err(e) if certificate_problem(&e).is_some() => format!("https://{host}"),
                     Err(_) => format!("http://{host}"),
                 }
             })
@@ -266,6 +301,13 @@ impl RegistryClient {
                     return Ok(resp);
                 }
                 Err(e) => {
+                    if let Some(reason) = certificate_problem(&e) {
+                        // Retrying cannot change a certificate.
+                        return Err(OciError::Tls {
+                            registry: host.to_string(),
+                            reason: format!("{what}: {reason}"),
+                        });
+                    }
                     if attempt < max {
                         tokio::time::sleep(self.backoff(attempt)).await;
                         attempt += 1;
@@ -281,10 +323,10 @@ impl RegistryClient {
     }
 
     fn credential(&self, host: &str) -> Result<Option<Credential>, OciError> {
-        self.inner
-            .opts
-            .credentials
-            .lookup(host)
+        self.host_state(host)
+            .credential
+            .get_or_init(|| self.inner.opts.credentials.lookup(host))
+            .clone()
             .map_err(|reason| OciError::Auth {
                 registry: host.to_string(),
                 reason,
@@ -489,6 +531,63 @@ impl RegistryClient {
         }
     }
 
+    /// GETs `url_path` on `repo`'s registry and reads the body (at most
+    /// `limit` bytes), retrying with backoff when the connection drops while
+    /// the body arrives (the request itself is retried by [`Self::send`]).
+    /// `fail` turns a 404 or an over-long body into the caller's error.
+    #[allow(clippy::too_many_arguments)]
+    async fn get_body(
+        &self,
+        repo: &Repo,
+        what: &str,
+        url_path: &str,
+        accept: Option<&str>,
+        limit: u64,
+        progress: Option<&Progress>,
+        fail: &(dyn Fn(BodyFailure) -> OciError + Send + Sync),
+    ) -> Result<(Vec<u8>, Option<String>), OciError> {
+        let scopes = [pull_scope(repo)];
+        let max = self.inner.opts.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let resp = self
+                .send(&repo.host, &scopes, what, &|base| {
+                    let rb = self.inner.http.get(format!("{base}{url_path}"));
+                    match accept {
+                        Some(a) => rb.header(ACCEPT, a),
+                        None => rb,
+                    }
+                })
+                .await?;
+            let status = resp.status();
+            if status == StatusCode::NOT_FOUND {
+                return Err(fail(BodyFailure::NotFound));
+            }
+            if !status.is_success() {
+                return Err(status_error(&repo.host, what, status, resp).await);
+            }
+            let content_type = resp
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from);
+            match read_capped(resp, limit, progress).await {
+                Ok(bytes) => return Ok((bytes, content_type)),
+                Err(ReadError::TooLarge) => return Err(fail(BodyFailure::TooLarge)),
+                Err(ReadError::Transport(_)) if attempt < max => {
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(ReadError::Transport(e)) => {
+                    return Err(OciError::Unreachable {
+                        registry: repo.host.clone(),
+                        reason: format!("{what}: {e} (after {attempt} attempts)"),
+                    })
+                }
+            }
+        }
+    }
+
     /// Fetches a manifest or index by tag or digest: its bytes, media type
     /// and digest. A digest reference is checked against the content.
     pub async fn get_manifest(
@@ -496,71 +595,43 @@ impl RegistryClient {
         repo: &Repo,
         reference: &str,
     ) -> Result<(Vec<u8>, String, String), OciError> {
-        let scopes = [pull_scope(repo)];
         let what = format!("fetching manifest {repo}:{reference}");
         let url_path = format!("/v2/{}/manifests/{reference}", repo.name);
-        let max = self.inner.opts.max_attempts.max(1);
-        let mut attempt = 1;
-        loop {
-            let resp = self
-                .send(&repo.host, &scopes, &what, &|base| {
-                    self.inner
-                        .http
-                        .get(format!("{base}{url_path}"))
-                        .header(ACCEPT, media::ACCEPTED_MANIFESTS)
-                })
-                .await?;
-            let status = resp.status();
-            if status == StatusCode::NOT_FOUND {
-                return Err(OciError::NotFound {
-                    reference: format!("{repo}:{reference}"),
-                });
-            }
-            if !status.is_success() {
-                return Err(status_error(&repo.host, &what, status, resp).await);
-            }
-            let content_type = resp
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from);
-            match read_capped(resp, MAX_MANIFEST, None).await {
-                Ok(bytes) => {
-                    let digest = media::sha256_digest(&bytes);
-                    if reference.starts_with("sha256:") && digest != reference {
-                        return Err(OciError::DigestMismatch {
-                            what: format!("manifest {repo}@{reference}"),
-                            expected: reference.to_string(),
-                            actual: digest,
-                        });
-                    }
-                    let mt = media::manifest_media_type(&bytes, content_type.as_deref())
-                        .ok_or_else(|| OciError::Invalid {
-                            what: format!("manifest {repo}:{reference}"),
-                            reason: "not an image manifest or index".into(),
-                        })?;
-                    return Ok((bytes, mt, digest));
-                }
-                Err(ReadError::TooLarge) => {
-                    return Err(OciError::TooLarge {
+        let (bytes, content_type) = self
+            .get_body(
+                repo,
+                &what,
+                &url_path,
+                Some(media::ACCEPTED_MANIFESTS),
+                MAX_MANIFEST,
+                None,
+                &|failure| match failure {
+                    BodyFailure::NotFound => OciError::NotFound {
+                        reference: format!("{repo}:{reference}"),
+                    },
+                    BodyFailure::TooLarge => OciError::TooLarge {
                         what: format!("manifest {repo}:{reference}"),
                         limit: MAX_MANIFEST,
                         detail: "manifest".into(),
-                    })
-                }
-                Err(ReadError::Transport(e)) if attempt < max => {
-                    let _ = e;
-                    tokio::time::sleep(self.backoff(attempt)).await;
-                    attempt += 1;
-                }
-                Err(ReadError::Transport(e)) => {
-                    return Err(OciError::Unreachable {
-                        registry: repo.host.clone(),
-                        reason: format!("{what}: {e}"),
-                    })
-                }
-            }
+                    },
+                },
+            )
+            .await?;
+        let digest = media::sha256_digest(&bytes);
+        if reference.starts_with("sha256:") && digest != reference {
+            return Err(OciError::DigestMismatch {
+                what: format!("manifest {repo}@{reference}"),
+                expected: reference.to_string(),
+                actual: digest,
+            });
         }
+        let mt = media::manifest_media_type(&bytes, content_type.as_deref()).ok_or_else(|| {
+            OciError::Invalid {
+                what: format!("manifest {repo}:{reference}"),
+                reason: "not an image manifest or index".into(),
+            }
+        })?;
+        Ok((bytes, mt, digest))
     }
 
     /// Fetches a blob, checking its size (at most `limit`) and digest while
@@ -581,66 +652,45 @@ impl RegistryClient {
                 detail: format!("blob of {} bytes", desc.size),
             });
         }
-        let scopes = [pull_scope(repo)];
         let url_path = format!("/v2/{}/blobs/{}", repo.name, desc.digest);
-        let max = self.inner.opts.max_attempts.max(1);
-        let mut attempt = 1;
-        loop {
-            let resp = self
-                .send(&repo.host, &scopes, &format!("fetching {what}"), &|base| {
-                    self.inner.http.get(format!("{base}{url_path}"))
-                })
-                .await?;
-            let status = resp.status();
-            if status == StatusCode::NOT_FOUND {
-                return Err(OciError::NotFound { reference: what });
-            }
-            if !status.is_success() {
-                return Err(
-                    status_error(&repo.host, &format!("fetching {what}"), status, resp).await,
-                );
-            }
-            // Allow one byte past the declared size so an oversized body is
-            // seen as such, not as a digest mismatch of a prefix.
-            match read_capped(resp, desc.size + 1, progress).await {
-                Ok(bytes) => {
-                    let actual = media::sha256_digest(&bytes);
-                    if bytes.len() as u64 != desc.size || actual != desc.digest {
-                        return Err(OciError::DigestMismatch {
-                            what: format!(
-                                "{what} ({} bytes received, {} expected)",
-                                bytes.len(),
-                                desc.size
-                            ),
-                            expected: desc.digest.clone(),
-                            actual,
-                        });
-                    }
-                    return Ok(bytes);
-                }
-                Err(ReadError::TooLarge) => {
-                    return Err(OciError::DigestMismatch {
+        // One byte past the declared size, so an oversized body is seen as
+        // such, not as a digest mismatch of a prefix.
+        let (bytes, _) = self
+            .get_body(
+                repo,
+                &format!("fetching {what}"),
+                &url_path,
+                None,
+                desc.size + 1,
+                progress,
+                &|failure| match failure {
+                    BodyFailure::NotFound => OciError::NotFound {
+                        reference: what.clone(),
+                    },
+                    BodyFailure::TooLarge => OciError::DigestMismatch {
                         what: format!(
                             "{what} (more than the {} bytes its descriptor declares)",
                             desc.size
                         ),
                         expected: desc.digest.clone(),
                         actual: "(longer content)".into(),
-                    })
-                }
-                Err(ReadError::Transport(e)) if attempt < max => {
-                    let _ = e;
-                    tokio::time::sleep(self.backoff(attempt)).await;
-                    attempt += 1;
-                }
-                Err(ReadError::Transport(e)) => {
-                    return Err(OciError::Unreachable {
-                        registry: repo.host.clone(),
-                        reason: format!("fetching {what}: {e}"),
-                    })
-                }
-            }
+                    },
+                },
+            )
+            .await?;
+        let actual = media::sha256_digest(&bytes);
+        if bytes.len() as u64 != desc.size || actual != desc.digest {
+            return Err(OciError::DigestMismatch {
+                what: format!(
+                    "{what} ({} bytes received, {} expected)",
+                    bytes.len(),
+                    desc.size
+                ),
+                expected: desc.digest.clone(),
+                actual,
+            });
         }
+        Ok(bytes)
     }
 
     /// Asks the registry to mount `digest` from repository `from` (same
@@ -830,6 +880,29 @@ fn chunked(
 enum ReadError {
     TooLarge,
     Transport(String),
+}
+
+/// Why [`RegistryClient::get_body`] got no body, for the caller to name.
+enum BodyFailure {
+    NotFound,
+    TooLarge,
+}
+
+/// The certificate problem behind a transport error, if that is what it is:
+/// the innermost error that speaks of the certificate (rustls says "invalid
+/// peer certificate: UnknownIssuer" and the like).
+fn certificate_problem(e: &reqwest::Error) -> Option<String> {
+    let mut found = None;
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = cur {
+        let text = err.to_string();
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("certificate") || lower.contains("unknownissuer") {
+            found = Some(text);
+        }
+        cur = err.source();
+    }
+    found
 }
 
 async fn read_capped(

@@ -32,3 +32,41 @@ pub fn fixtures() -> PathBuf {
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_olm-catalog"))
 }
+
+/// Runs the binary with `args` and `stdin`, in an environment with no
+/// registry credentials or CA settings of its own (HOME points nowhere) plus
+/// `env`. Returns (exit code, stdout, stderr).
+pub fn run_cli(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> (i32, String, String) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("SSL_CERT_FILE")
+        .env_remove("SSL_CERT_DIR")
+        .env("HOME", "/nonexistent")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("run olm-catalog");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("wait for olm-catalog");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -27,17 +27,23 @@ fn free_port() -> u16 {
 impl Registry {
     /// Starts a registry without auth.
     pub fn start() -> Registry {
-        Registry::launch(None)
+        Registry::launch(None, None)
     }
 
     /// Starts a registry requiring HTTP basic auth (htpasswd, bcrypt) for
     /// `user`/`password`.
     pub fn start_with_auth(user: &str, password: &str) -> Registry {
         let hash = bcrypt::hash(password, 4).expect("bcrypt");
-        Registry::launch(Some(format!("{user}:{hash}\n")))
+        Registry::launch(Some(format!("{user}:{hash}\n")), None)
     }
 
-    fn launch(htpasswd: Option<String>) -> Registry {
+    /// Starts a registry serving HTTPS only, with the PEM certificate
+    /// (chain) and key files given.
+    pub fn start_tls(cert: &Path, key: &Path) -> Registry {
+        Registry::launch(None, Some((cert.to_path_buf(), key.to_path_buf())))
+    }
+
+    fn launch(htpasswd: Option<String>, tls: Option<(PathBuf, PathBuf)>) -> Registry {
         assert!(
             Path::new(REGISTRY_BIN).exists(),
             "{REGISTRY_BIN} missing: apt-get install -y docker-registry"
@@ -57,8 +63,16 @@ impl Registry {
             }
             None => String::new(),
         };
+        let tls = match tls {
+            Some((cert, key)) => format!(
+                "  tls:\n    certificate: {}\n    key: {}\n",
+                cert.display(),
+                key.display()
+            ),
+            None => String::new(),
+        };
         let config = format!(
-            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n{auth}",
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n{tls}{auth}",
             storage.display()
         );
         std::fs::write(dir.path().join("config.yml"), config).expect("config");
@@ -103,7 +117,8 @@ impl Registry {
         }
     }
 
-    /// Whether `GET /v2/` gets an HTTP answer (200 or 401).
+    /// Whether `GET /v2/` gets an HTTP answer (200 or 401; a TLS-only
+    /// registry answers plain HTTP with 400, which shows it is up too).
     fn answers(&self) -> bool {
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
@@ -115,7 +130,7 @@ impl Registry {
             return false;
         }
         let mut buf = [0u8; 12];
-        s.read_exact(&mut buf).is_ok() && buf.starts_with(b"HTTP/1.1 ")
+        s.read_exact(&mut buf).is_ok() && buf.starts_with(b"HTTP/1.")
     }
 
     /// The registry's log so far.
