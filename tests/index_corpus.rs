@@ -351,7 +351,14 @@ fn sqlite_to_fbc_to_sqlite_keeps_content() {
     let t = tempfile::tempdir().expect("tmp");
     let db = t.path().join("a.db");
     for p in ["etcd", "stolostron-engine", "alibaba-cloud-csi-operator"] {
-        ok(add(&db, "replaces", &bundle_dirs(p), &["--keep-content"]));
+        // alibaba's 0.1.14 replaces nothing older than 0.1.11: opm refuses
+        // the add ("add prunes bundle") unless --permissive.
+        ok(add(
+            &db,
+            "replaces",
+            &bundle_dirs(p),
+            &["--keep-content", "--permissive"],
+        ));
     }
     let out = t.path().join("fbc");
     let o = Command::new(common::bin())
@@ -395,14 +402,31 @@ fn batch_add_in_any_order_equals_one_by_one_in_version_order() {
     let mut dirs = bundle_dirs("alibaba-cloud-csi-operator");
     let batch = t.path().join("batch.db");
     dirs.reverse();
-    ok(add(&batch, "replaces", &dirs, &[]));
+    // opm refuses both ways ("add prunes bundle"): 0.1.9 and 0.1.10 end up
+    // in no channel.
+    let refused = add(&batch, "replaces", &dirs, &[]);
+    assert!(!refused.status.success());
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        msg.contains("add prunes 2 bundle(s)")
+            && msg.contains("alibaba-cloud-csi-operator.v0.1.9 from channel stable")
+            && msg.contains("alibaba-cloud-csi-operator.v0.1.10 from channel stable"),
+        "{msg}"
+    );
+    assert!(!batch.exists(), "a refused add leaves no database");
+    ok(add(&batch, "replaces", &dirs, &["--permissive"]));
     let single = t.path().join("single.db");
     let mut by_version = dirs.clone();
     by_version.sort_by_key(|d| {
         semver::Version::parse(&d.file_name().expect("n").to_string_lossy()).expect("v")
     });
     for d in &by_version {
-        ok(add(&single, "replaces", std::slice::from_ref(d), &[]));
+        ok(add(
+            &single,
+            "replaces",
+            std::slice::from_ref(d),
+            &["--permissive"],
+        ));
     }
     for q in TABLES {
         assert_eq!(rows(&batch, q), rows(&single, q), "{q}");

@@ -68,6 +68,42 @@ fn index_add_pulls_bundle_images_from_a_registry() {
         }
     }
 
+    // export: the cleared bundles come from their images (as opm's export
+    // pulls them), byte for byte as built; the head from the index.
+    let out = tmp.path().join("export");
+    let o = olm(&[
+        "index",
+        "export",
+        "--database",
+        db,
+        "--package",
+        "demo",
+        "--to",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 pulled from their images"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for v in ["1.0.0", "1.0.1"] {
+        let src = common::fixtures().join("graph/pkg-semver").join(v);
+        for f in [
+            "manifests/demo.clusterserviceversion.yaml",
+            "metadata/annotations.yaml",
+        ] {
+            assert_eq!(
+                std::fs::read(out.join("demo").join(v).join(f)).expect("exported"),
+                std::fs::read(src.join(f)).expect("fixture"),
+                "{v}/{f}"
+            );
+        }
+    }
+    assert!(out.join("demo/1.1.0/metadata/annotations.yaml").is_file());
+    let pkg = std::fs::read_to_string(out.join("demo/package.yaml")).expect("package.yaml");
+    assert!(pkg.contains("currentCSV: demo.v1.1.0"), "{pkg}");
+
     // --tag builds and pushes the index image, --sign signs it.
     let keys = tmp.path().join("k");
     let keys = keys.to_str().expect("utf-8");

@@ -82,8 +82,16 @@ pub struct AddArgs {
     #[arg(long, value_name = "DIR=REF")]
     pub bundle_image: Vec<String>,
     /// Keep the csv and bundle columns of bundles that head no channel
+    /// (semver modes clear them, as opm does)
     #[arg(long)]
     pub keep_content: bool,
+    /// Keep an add that leaves bundles in no channel (opm refuses it with
+    /// "add prunes bundle"; --permissive keeps it, as opm --permissive does)
+    #[arg(long)]
+    pub permissive: bool,
+    /// Allow bundles with the olm.substitutesFor annotation (opm --enable-alpha)
+    #[arg(long)]
+    pub enable_alpha: bool,
     /// Add a file-based catalog directory instead of bundle directories
     #[arg(long, value_name = "DIR")]
     pub from_fbc: Option<PathBuf>,
@@ -126,6 +134,10 @@ pub struct DeprecateArgs {
     /// A file with one bundle reference per line
     #[arg(long, value_name = "FILE")]
     pub bundles_file: Option<PathBuf>,
+    /// When a default channel head is given with the heads of all other
+    /// channels of its package, remove the package (opm --allow-package-removal)
+    #[arg(long)]
+    pub allow_package_removal: bool,
 }
 
 /// `index export`.
@@ -134,9 +146,9 @@ pub struct ExportArgs {
     /// Index database file
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
-    /// Package to export
-    #[arg(long, short = 'o')]
-    pub package: String,
+    /// Packages to export (repeatable or comma-separated; all if omitted)
+    #[arg(long, short = 'o', value_delimiter = ',')]
+    pub package: Vec<String>,
     /// Output directory
     #[arg(long, default_value = "downloaded")]
     pub to: PathBuf,
@@ -283,6 +295,76 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
     Ok(records)
 }
 
+/// Reports bundles an `index rm` or `prune` also removed.
+fn report_stranded(stranded: &[String]) {
+    if !stranded.is_empty() {
+        eprintln!(
+            "also removed {} bundle(s) left in no channel: {}",
+            stranded.len(),
+            stranded.join(", ")
+        );
+    }
+}
+
+/// Pulls the images of bundles whose manifests the index no longer holds
+/// (opm's `index export` pulls every bundle image).
+fn pull_missing(
+    missing: &[index::ops::MissingContent],
+) -> anyhow::Result<BTreeMap<String, index::ops::BundleFiles>> {
+    let mut out = BTreeMap::new();
+    if missing.is_empty() {
+        return Ok(out);
+    }
+    if let Some(m) = missing.iter().find(|m| m.image.is_empty()) {
+        bail!(
+            "bundle {} has no manifests in the index (its csv and bundle columns were cleared) and no image to pull them from; rebuild the index with --keep-content",
+            m.name
+        );
+    }
+    let refs: Vec<String> = missing.iter().map(|m| m.image.clone()).collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let pulled = rt.block_on(olm_catalog::oci::pull_bundles(&refs, PULL_CONCURRENCY));
+    for (m, result) in missing.iter().zip(pulled) {
+        let p = result.with_context(|| {
+            format!(
+                "bundle {} has no manifests in the index, and pulling its image {} failed (rebuild the index with --keep-content to export without pulling)",
+                m.name, m.image
+            )
+        })?;
+        let b = &p.bundle;
+        let mut files: index::ops::BundleFiles = Vec::new();
+        for (f, _) in &b.manifest_files {
+            files.push((f.rel_path.clone(), f.text.clone().into_bytes()));
+        }
+        let metadata = b
+            .annotations
+            .as_ref()
+            .and_then(|a| a.source.as_ref())
+            .into_iter()
+            .chain(b.dependencies.as_ref())
+            .chain(b.properties.as_ref());
+        for md in metadata {
+            files.push((md.file.rel_path.clone(), md.file.text.clone().into_bytes()));
+        }
+        if let Some(a) = b.annotations.as_ref().filter(|a| a.source.is_none()) {
+            // Annotations only as image labels: write them out as the file.
+            {
+                let v = serde_json::json!({ "annotations": a.values });
+                files.push((
+                    "metadata/annotations.yaml".into(),
+                    yaml_serde::to_string(&v)?.into_bytes(),
+                ));
+            }
+        }
+        out.insert(m.image.clone(), files);
+    }
+    Ok(out)
+}
+
 /// Bundle images pulled at once by `index add`.
 const PULL_CONCURRENCY: usize = 16;
 
@@ -294,6 +376,8 @@ impl IndexCommand {
                 let opts = index::add::AddOptions {
                     mode: a.mode,
                     keep_content: a.keep_content,
+                    permissive: a.permissive,
+                    enable_alpha: a.enable_alpha,
                 };
                 let fbc = match &a.from_fbc {
                     Some(d) => Some(olm_catalog::fbc::DeclarativeConfig::load_path(d)?),
@@ -307,16 +391,23 @@ impl IndexCommand {
                 let mut idx = Index::open_or_create(&a.database)?;
                 let summary = idx.write(|tx| match &fbc {
                     Some(cfg) => {
-                        let pk = index::fbc_import::import(tx, cfg)?;
-                        Ok(format!("added {} package(s) from FBC: {}", pk.len(), pk.join(", ")))
+                        let r = index::fbc_import::import(tx, cfg)?;
+                        for w in &r.warnings {
+                            eprintln!("warning: {w}");
+                        }
+                        Ok(format!(
+                            "added {} package(s) from FBC: {}",
+                            r.packages.len(),
+                            r.packages.join(", ")
+                        ))
                     }
                     None => {
                         let r = index::add::add_records(tx, records, &opts)?;
                         if !r.stranded.is_empty() {
                             eprintln!(
-                                "warning: {} bundle(s) are in no channel (nothing from a channel head replaces them), as one-by-one adds leave them: {}",
+                                "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
                                 r.stranded.len(),
-                                r.stranded.join(", ")
+                                r.stranded.join("; ")
                             );
                         }
                         Ok(format!(
@@ -337,13 +428,19 @@ impl IndexCommand {
             IndexCommand::Rm(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(|tx| index::ops::remove_packages(tx, &a.packages))?;
-                eprintln!("removed package(s): {}", r.join(", "));
+                eprintln!("removed package(s): {}", r.packages.join(", "));
+                report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::Prune(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(|tx| index::ops::prune(tx, &a.keep))?;
-                eprintln!("pruned {} package(s): {}", r.len(), r.join(", "));
+                eprintln!(
+                    "pruned {} package(s): {}",
+                    r.packages.len(),
+                    r.packages.join(", ")
+                );
+                report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::PruneStranded(a) => {
@@ -369,34 +466,50 @@ impl IndexCommand {
                     bail!("no bundles given: use --bundles REF or --bundles-file FILE");
                 }
                 let mut idx = Index::open_write(&a.database)?;
-                let removed = idx.write(|tx| {
-                    let mut all = Vec::new();
-                    for r in &refs {
-                        all.extend(index::ops::deprecate_truncate(tx, r)?);
-                    }
-                    Ok(all)
+                let r = idx.write(|tx| {
+                    index::ops::deprecate_bundles(tx, &refs, a.allow_package_removal)
                 })?;
+                if !r.packages.is_empty() {
+                    eprintln!("removed package(s): {}", r.packages.join(", "));
+                }
                 eprintln!(
-                    "deprecated {} bundle(s); removed {} below them{}",
-                    refs.len(),
-                    removed.len(),
-                    if removed.is_empty() {
+                    "deprecated {} bundle(s){}; removed {} below them{}",
+                    r.deprecated.len(),
+                    if r.deprecated.is_empty() {
                         String::new()
                     } else {
-                        format!(": {}", removed.join(", "))
+                        format!(" ({})", r.deprecated.join(", "))
+                    },
+                    r.removed.len(),
+                    if r.removed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", r.removed.join(", "))
                     }
                 );
                 Ok(0)
             }
             IndexCommand::Export(a) => {
                 let idx = Index::open_read(&a.database)?;
-                let w = index::ops::export_package(&idx, &a.package, &a.to)?;
-                eprintln!(
-                    "exported {} bundle(s) of {} to {}",
-                    w.len(),
-                    a.package,
-                    a.to.display()
-                );
+                let packages = if a.package.is_empty() {
+                    index::ops::package_names(&idx.conn)?
+                } else {
+                    a.package.clone()
+                };
+                for p in &packages {
+                    let pulled = pull_missing(&index::ops::export_missing(&idx, p)?)?;
+                    let w = index::ops::export_package(&idx, p, &a.to, &pulled)?;
+                    eprintln!(
+                        "exported {} bundle(s) of {p} to {}{}",
+                        w.len(),
+                        a.to.display(),
+                        if pulled.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({} pulled from their images)", pulled.len())
+                        }
+                    );
+                }
                 Ok(0)
             }
             IndexCommand::List(a) => {

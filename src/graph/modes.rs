@@ -188,7 +188,7 @@ struct Db {
 
 /// opm's `bundleVersion.compare`: semver precedence, then build metadata
 /// compared as if it were a pre-release, with no build sorting lowest.
-fn build_id_compare(a: &Version, b: &Version) -> Result<Ordering, String> {
+pub fn build_id_compare(a: &Version, b: &Version) -> Result<Ordering, String> {
     let c = a.cmp_precedence(b);
     if c != Ordering::Equal {
         return Ok(c);
@@ -647,8 +647,9 @@ fn write_graph(graph: &Graph) -> Result<PkgState, String> {
 
 /// `SemverPackageManifest`: channel heads (highest version per channel) and
 /// the default channel, from `(bundle, channels, default annotation)` in
-/// table order.
-fn semver_package_manifest(
+/// table order. The index's replaces-mode batch add uses it directly, as
+/// opm's `loadManifestsReplaces` does.
+pub fn semver_package_manifest(
     inputs: &[(&ModeBundle, Vec<String>, String)],
 ) -> Result<(BTreeMap<String, String>, String), String> {
     struct Best {

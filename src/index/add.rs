@@ -15,8 +15,25 @@ pub struct AddOptions {
     /// The add mode.
     pub mode: Mode,
     /// Keep the `csv` and `bundle` columns of bundles that are not a channel
-    /// head (opm clears them in semver modes and on incremental adds).
+    /// head (opm clears them after a semver-mode add).
     pub keep_content: bool,
+    /// Keep an add that leaves bundles outside every channel (opm's
+    /// `--permissive`: it reports "add prunes bundle" and keeps the rows);
+    /// without it such an add is refused and nothing changes.
+    pub permissive: bool,
+    /// Allow `olm.substitutesFor` (opm's `--enable-alpha`).
+    pub enable_alpha: bool,
+}
+
+impl Default for AddOptions {
+    fn default() -> Self {
+        AddOptions {
+            mode: Mode::Replaces,
+            keep_content: false,
+            permissive: false,
+            enable_alpha: false,
+        }
+    }
 }
 
 /// What an add did.
@@ -26,8 +43,8 @@ pub struct AddReport {
     pub added: Vec<String>,
     /// Packages touched.
     pub packages: BTreeSet<String>,
-    /// Bundles left in no channel (nothing from a channel head replaces
-    /// them); `index prune-stranded` removes them.
+    /// With `permissive`: what opm's "add prunes bundle" check found (the
+    /// bundles are kept, in no channel; `index prune-stranded` removes them).
     pub stranded: Vec<String>,
 }
 
@@ -122,6 +139,11 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
             let v = package_property(&b.package, &b.version);
             prop.execute(params!["olm.package", v, b.name, version, path])?;
         }
+        // A bundle deprecated before (the `deprecated` table outlives its
+        // rows) gets its olm.deprecated property back, as opm re-adds it.
+        if is_deprecated(tx, &b.name)? && !b.properties.iter().any(|(t, _)| t == DEPRECATED_TYPE) {
+            prop.execute(params![DEPRECATED_TYPE, "{}", b.name, version, path])?;
+        }
     }
     {
         let mut api = tx.prepare_cached(
@@ -145,16 +167,31 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
     Ok(())
 }
 
+/// The property type opm gives deprecated bundles.
+pub const DEPRECATED_TYPE: &str = "olm.deprecated";
+
+/// Whether the `deprecated` table names the bundle.
+pub fn is_deprecated(tx: &Transaction<'_>, name: &str) -> anyhow::Result<bool> {
+    Ok(tx
+        .prepare_cached("SELECT EXISTS(SELECT 1 FROM deprecated WHERE operatorbundle_name = ?)")?
+        .query_row([name], |r| r.get(0))?)
+}
+
 /// How channel entries are laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
-    /// `addPackageChannels` (replaces mode): head at depth 0, each skip as a
-    /// pair of entries at the current depth.
+    /// `addPackageChannels` (replaces mode): walk each head's `replaces`
+    /// columns, each skip as a pair of entries at the current depth; the
+    /// walk stops at a deprecated bundle.
     Replaces,
-    /// `AddPackageChannelsFromGraph` (semver modes): head at depth 1,
+    /// `AddPackageChannelsFromGraph` (semver modes): the graph's chain,
     /// synthetic skip pairs below the node's depth.
     Graph,
 }
+
+/// The depth opm gives channel heads in every mode (`startDepth`; older
+/// opm used 1 in semver modes).
+pub const START_DEPTH: i64 = 0;
 
 /// The edges of one bundle in one channel.
 #[derive(Clone, Debug, Default)]
@@ -187,8 +224,9 @@ fn set_replaces(tx: &Transaction<'_>, entry: i64, replaces: i64) -> anyhow::Resu
 
 /// Writes the entries of one channel from its head, walking `edges`. With
 /// `strict`, a replaced bundle missing from `edges` is an error (opm's
-/// "specifies replacement that couldn't be found"); otherwise the walk ends
-/// there, as an FBC entry may replace a bundle that is not in the catalog.
+/// "replaces nonexistent bundle"); otherwise the walk ends there, as an FBC
+/// entry may replace a bundle that is not in the catalog. In the replaces
+/// layout the walk stops below a deprecated bundle, as opm's does.
 pub fn write_channel(
     tx: &Transaction<'_>,
     layout: Layout,
@@ -203,9 +241,13 @@ pub fn write_channel(
     let mut current = head.to_string();
     match layout {
         Layout::Replaces => {
-            let mut current_id = add_entry(tx, channel, package, head, 0)?;
-            let mut depth = 1;
+            let mut current_id = add_entry(tx, channel, package, head, START_DEPTH)?;
+            let mut depth = START_DEPTH + 1;
             loop {
+                if is_deprecated(tx, &current)? {
+                    // Truncated below a deprecated bundle.
+                    break;
+                }
                 let e = edges.get(&current).cloned().unwrap_or_default();
                 for skip in &e.skips {
                     let skipped = add_entry(tx, channel, package, skip, depth)?;
@@ -219,7 +261,7 @@ pub fn write_channel(
                 let replaced = add_entry(tx, channel, package, &e.replaces, depth)?;
                 if !visited.insert(e.replaces.clone()) {
                     bail!(
-                        "package {package}, channel {channel}: replaces cycle: {current} replaces {}, which is already in the chain",
+                        "package {package}, channel {channel}: replaces cycle: {current} replaces {}, which is already in the chain (opm: \"Cycle detected\")",
                         e.replaces
                     );
                 }
@@ -227,8 +269,8 @@ pub fn write_channel(
                 if !edges.contains_key(&e.replaces) {
                     if strict {
                         bail!(
-                            "package {package}, channel {channel}: {current} replaces {}, which is not in the index; add {} first, or fix spec.replaces (opm: \"{head} specifies replacement that couldn't be found\")",
-                            e.replaces, e.replaces
+                            "package {package}, channel {channel}: {current} replaces {}, which is not in the index; add {} first, or fix spec.replaces (opm: \"Invalid bundle {head}, replaces nonexistent bundle {}\")",
+                            e.replaces, e.replaces, e.replaces
                         );
                     }
                     break;
@@ -239,7 +281,7 @@ pub fn write_channel(
             }
         }
         Layout::Graph => {
-            let mut depth = 1;
+            let mut depth = START_DEPTH;
             let mut previous: Option<i64> = None;
             loop {
                 let id = add_entry(tx, channel, package, &current, depth)?;
@@ -288,6 +330,8 @@ pub struct PackageGraph {
 }
 
 /// Replaces the package's rows in `package`, `channel` and `channel_entry`.
+/// In the replaces layout a channel whose head is deprecated is left out,
+/// as opm's `addPackageChannels` does.
 pub fn write_package(
     tx: &Transaction<'_>,
     layout: Layout,
@@ -301,13 +345,21 @@ pub fn write_package(
     )?;
     tx.execute("delete from channel where package_name = ?", [&g.name])?;
     tx.execute("delete from package where name = ?", [&g.name])?;
-    if !g.heads.contains_key(&g.default_channel) {
+    let mut heads: BTreeMap<&String, &String> = BTreeMap::new();
+    for (ch, head) in &g.heads {
+        if layout == Layout::Replaces && is_deprecated(tx, head)? {
+            continue;
+        }
+        heads.insert(ch, head);
+    }
+    if !heads.contains_key(&g.default_channel) {
         bail!(
-            "package {}: default channel {:?} has no bundle (channels: {}); set {} on the newest bundle",
+            "package {}: default channel {:?} has no bundle (channels: {}); set {} on the newest bundle (opm: \"no default channel specified for {}\")",
             g.name,
             g.default_channel,
-            g.heads.keys().cloned().collect::<Vec<_>>().join(", "),
-            crate::bundle::keys::DEFAULT_CHANNEL
+            heads.keys().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+            crate::bundle::keys::DEFAULT_CHANNEL,
+            g.name
         );
     }
     // The package row references its default channel: insert it without
@@ -316,7 +368,7 @@ pub fn write_package(
         "insert into package(name, add_mode) values(?, ?)",
         params![g.name, add_mode],
     )?;
-    for (ch, head) in &g.heads {
+    for (ch, head) in &heads {
         tx.execute(
             "insert into channel(name, package_name, head_operatorbundle_name) values(?, ?, ?)",
             params![ch, g.name, head],
@@ -327,7 +379,7 @@ pub fn write_package(
         params![g.default_channel, g.name],
     )?;
     let empty = BTreeMap::new();
-    for (ch, head) in &g.heads {
+    for (ch, head) in heads {
         let edges = g.edges.get(ch).unwrap_or(&empty);
         write_channel(tx, layout, &g.name, ch, head, edges, strict)?;
     }
@@ -336,7 +388,9 @@ pub fn write_package(
 }
 
 /// Adds the `olm.package` property of every bundle of the package that has
-/// none (opm's `addPackageProperty`, once per bundle).
+/// none (opm's `addPackageProperty`). opm adds one row per visit, so its
+/// tables hold duplicates that its queries hide with `SELECT DISTINCT`; one
+/// row per bundle reads the same.
 pub fn ensure_package_properties(tx: &Transaction<'_>, package: &str) -> anyhow::Result<()> {
     let mut stmt = tx.prepare_cached(
         "SELECT DISTINCT o.name, o.version, o.bundlepath FROM channel_entry c JOIN operatorbundle o ON o.name = c.operatorbundle_name
@@ -362,8 +416,8 @@ pub fn package_property(package: &str, version: &str) -> String {
     crate::gojson::to_string(&serde_json::Value::Object(m))
 }
 
-/// The bundles the package has in the index: name, version, replaces, skips,
-/// skiprange.
+/// A bundle of the package already in the index, as opm's
+/// `ListRegistryBundles` returns it: channels from its channel entries.
 struct Existing {
     name: String,
     version: String,
@@ -373,11 +427,15 @@ struct Existing {
     channels: BTreeSet<String>,
 }
 
+/// The package's bundles in table order (opm's `ListRegistryBundles`: every
+/// bundle with a channel entry in the package; its channels from all its
+/// entries).
 fn existing_bundles(tx: &Transaction<'_>, package: &str) -> anyhow::Result<Vec<Existing>> {
     let mut stmt = tx.prepare(
-        "SELECT DISTINCT o.name, o.version, o.replaces, o.skips, o.skiprange, c.channel_name FROM channel_entry c JOIN operatorbundle o ON o.name = c.operatorbundle_name WHERE c.package_name = ? ORDER BY o.name",
+        "SELECT o.name, o.version, o.replaces, o.skips, o.skiprange FROM operatorbundle o
+         WHERE o.name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?) ORDER BY o.rowid",
     )?;
-    let mut out: BTreeMap<String, Existing> = BTreeMap::new();
+    let mut out = Vec::new();
     let rows = stmt.query_map([package], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -385,12 +443,11 @@ fn existing_bundles(tx: &Transaction<'_>, package: &str) -> anyhow::Result<Vec<E
             r.get::<_, Option<String>>(2)?,
             r.get::<_, Option<String>>(3)?,
             r.get::<_, Option<String>>(4)?,
-            r.get::<_, String>(5)?,
         ))
     })?;
     for row in rows {
-        let (name, version, replaces, skips, skip_range, channel) = row?;
-        let e = out.entry(name.clone()).or_insert_with(|| Existing {
+        let (name, version, replaces, skips, skip_range) = row?;
+        out.push(Existing {
             name,
             version: version.unwrap_or_default(),
             replaces: replaces.unwrap_or_default(),
@@ -398,9 +455,15 @@ fn existing_bundles(tx: &Transaction<'_>, package: &str) -> anyhow::Result<Vec<E
             skip_range: skip_range.unwrap_or_default(),
             channels: BTreeSet::new(),
         });
-        e.channels.insert(channel);
     }
-    Ok(out.into_values().collect())
+    let mut ch = tx
+        .prepare("SELECT DISTINCT channel_name FROM channel_entry WHERE operatorbundle_name = ?")?;
+    for e in &mut out {
+        e.channels = ch
+            .query_map([&e.name], |r| r.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(out)
 }
 
 /// The skips column split on commas.
@@ -410,60 +473,144 @@ pub fn split_skips(s: Option<&str>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Orders the bundles of one package so that each comes after the bundles
-/// it replaces or skips; otherwise by version, then name. Applying them one
-/// by one in this order is what adding them one by one in version order does.
-fn apply_order(records: &mut [BundleRecord]) {
+/// A version as opm's `SemverPackageManifest` reads it: empty is
+/// `0.0.0-z`, anything else must be semver.
+fn manifest_version(name: &str, raw: &str) -> anyhow::Result<semver::Version> {
+    let raw = if raw.is_empty() { "0.0.0-z" } else { raw };
+    semver::Version::parse(raw).map_err(|e| {
+        anyhow::anyhow!(
+            "error parsing bundle {name} version {raw}: {e} (opm orders a package's bundles by semver to pick channel heads)"
+        )
+    })
+}
+
+/// Orders a batch by version (build metadata as opm compares it), then name:
+/// opm applies a batch in map order, so any order it may take is allowed;
+/// ascending versions give the same result as one add per bundle, oldest
+/// first.
+fn version_order(records: &mut [BundleRecord]) {
     records.sort_by(|a, b| match (a.semver(), b.semver()) {
-        (Some(x), Some(y)) => x.cmp(&y).then(a.name.cmp(&b.name)),
+        (Some(x), Some(y)) => modes::build_id_compare(&x, &y)
+            .unwrap_or_else(|_| x.cmp(&y))
+            .then(a.name.cmp(&b.name)),
         _ => a.name.cmp(&b.name),
     });
-    let names: BTreeMap<String, usize> = records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.name.clone(), i))
-        .collect();
-    // Kahn's algorithm, taking the lowest remaining index first.
-    let n = records.len();
-    let mut indegree = vec![0usize; n];
-    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, r) in records.iter().enumerate() {
-        let mut preds: BTreeSet<usize> = BTreeSet::new();
-        if let Some(&j) = names.get(&r.replaces) {
-            preds.insert(j);
-        }
-        for s in &r.skips {
-            if let Some(&j) = names.get(s) {
-                preds.insert(j);
+}
+
+/// The nodes of each channel of the package as opm's graph loader sees them
+/// (one per entry name).
+fn channel_nodes(
+    tx: &Transaction<'_>,
+    package: &str,
+) -> anyhow::Result<BTreeMap<String, BTreeSet<String>>> {
+    let mut st = tx.prepare(
+        "SELECT DISTINCT channel_name, operatorbundle_name FROM channel_entry WHERE package_name = ?",
+    )?;
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for row in st.query_map([package], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })? {
+        let (c, b) = row?;
+        out.entry(c).or_default().insert(b);
+    }
+    Ok(out)
+}
+
+/// opm's `checkForBundles`: after an add, every bundle the package had in a
+/// channel, and every added bundle in each of its channels, must be
+/// reachable from the channel head along the new entries; deprecated
+/// bundles are exempt. Returns what opm reports as "add prunes bundle".
+fn pruned_bundles(
+    tx: &Transaction<'_>,
+    package: &str,
+    expected: &BTreeMap<String, BTreeSet<String>>,
+) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (channel, names) in expected {
+        let head: Option<String> = tx
+            .query_row(
+                "SELECT head_operatorbundle_name FROM channel WHERE package_name = ? AND name = ?",
+                params![package, channel],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        let mut reachable = BTreeSet::new();
+        if let Some(h) = &head {
+            let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            let mut st = tx.prepare_cached(
+                "SELECT e.operatorbundle_name, r.operatorbundle_name FROM channel_entry e JOIN channel_entry r ON r.entry_id = e.replaces WHERE e.package_name = ? AND e.channel_name = ?",
+            )?;
+            for row in st.query_map(params![package, channel], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })? {
+                let (from, to) = row?;
+                edges.entry(from).or_default().insert(to);
+            }
+            let mut stack = vec![h.clone()];
+            while let Some(n) = stack.pop() {
+                if reachable.insert(n.clone()) {
+                    if let Some(next) = edges.get(&n) {
+                        stack.extend(next.iter().cloned());
+                    }
+                }
             }
         }
-        preds.remove(&i);
-        for j in preds {
-            after[j].push(i);
-            indegree[i] += 1;
-        }
-    }
-    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
-    let mut order = Vec::with_capacity(n);
-    while let Some(&i) = ready.iter().next() {
-        ready.remove(&i);
-        order.push(i);
-        for &k in &after[i] {
-            indegree[k] -= 1;
-            if indegree[k] == 0 {
-                ready.insert(k);
+        for n in names {
+            if reachable.contains(n) {
+                continue;
+            }
+            let deprecated: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM properties WHERE operatorbundle_name = ? AND type = ?)",
+                params![n, DEPRECATED_TYPE],
+                |r| r.get(0),
+            )?;
+            if !deprecated {
+                out.push(format!(
+                    "{n} from channel {channel} (head {})",
+                    head.as_deref().unwrap_or("none")
+                ));
             }
         }
     }
-    // A cycle leaves some out: keep them in version order at the end; the
-    // channel walk reports the cycle.
-    for i in 0..n {
-        if !order.contains(&i) {
-            order.push(i);
+    Ok(out)
+}
+
+/// opm's `ValidateEdgeBundlePackage`: a bundle, and every bundle it
+/// replaces or skips, belongs to one package only.
+fn check_edge_packages(tx: &Transaction<'_>, records: &[BundleRecord]) -> anyhow::Result<()> {
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in records {
+        let names = r
+            .skips
+            .iter()
+            .map(String::as_str)
+            .chain([r.replaces.as_str(), r.name.as_str()])
+            .filter(|n| !n.is_empty());
+        for n in names {
+            if let Some(p) = seen.get(n) {
+                if *p != r.package {
+                    let mut pkgs = [*p, r.package.as_str()];
+                    pkgs.sort();
+                    bail!(
+                        "bundle {n} must belong to exactly one package, found on: {} and {} (a bundle may only replace or skip bundles of its own package)",
+                        pkgs[0], pkgs[1]
+                    );
+                }
+            }
+            seen.insert(n, &r.package);
         }
     }
-    let sorted: Vec<BundleRecord> = order.iter().map(|&i| records[i].clone()).collect();
-    records.clone_from_slice(&sorted);
+    let mut st = tx.prepare_cached(
+        "SELECT package_name FROM channel_entry WHERE operatorbundle_name = ? AND package_name != ? LIMIT 1",
+    )?;
+    for (n, p) in seen {
+        let other: Option<String> = st.query_row(params![n, p], |r| r.get(0)).optional()?;
+        if let Some(o) = other {
+            bail!("bundle {n} belongs to package {o} on index, cannot be added as an edge for package {p}");
+        }
+    }
+    Ok(())
 }
 
 /// Adds `records` to the index in the open transaction.
@@ -481,17 +628,34 @@ pub fn add_records(
                 r.name
             );
         }
+        if !r.substitutes_for.is_empty() && !opts.enable_alpha {
+            bail!(
+                "bundle {}: olm.substitutesFor ({}) is an alpha feature; pass --enable-alpha to use it (opm: \"SubstitutesFor is an alpha-only feature\")",
+                r.name,
+                r.substitutes_for
+            );
+        }
     }
-    let had_bundles: bool =
-        tx.query_row("SELECT EXISTS(SELECT 1 FROM operatorbundle)", [], |r| {
-            r.get(0)
-        })?;
+    check_edge_packages(tx, &records)?;
     let mut by_pkg: BTreeMap<String, Vec<BundleRecord>> = BTreeMap::new();
     for r in records.drain(..) {
         by_pkg.entry(r.package.clone()).or_default().push(r);
     }
+    let mode_name = opts.mode.as_str();
+    let mut pruned = Vec::new();
     for (pkg, mut recs) in by_pkg {
-        apply_order(&mut recs);
+        version_order(&mut recs);
+        // What opm's checkForBundles expects afterwards: the channels the
+        // package had, and each new bundle in each of its channels.
+        let mut expected = channel_nodes(tx, &pkg)?;
+        for r in &recs {
+            for c in &r.channels {
+                expected
+                    .entry(c.clone())
+                    .or_default()
+                    .insert(r.name.clone());
+            }
+        }
         let existing = existing_bundles(tx, &pkg)?;
         let prior_default: Option<String> = tx
             .query_row(
@@ -501,156 +665,366 @@ pub fn add_records(
             )
             .optional()?
             .flatten();
-        let mode_name = match opts.mode {
-            Mode::Replaces => "replaces",
-            Mode::Semver => "semver",
-            Mode::SemverSkipPatch => "semver-skippatch",
-        };
         for r in &recs {
             insert_bundle(tx, r).with_context(|| format!("adding {}", r.name))?;
+            if opts.enable_alpha {
+                add_substitutes_for(tx, r).with_context(|| format!("adding {}", r.name))?;
+            }
             report.added.push(r.name.clone());
         }
-        // Default channel: the last applied bundle that names one wins, as
-        // with one-by-one adds; otherwise the package keeps its own.
-        let mut default_channel = prior_default.clone();
-        for r in &recs {
-            // opm's AnnotationsFile.GetDefaultChannelName: the annotation,
-            // or the only channel of a single-channel bundle.
-            if let Some(d) = &r.default_channel {
-                default_channel = Some(d.clone());
-            } else if r.channels.len() == 1 && default_channel.is_none() {
-                default_channel = Some(r.channels[0].clone());
-            }
-        }
-        let mut graph = PackageGraph {
-            name: pkg.clone(),
-            default_channel: String::new(),
-            ..Default::default()
-        };
+        let graph;
         let layout;
         match opts.mode {
             Mode::Replaces => {
                 layout = Layout::Replaces;
-                let mut heads: BTreeMap<String, String> = BTreeMap::new();
-                let mut stmt = tx.prepare(
-                    "SELECT name, head_operatorbundle_name FROM channel WHERE package_name = ?",
-                )?;
-                for row in stmt.query_map([&pkg], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })? {
-                    let (c, h) = row?;
-                    heads.insert(c, h);
-                }
-                for r in &recs {
-                    for c in &r.channels {
-                        heads.insert(c.clone(), r.name.clone());
-                    }
-                }
-                // Edges come from each bundle's own replaces/skips (columns).
-                let mut edges: BTreeMap<String, Edges> = BTreeMap::new();
-                let mut all = tx.prepare("SELECT name, replaces, skips FROM operatorbundle")?;
-                for row in all.query_map([], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                    ))
-                })? {
-                    let (n, rep, sk) = row?;
-                    edges.insert(
-                        n,
-                        Edges {
-                            replaces: rep.unwrap_or_default(),
-                            skips: split_skips(sk.as_deref()),
-                        },
-                    );
-                }
-                for c in heads.keys() {
-                    graph.edges.insert(c.clone(), edges.clone());
-                }
-                graph.heads = heads;
+                graph = replaces_graph(tx, &pkg, &existing, &recs, prior_default.as_deref())?;
             }
             Mode::Semver | Mode::SemverSkipPatch => {
                 layout = Layout::Graph;
-                let mut mbs = Vec::new();
-                for e in &existing {
-                    let version = semver::Version::parse(&e.version).map_err(|err| {
-                        anyhow::anyhow!(
-                            "bundle {} in the index has version {:?}, not semver ({err}); semver modes need semver versions",
-                            e.name, e.version
-                        )
-                    })?;
-                    mbs.push(modes::ModeBundle {
-                        name: e.name.clone(),
-                        package: pkg.clone(),
-                        version,
-                        channels: e.channels.iter().cloned().collect(),
-                        default_channel: None,
-                        replaces: e.replaces.clone(),
-                        skips: e.skips.clone(),
-                        skip_range: e.skip_range.clone(),
-                    });
-                }
-                for r in &recs {
-                    let version = r.semver().ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "bundle {}: spec.version {:?} is not semver; --mode {mode_name} orders bundles by semver",
-                            r.name, r.version
-                        )
-                    })?;
-                    mbs.push(modes::ModeBundle {
-                        name: r.name.clone(),
-                        package: pkg.clone(),
-                        version,
-                        channels: r.channels.clone(),
-                        default_channel: r.default_channel.clone(),
-                        replaces: r.replaces.clone(),
-                        skips: r.skips.clone(),
-                        skip_range: r.skip_range.clone(),
-                    });
-                }
-                let entries = modes::channel_entries(opts.mode, &mbs)
-                    .map_err(|e| anyhow::anyhow!("package {pkg}: {e}"))?;
-                for (c, es) in entries {
-                    let head = channel_head(&es)
-                        .ok_or_else(|| anyhow::anyhow!("package {pkg}: channel {c} has no head"))?;
-                    graph.heads.insert(c.clone(), head);
-                    graph.edges.insert(c, entries_to_edges(&es));
-                }
+                graph = semver_graph(opts.mode, &pkg, &existing, &recs, prior_default.as_deref())?;
             }
         }
-        graph.default_channel = default_channel.ok_or_else(|| {
-            anyhow::anyhow!(
-                "package {pkg}: no default channel: none of its bundles sets {} and the index has none for it",
-                crate::bundle::keys::DEFAULT_CHANNEL
-            )
-        })?;
         write_package(tx, layout, &graph, true, Some(mode_name))?;
-        // opm's batch add fails here with "add prunes bundle ... incorrect
-        // channel head" when a bundle of the batch ends up in no channel;
-        // adding the same bundles one by one succeeds and leaves them
-        // stranded. Do what one-by-one adds do, and report them.
-        for name in existing
-            .iter()
-            .map(|e| e.name.clone())
-            .chain(recs.iter().map(|r| r.name.clone()))
-        {
-            let inside: bool = tx.query_row(
-                "SELECT EXISTS(SELECT 1 FROM channel_entry WHERE operatorbundle_name = ? AND package_name = ?)",
-                params![name, pkg],
-                |r| r.get(0),
-            )?;
-            if !inside {
-                report.stranded.push(name);
-            }
-        }
+        pruned.extend(pruned_bundles(tx, &pkg, &expected)?);
         report.packages.insert(pkg);
     }
-    let clear = !opts.keep_content && (opts.mode != Mode::Replaces || had_bundles);
-    if clear {
+    if !pruned.is_empty() {
+        if !opts.permissive {
+            bail!(
+                "add prunes {} bundle(s) from their channels, so opm refuses it: {} (this may be due to an incorrect channel head: the highest version of a channel heads it and only what it replaces or skips, directly or down its chain, stays in the channel; fix spec.replaces/spec.skips, or pass --permissive to keep the add with these bundles in no channel, as opm --permissive does)",
+                pruned.len(),
+                pruned.join("; ")
+            );
+        }
+        report.stranded = pruned;
+    }
+    if !opts.keep_content && opts.mode != Mode::Replaces {
         clear_non_head_bundles(tx)?;
     }
     Ok(report)
+}
+
+/// Replaces mode (opm's `loadManifestsReplaces`): channel heads and the
+/// default channel from `SemverPackageManifest` over the package's bundles
+/// and the new ones; the entries are then walked from each head through the
+/// `replaces` and `skips` columns.
+fn replaces_graph(
+    tx: &Transaction<'_>,
+    pkg: &str,
+    existing: &[Existing],
+    recs: &[BundleRecord],
+    prior_default: Option<&str>,
+) -> anyhow::Result<PackageGraph> {
+    let mut mbs = Vec::new();
+    for e in existing {
+        mbs.push((
+            modes::ModeBundle {
+                name: e.name.clone(),
+                package: pkg.to_string(),
+                version: manifest_version(&e.name, &e.version)?,
+                channels: e.channels.iter().cloned().collect(),
+                default_channel: prior_default.map(String::from),
+                replaces: String::new(),
+                skips: Vec::new(),
+                skip_range: String::new(),
+            },
+            prior_default.unwrap_or("").to_string(),
+        ));
+    }
+    for r in recs {
+        mbs.push((
+            modes::ModeBundle {
+                name: r.name.clone(),
+                package: pkg.to_string(),
+                version: manifest_version(&r.name, &r.version)?,
+                channels: r.channels.clone(),
+                default_channel: r.default_channel.clone(),
+                replaces: String::new(),
+                skips: Vec::new(),
+                skip_range: String::new(),
+            },
+            r.default_channel.clone().unwrap_or_default(),
+        ));
+    }
+    let inputs: Vec<(&modes::ModeBundle, Vec<String>, String)> = mbs
+        .iter()
+        .map(|(b, d)| (b, b.channels.clone(), d.clone()))
+        .collect();
+    let (heads, default_channel) = modes::semver_package_manifest(&inputs)
+        .map_err(|e| anyhow::anyhow!("package {pkg}: {e}"))?;
+    // Edges from the columns (after substitutesFor rewrote them).
+    let mut edges: BTreeMap<String, Edges> = BTreeMap::new();
+    let mut all = tx.prepare("SELECT name, replaces, skips FROM operatorbundle")?;
+    for row in all.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, Option<String>>(2)?,
+        ))
+    })? {
+        let (n, rep, sk) = row?;
+        edges.insert(
+            n,
+            Edges {
+                replaces: rep.unwrap_or_default(),
+                skips: split_skips(sk.as_deref()),
+            },
+        );
+    }
+    Ok(PackageGraph {
+        name: pkg.to_string(),
+        default_channel,
+        edges: heads.keys().map(|c| (c.clone(), edges.clone())).collect(),
+        heads,
+    })
+}
+
+/// Semver modes (opm's `loadManifestsSemver`, one bundle at a time): the
+/// package's bundles replayed in version order with the package's default
+/// channel, then the new ones.
+fn semver_graph(
+    mode: Mode,
+    pkg: &str,
+    existing: &[Existing],
+    recs: &[BundleRecord],
+    prior_default: Option<&str>,
+) -> anyhow::Result<PackageGraph> {
+    let mut old = Vec::new();
+    for e in existing {
+        let version = semver::Version::parse(&e.version).map_err(|err| {
+            anyhow::anyhow!(
+                "bundle {} in the index has version {:?}, not semver ({err}); semver modes need semver versions",
+                e.name, e.version
+            )
+        })?;
+        old.push(modes::ModeBundle {
+            name: e.name.clone(),
+            package: pkg.to_string(),
+            version,
+            channels: e.channels.iter().cloned().collect(),
+            default_channel: prior_default.map(String::from),
+            replaces: e.replaces.clone(),
+            skips: e.skips.clone(),
+            skip_range: e.skip_range.clone(),
+        });
+    }
+    old.sort_by(|a, b| {
+        a.version
+            .cmp_precedence(&b.version)
+            .then(a.name.cmp(&b.name))
+    });
+    let mut mbs = old;
+    for r in recs {
+        let version = r.semver().ok_or_else(|| {
+            anyhow::anyhow!(
+                "bundle {}: spec.version {:?} is not semver; --mode {} orders bundles by semver",
+                r.name,
+                r.version,
+                mode.as_str()
+            )
+        })?;
+        mbs.push(modes::ModeBundle {
+            name: r.name.clone(),
+            package: pkg.to_string(),
+            version,
+            channels: r.channels.clone(),
+            default_channel: r.default_channel.clone(),
+            replaces: r.replaces.clone(),
+            skips: r.skips.clone(),
+            skip_range: r.skip_range.clone(),
+        });
+    }
+    let outcome = modes::build(mode, &mbs)
+        .map_err(|e| anyhow::anyhow!("package {pkg}: {e}"))?
+        .remove(pkg)
+        .ok_or_else(|| anyhow::anyhow!("package {pkg}: no channels"))?;
+    let mut graph = PackageGraph {
+        name: pkg.to_string(),
+        default_channel: outcome.default_channel,
+        ..Default::default()
+    };
+    for (c, ch) in outcome.channels {
+        graph.heads.insert(c.clone(), ch.head);
+        graph.edges.insert(c, entries_to_edges(&ch.entries));
+    }
+    Ok(graph)
+}
+
+/// Names of the bundles whose `substitutesfor` is `name`.
+fn substitutions_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<Vec<String>> {
+    let mut st = tx.prepare_cached("SELECT name FROM operatorbundle WHERE substitutesfor = ?")?;
+    let v = st
+        .query_map([name], |r| r.get::<_, Option<String>>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(v.into_iter().flatten().filter(|s| !s.is_empty()).collect())
+}
+
+/// The `substitutesfor` of `name` ("" if none).
+fn substitution(tx: &Transaction<'_>, name: &str) -> anyhow::Result<String> {
+    Ok(tx
+        .prepare_cached("SELECT substitutesfor FROM operatorbundle WHERE name = ?")?
+        .query_row([name], |r| r.get::<_, Option<String>>(0))
+        .optional()?
+        .flatten()
+        .unwrap_or_default())
+}
+
+fn bundle_columns(
+    tx: &Transaction<'_>,
+    name: &str,
+) -> anyhow::Result<(String, Vec<String>, String)> {
+    let row: Option<(Option<String>, Option<String>, Option<String>)> = tx
+        .prepare_cached("SELECT replaces, skips, version FROM operatorbundle WHERE name = ?")?
+        .query_row([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let Some((rep, sk, v)) = row else {
+        bail!("no bundle found for bundlename {name}");
+    };
+    Ok((
+        rep.unwrap_or_default(),
+        split_skips(sk.as_deref()),
+        v.unwrap_or_default(),
+    ))
+}
+
+/// Adds `skips` (without duplicates) to the skips column of `name`.
+fn append_skips(tx: &Transaction<'_>, skips: &[String], name: &str) -> anyhow::Result<()> {
+    let (_, mut current, _) = bundle_columns(tx, name)?;
+    let had: BTreeSet<String> = current.iter().cloned().collect();
+    for s in skips {
+        if !had.contains(s) {
+            current.push(s.clone());
+        }
+    }
+    tx.prepare_cached("update operatorbundle set skips = ? where name = ?")?
+        .execute(params![current.join(","), name])?;
+    Ok(())
+}
+
+/// opm's `addSubstitutesFor` (with `--enable-alpha`): a bundle that
+/// substitutes for another takes its place in the graph. Whatever replaced
+/// the substituted bundle now replaces the substitute; of several
+/// substitutes for one bundle the highest version wins and skips the
+/// others; the substitute skips what it substitutes for, down the chain.
+fn add_substitutes_for(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<()> {
+    let csv = b.name.as_str();
+    let mut replaces = b.replaces.clone();
+    let mut skips = b.skips.clone();
+    if !b.substitutes_for.is_empty() {
+        tx.prepare_cached("update operatorbundle set replaces = ? where replaces = ?")?
+            .execute(params![csv, b.substitutes_for])?;
+        let mut others: std::collections::VecDeque<String> =
+            substitutions_of(tx, &b.substitutes_for)?.into();
+        while let Some(other) = others.pop_front() {
+            if other == csv {
+                continue;
+            }
+            let (_, _, raw) = bundle_columns(tx, &other)?;
+            let theirs = semver::Version::parse(&raw)
+                .map_err(|e| anyhow::anyhow!("bundle {other}: version {raw:?}: {e}"))?;
+            let ours = semver::Version::parse(&b.version)
+                .map_err(|e| anyhow::anyhow!("bundle {csv}: version {:?}: {e}", b.version))?;
+            match modes::build_id_compare(&theirs, &ours).map_err(anyhow::Error::msg)? {
+                std::cmp::Ordering::Less => {
+                    // The other substitute is older: this one substitutes for it.
+                    tx.prepare_cached(
+                        "update operatorbundle set substitutesfor = ? where name = ?",
+                    )?
+                    .execute(params![other, csv])?;
+                    others.extend(substitutions_of(tx, &other)?);
+                }
+                std::cmp::Ordering::Greater => {
+                    // The other is newer: it substitutes for this one and skips it.
+                    tx.prepare_cached(
+                        "update operatorbundle set substitutesfor = ? where name = ?",
+                    )?
+                    .execute(params![csv, other])?;
+                    let mut s = skips.clone();
+                    s.push(csv.to_string());
+                    append_skips(tx, &s, &other)?;
+                    if substitutions_of(tx, csv)?.len() > 1 {
+                        bail!("more than one substitution points to {csv}");
+                    }
+                }
+                std::cmp::Ordering::Equal => {
+                    bail!("cannot determine latest substitution because of duplicate versions ({csv} and {other} both substitute for {})", b.substitutes_for);
+                }
+            }
+        }
+    }
+    // This bundle skips what it substitutes for, and what that substitutes
+    // for, and so on.
+    let mut sf = substitution(tx, csv)?;
+    let mut guard = BTreeSet::new();
+    while !sf.is_empty() && guard.insert(sf.clone()) {
+        skips.push(sf.clone());
+        sf = substitution(tx, &sf)?;
+    }
+    // opm stops quietly (leaving the columns as they are) wherever two
+    // bundles substitute for the same one.
+    let mut subs = substitutions_of(tx, csv)?;
+    if subs.len() > 1 {
+        return Ok(());
+    }
+    // Substitutes added before this bundle take over its skips.
+    let mut guard = BTreeSet::new();
+    while let Some(first) = subs.first().cloned() {
+        if !guard.insert(first.clone()) {
+            break;
+        }
+        let mut s = skips.clone();
+        s.push(csv.to_string());
+        append_skips(tx, &s, &first)?;
+        subs = substitutions_of(tx, &first)?;
+        if subs.len() > 1 {
+            return Ok(());
+        }
+    }
+    // Skipping a substituted bundle also skips its substitutes.
+    if !skips.is_empty() {
+        let mut all: Vec<String> = Vec::new();
+        for skip in &skips {
+            if !all.contains(skip) {
+                all.push(skip.clone());
+            }
+            let mut subs = substitutions_of(tx, skip)?;
+            if subs.len() > 1 {
+                return Ok(());
+            }
+            let mut guard = BTreeSet::new();
+            while !subs.is_empty() {
+                let s = subs.remove(0);
+                if s != csv && guard.insert(s.clone()) {
+                    if !all.contains(&s) {
+                        all.push(s.clone());
+                    }
+                    subs = substitutions_of(tx, &s)?;
+                    if subs.len() > 1 {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        skips = all;
+    }
+    // Replacing a substituted bundle means replacing its newest substitute.
+    if !replaces.is_empty() {
+        let mut subs = substitutions_of(tx, &replaces)?;
+        let mut guard = BTreeSet::new();
+        while let Some(first) = subs.first().cloned() {
+            if !guard.insert(first.clone()) {
+                break;
+            }
+            replaces = first;
+            subs = substitutions_of(tx, &replaces)?;
+            if subs.len() > 1 {
+                return Ok(());
+            }
+        }
+    }
+    tx.prepare_cached("update operatorbundle set replaces = ?, skips = ? where name = ?")?
+        .execute(params![replaces, skips.join(","), csv])?;
+    Ok(())
 }
 
 /// The entry no other entry replaces or skips (the newest if several).
@@ -687,8 +1061,9 @@ pub fn entries_to_edges(entries: &[ChannelEntry]) -> BTreeMap<String, Edges> {
         .collect()
 }
 
-/// opm's `ClearNonHeadBundles`: drop the manifests of bundles that have an
-/// image reference and head no channel (OLM pulls those from the image).
+/// opm's `ClearNonHeadBundles` (after semver-mode adds): drop the manifests
+/// of bundles that have an image reference and head no channel (OLM pulls
+/// those from the image).
 pub fn clear_non_head_bundles(tx: &Transaction<'_>) -> anyhow::Result<usize> {
     Ok(tx.execute(
         "update operatorbundle set bundle = null, csv = null

@@ -228,8 +228,33 @@ fn record_of(
     })
 }
 
+/// What an FBC import did.
+#[derive(Clone, Debug, Default)]
+pub struct ImportReport {
+    /// Packages added.
+    pub packages: Vec<String>,
+    /// What the SQLite schema cannot hold and was left out.
+    pub warnings: Vec<String>,
+}
+
 /// Writes every package of `cfg` into the index (packages must be new).
-pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<Vec<String>> {
+///
+/// `olm.deprecations` objects are left out, with a warning each: opm has
+/// no FBC-to-SQLite path, its SQLite schema has no place for deprecation
+/// messages (`deprecated` holds only `deprecatetruncate`'s bundles, and a
+/// bundle there truncates its channels on the next add), and its SQLite
+/// backend serves no deprecations. A bundle that carries `olm.deprecated`
+/// (what rendering a truncated index gives) gets its `deprecated` row back.
+pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<ImportReport> {
+    let mut report = ImportReport::default();
+    for d in &cfg.deprecations {
+        report.warnings.push(format!(
+            "package {}: olm.deprecations ({} entr{}) not imported: an SQLite index has no deprecation messages (opm serves none from SQLite)",
+            d.package,
+            d.entries.len(),
+            if d.entries.len() == 1 { "y" } else { "ies" }
+        ));
+    }
     let mut done = Vec::new();
     let mut pkgs: Vec<&crate::fbc::Package> = cfg.packages.iter().collect();
     pkgs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -271,13 +296,30 @@ pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<V
                 .edges
                 .insert(c.name.clone(), entries_to_edges(&c.entries));
         }
+        let mut deprecated = Vec::new();
         for b in cfg.bundles.iter().filter(|b| b.package == p.name) {
             let channels = membership.get(b.name.as_str()).cloned().unwrap_or_default();
             let rec = record_of(b, channels, first_entry.get(b.name.as_str()).copied())?;
             add::insert_bundle(tx, &rec)?;
+            if rec
+                .properties
+                .iter()
+                .any(|(t, _)| t == add::DEPRECATED_TYPE)
+            {
+                deprecated.push(rec.name.clone());
+            }
         }
         add::write_package(tx, Layout::Replaces, &graph, false, None)?;
+        // After the channels, so the import gives back what was rendered;
+        // later adds truncate at these bundles, as after deprecatetruncate.
+        for name in &deprecated {
+            tx.execute(
+                "INSERT OR REPLACE INTO deprecated(operatorbundle_name) VALUES (?)",
+                [name],
+            )?;
+        }
         done.push(p.name.clone());
     }
-    Ok(done)
+    report.packages = done;
+    Ok(report)
 }

@@ -1,7 +1,7 @@
 //! Removing, pruning, deprecating, listing and exporting (pkg/sqlite/remove.go,
 //! deprecate.go, stranded.go, pkg/lib/indexer/).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{bail, Context};
@@ -46,19 +46,96 @@ pub fn package_names(conn: &rusqlite::Connection) -> anyhow::Result<Vec<String>>
     Ok(v)
 }
 
-/// `index rm --packages`: removes packages with their bundles.
-pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> anyhow::Result<Vec<String>> {
+/// Removes bundles by name with their entries.
+fn rm_named(tx: &Transaction<'_>, names: &[String]) -> anyhow::Result<()> {
+    for n in names {
+        rm_bundle(tx, n)?;
+        tx.execute(
+            "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?)",
+            [n],
+        )?;
+        tx.execute(
+            "DELETE FROM channel_entry WHERE operatorbundle_name = ?",
+            [n],
+        )?;
+    }
+    Ok(())
+}
+
+/// opm's `rmStrandedDeprecated`: removes bundles whose `olm.package`
+/// property names a package that is gone, and `deprecated` rows of bundles
+/// that are gone. Returns the removed bundles.
+fn rm_stranded_deprecated(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
+    let orphans: Vec<String> = {
+        let mut st = tx.prepare(
+            "SELECT DISTINCT p.operatorbundle_name FROM properties p WHERE p.type = 'olm.package'
+             AND json_valid(p.value) AND json_extract(p.value, '$.packageName') NOT IN (SELECT name FROM package)
+             ORDER BY p.operatorbundle_name",
+        )?;
+        let v = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        v
+    };
+    rm_named(tx, &orphans)?;
+    tx.execute(
+        "DELETE FROM deprecated WHERE operatorbundle_name NOT IN (SELECT name FROM operatorbundle)",
+        [],
+    )?;
+    rm_dangling_apis(tx)?;
+    Ok(orphans)
+}
+
+/// opm's `RemoveStrandedBundles`: removes bundles in no channel, except
+/// deprecated ones (which keep their tombstone), then
+/// [`rm_stranded_deprecated`]. Returns the removed names.
+fn rm_stranded(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
+    let mut names: Vec<String> = {
+        let mut st = tx.prepare(
+            "SELECT name FROM operatorbundle WHERE name NOT IN (SELECT operatorbundle_name FROM channel_entry)
+             AND name NOT IN (SELECT operatorbundle_name FROM deprecated) ORDER BY name",
+        )?;
+        let v = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        v
+    };
+    rm_named(tx, &names)?;
+    for o in rm_stranded_deprecated(tx)? {
+        if !names.contains(&o) {
+            names.push(o);
+        }
+    }
+    Ok(names)
+}
+
+/// What `index rm` removed.
+#[derive(Clone, Debug, Default)]
+pub struct Removed {
+    /// Packages removed.
+    pub packages: Vec<String>,
+    /// Bundles removed besides the packages' own: every bundle left in no
+    /// channel, as opm's `index rm` prunes them afterwards.
+    pub stranded: Vec<String>,
+}
+
+/// `index rm --packages`: removes packages with their bundles, then every
+/// bundle left in no channel (opm's `DeleteFromRegistry`: the
+/// deprecation-aware `RemovePackage`, then the stranded-bundle remover).
+pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> anyhow::Result<Removed> {
     let known: BTreeSet<String> = package_names(tx)?.into_iter().collect();
     for p in packages {
         if !known.contains(p) {
             bail!(
-                "package {p} is not in the index (packages: {})",
+                "package {p} is not in the index (opm: \"no package found for packagename {p}\"; packages: {})",
                 known.iter().cloned().collect::<Vec<_>>().join(", ")
             );
         }
     }
-    let mut removed = Vec::new();
+    let mut removed = Removed::default();
     for p in packages {
+        // The package's deprecated bundles go with it (their tombstones
+        // would otherwise keep them forever).
+        tx.execute(
+            "DELETE FROM deprecated WHERE operatorbundle_name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?)",
+            [p],
+        )?;
         let mut st = tx.prepare(
             "SELECT DISTINCT operatorbundle_name FROM channel_entry WHERE package_name = ?",
         )?;
@@ -78,14 +155,14 @@ pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> anyhow::Res
                 rm_bundle(tx, &n)?;
             }
         }
-        removed.push(p.clone());
+        removed.packages.push(p.clone());
     }
-    rm_dangling_apis(tx)?;
+    removed.stranded = rm_stranded(tx)?;
     Ok(removed)
 }
 
 /// `index prune --keep`: removes every package not kept.
-pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> anyhow::Result<Vec<String>> {
+pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> anyhow::Result<Removed> {
     let all = package_names(tx)?;
     for k in keep {
         if !all.contains(k) {
@@ -96,74 +173,264 @@ pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> anyhow::Result<Vec<String
     remove_packages(tx, &drop)
 }
 
-/// `index prune-stranded`: removes bundles that are in no channel.
+/// `index prune-stranded`: removes bundles that are in no channel (opm's
+/// `RemoveStrandedBundles`; deprecated bundles stay).
 pub fn prune_stranded(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
-    let mut st = tx.prepare(
-        "SELECT name FROM operatorbundle WHERE name NOT IN (SELECT operatorbundle_name FROM channel_entry) ORDER BY name",
-    )?;
-    let names: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    for n in &names {
-        rm_bundle(tx, n)?;
-    }
-    rm_dangling_apis(tx)?;
-    Ok(names)
+    rm_stranded(tx)
 }
 
-/// `index deprecatetruncate --bundles`: marks each bundle deprecated and
-/// removes every bundle it replaces or skips, down its replaces chain
-/// (opm's `DeprecateBundle`). `reference` is a bundle image or a CSV name.
-pub fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> anyhow::Result<Vec<String>> {
-    let found: Option<(String, Option<String>, Option<String>)> = tx
+/// A bundle below a deprecated one, as opm's `getTailFromBundle` collects
+/// it from the channel entries.
+#[derive(Clone, Debug, Default)]
+struct TailBundle {
+    channels: BTreeSet<String>,
+    replaces: Vec<String>,
+    replaced_by: BTreeSet<String>,
+}
+
+/// The deprecated bundle and everything below it along the channel entries
+/// (replaces and skips, across channels), with each one's channels.
+fn tail_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<BTreeMap<String, TailBundle>> {
+    let default_head: Option<Option<String>> = tx
         .query_row(
-            "SELECT name, version, bundlepath FROM operatorbundle WHERE bundlepath = ?1 OR name = ?1 LIMIT 1",
-            [reference],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            "SELECT channel.head_operatorbundle_name FROM channel
+             JOIN package ON channel.name = package.default_channel AND channel.package_name = package.name
+             JOIN channel_entry ON channel.package_name = channel_entry.package_name
+             WHERE channel_entry.operatorbundle_name = ? LIMIT 1",
+            [name],
+            |r| r.get(0),
         )
         .optional()?;
-    let Some((name, version, path)) = found else {
-        bail!("bundle {reference} is not in the index (give its image reference or CSV name)");
+    let Some(Some(default_head)) =
+        default_head.filter(|h| h.as_deref().is_some_and(|h| !h.is_empty()))
+    else {
+        bail!("cannot deprecate {name}: it is in no channel of a package with a default channel (opm: \"could not find default channel head\")");
     };
-    let mut tail = BTreeSet::new();
-    let mut next = name.clone();
-    let mut guard = BTreeSet::new();
-    while guard.insert(next.clone()) {
-        let row: Option<(Option<String>, Option<String>)> = tx
-            .query_row(
-                "SELECT replaces, skips FROM operatorbundle WHERE name = ?",
-                [&next],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        let Some((replaces, skips)) = row else { break };
-        for s in super::add::split_skips(skips.as_deref()) {
-            tail.insert(s);
+    let mut st = tx.prepare(
+        "WITH RECURSIVE tail(bundle, replaces, replaced_by, channel_name, package_name) AS (
+            SELECT e.operatorbundle_name, r.operatorbundle_name, b.operatorbundle_name, e.channel_name, e.package_name
+              FROM channel_entry e
+              LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+              LEFT JOIN channel_entry b ON b.replaces = e.entry_id
+             WHERE e.operatorbundle_name = ?1
+            UNION
+            SELECT e.operatorbundle_name, r.operatorbundle_name, b.operatorbundle_name, e.channel_name, e.package_name
+              FROM channel_entry e
+              JOIN tail t ON t.replaces = e.operatorbundle_name
+              LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+              LEFT JOIN channel_entry b ON b.replaces = e.entry_id
+        )
+        SELECT bundle, channel_name, replaces, replaced_by FROM tail",
+    )?;
+    let mut out: BTreeMap<String, TailBundle> = BTreeMap::new();
+    for row in st.query_map([name], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, Option<String>>(2)?,
+            r.get::<_, Option<String>>(3)?,
+        ))
+    })? {
+        let (b, c, rep, by) = row?;
+        let t = out.entry(b).or_default();
+        t.channels.insert(c);
+        if let Some(r) = rep {
+            if !t.replaces.contains(&r) {
+                t.replaces.push(r);
+            }
         }
-        let Some(r) = replaces.filter(|r| !r.is_empty()) else {
-            break;
-        };
-        let default_head: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM channel c JOIN package p ON p.name = c.package_name AND p.default_channel = c.name WHERE c.head_operatorbundle_name = ?)",
-            [&r],
-            |x| x.get(0),
-        )?;
-        if default_head {
-            bail!("cannot deprecate {name}: it would remove {r}, the head of its package's default channel (opm: \"cannot deprecate default channel head\")");
+        if let Some(x) = by {
+            t.replaced_by.insert(x);
         }
-        tail.insert(r.clone());
-        next = r;
     }
-    tail.remove(&name);
-    for b in &tail {
+    if out.contains_key(&default_head) {
+        if default_head == name {
+            bail!("cannot deprecate {name}: it is the head of its package's default channel, and deprecating it would remove that channel (opm: ErrRemovingDefaultChannelDuringDeprecation); to remove the whole package, pass --allow-package-removal with the heads of all its channels");
+        }
+        bail!("cannot deprecate {name}: the head of its package's default channel, {default_head}, is below it and would be removed (opm: ErrRemovingDefaultChannelDuringDeprecation)");
+    }
+    Ok(out)
+}
+
+/// Finds a bundle by image reference (as opm) or CSV name.
+fn find_bundle(
+    tx: &Transaction<'_>,
+    reference: &str,
+) -> anyhow::Result<(String, Option<String>, Option<String>)> {
+    let by = |sql: &str| {
+        tx.query_row(sql, [reference], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()
+    };
+    let found = match by(
+        "SELECT name, version, bundlepath FROM operatorbundle WHERE bundlepath = ? LIMIT 1",
+    )? {
+        Some(f) => Some(f),
+        None => by("SELECT name, version, bundlepath FROM operatorbundle WHERE name = ? LIMIT 1")?,
+    };
+    found.ok_or_else(|| {
+        anyhow::anyhow!("bundle {reference} is not in the index (give its image reference or CSV name; opm: \"target bundlepaths for deprecation missing from registry\")")
+    })
+}
+
+/// What `index deprecatetruncate` did.
+#[derive(Clone, Debug, Default)]
+pub struct Deprecated {
+    /// Bundles marked deprecated.
+    pub deprecated: Vec<String>,
+    /// Bundles removed below them.
+    pub removed: Vec<String>,
+    /// Packages removed whole (`allow_package_removal`).
+    pub packages: Vec<String>,
+}
+
+/// `index deprecatetruncate --bundles`: opm's `DeprecateFromRegistry`. With
+/// `allow_package_removal`, a package whose default channel head is among
+/// `references` is removed whole, provided the heads of all its channels
+/// are; then each remaining bundle is deprecated ([`deprecate_truncate`]).
+pub fn deprecate_bundles(
+    tx: &Transaction<'_>,
+    references: &[String],
+    allow_package_removal: bool,
+) -> anyhow::Result<Deprecated> {
+    let mut out = Deprecated::default();
+    let mut found = Vec::new();
+    for r in references {
+        found.push((r.clone(), find_bundle(tx, r)?.0));
+    }
+    let mut remaining: Vec<(String, String)> = found.clone();
+    if allow_package_removal {
+        let names: BTreeSet<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
+        let mut packages = BTreeSet::new();
+        for (_, n) in &found {
+            let p: Option<String> = tx
+                .query_row(
+                    "SELECT package.name FROM package JOIN channel ON channel.package_name = package.name AND channel.name = package.default_channel WHERE channel.head_operatorbundle_name = ?",
+                    [n],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            packages.extend(p);
+        }
+        let mut heads_removed = BTreeSet::new();
+        for p in &packages {
+            let mut st = tx.prepare(
+                "SELECT name, head_operatorbundle_name FROM channel WHERE package_name = ? ORDER BY name",
+            )?;
+            let heads: Vec<(String, String)> = st
+                .query_map([p], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            for (c, h) in heads {
+                if !names.contains(h.as_str()) {
+                    bail!("cannot deprecate the default channel head of package {p} without the heads of all its other channels: also deprecate {h}, head of channel {c}");
+                }
+                heads_removed.insert(h);
+            }
+        }
+        if !packages.is_empty() {
+            let ps: Vec<String> = packages.into_iter().collect();
+            let r = remove_packages(tx, &ps)?;
+            out.removed.extend(r.stranded);
+            out.packages = r.packages;
+        }
+        remaining.retain(|(_, n)| !heads_removed.contains(n));
+    }
+    for (reference, name) in remaining {
+        // opm skips bundles that an earlier package removal took away.
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)",
+            [&name],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            continue;
+        }
+        out.removed.extend(deprecate_truncate(tx, &reference)?);
+        out.deprecated.push(name);
+    }
+    Ok(out)
+}
+
+/// Deprecates one bundle (opm's `DeprecateBundle`): every bundle below it
+/// (what it replaces or skips, down the chain) loses its entries in the
+/// deprecated bundle's channels, and is removed when it is in no other
+/// channel and nothing outside the tail replaces it; the deprecated bundle
+/// keeps its entries (a tombstone) without edges, channels it heads are
+/// dropped, and it gets the `olm.deprecated` property and a `deprecated`
+/// row, so later adds truncate channels there. Refused when the package's
+/// default channel head would go. `reference` is a bundle image or a CSV
+/// name. Returns the removed bundles.
+pub fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> anyhow::Result<Vec<String>> {
+    let (name, version, path) = find_bundle(tx, reference)?;
+    let tail = tail_of(tx, &name)?;
+    let head_channels: BTreeSet<String> = tail
+        .get(&name)
+        .map(|t| t.channels.clone())
+        .unwrap_or_default();
+    let mut queue: std::collections::VecDeque<String> = [name.clone()].into();
+    let mut seen: BTreeSet<String> = [name.clone()].into();
+    let mut removed = Vec::new();
+    while let Some(bundle) = queue.pop_front() {
+        let Some(t) = tail.get(&bundle) else { continue };
+        for b in &t.replaces {
+            if seen.insert(b.clone()) {
+                queue.push_back(b.clone());
+            }
+        }
+        if bundle == name {
+            continue;
+        }
+        // Drop its entries in the channels the deprecated bundle is in.
+        tx.execute(
+            "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (
+                SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?1
+                AND channel_name IN (SELECT channel_name FROM channel_entry WHERE operatorbundle_name = ?2))",
+            params![bundle, name],
+        )?;
+        tx.execute(
+            "DELETE FROM channel_entry WHERE operatorbundle_name = ?1
+             AND channel_name IN (SELECT channel_name FROM channel_entry WHERE operatorbundle_name = ?2)",
+            params![bundle, name],
+        )?;
+        // Keep a bundle that other channels, or bundles outside the tail,
+        // still need.
+        if !t.channels.is_subset(&head_channels)
+            || t.replaced_by.iter().any(|b| !tail.contains_key(b))
+        {
+            continue;
+        }
         tx.execute(
             "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?)",
-            [b],
+            [&bundle],
         )?;
         tx.execute(
             "DELETE FROM channel_entry WHERE operatorbundle_name = ?",
-            [b],
+            [&bundle],
         )?;
-        rm_bundle(tx, b)?;
+        let real: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)",
+            [&bundle],
+            |r| r.get(0),
+        )?;
+        rm_bundle(tx, &bundle)?;
+        if real {
+            removed.push(bundle);
+        }
     }
+    // No edges out of the deprecated bundle, so adds do not regrow the tail.
+    tx.execute(
+        "UPDATE channel_entry SET replaces = NULL WHERE operatorbundle_name = ?",
+        [&name],
+    )?;
+    // A channel it heads would still show in consoles: drop it (its
+    // entries go with it).
+    tx.execute(
+        "DELETE FROM channel_entry WHERE (channel_name, package_name) IN (SELECT name, package_name FROM channel WHERE head_operatorbundle_name = ?)",
+        [&name],
+    )?;
+    tx.execute(
+        "DELETE FROM channel WHERE head_operatorbundle_name = ?",
+        [&name],
+    )?;
     let has: bool = tx.query_row(
         "SELECT EXISTS(SELECT 1 FROM properties WHERE type = 'olm.deprecated' AND operatorbundle_name = ?)",
         [&name],
@@ -176,11 +443,11 @@ pub fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> anyhow::Resu
         )?;
     }
     tx.execute(
-        "INSERT OR IGNORE INTO deprecated(operatorbundle_name) VALUES (?)",
+        "INSERT OR REPLACE INTO deprecated(operatorbundle_name) VALUES (?)",
         [&name],
     )?;
-    rm_dangling_apis(tx)?;
-    Ok(tail.into_iter().collect())
+    removed.extend(rm_stranded_deprecated(tx)?);
+    Ok(removed)
 }
 
 /// A row of `index list bundles`.
@@ -296,19 +563,69 @@ pub fn list_bundles(index: &super::Index) -> anyhow::Result<Vec<BundleRow>> {
     Ok(out)
 }
 
-/// `index export`: writes a package in the package-manifest layout
-/// (`DIR/<package>/package.yaml` and one `DIR/<package>/<version>/`
-/// bundle directory per bundle with `manifests/` and `metadata/`).
+/// The files of a bundle as its image holds them: path inside the bundle
+/// (`manifests/...`, `metadata/...`) and content.
+pub type BundleFiles = Vec<(String, Vec<u8>)>;
+
+/// A bundle that `index export` cannot write from the index: its `csv` and
+/// `bundle` columns were cleared (opm keeps only channel heads' manifests
+/// after semver-mode adds).
+#[derive(Clone, Debug)]
+pub struct MissingContent {
+    /// CSV name.
+    pub name: String,
+    /// Bundle image, empty if the index records none.
+    pub image: String,
+}
+
+/// The bundles of `package` whose manifests are not in the index.
+pub fn export_missing(index: &super::Index, package: &str) -> anyhow::Result<Vec<MissingContent>> {
+    let only: BTreeSet<String> = [package.to_string()].into();
+    let cfg = super::render::index_to_fbc_filtered(index, Some(&only))?;
+    if cfg.packages.is_empty() {
+        bail!("package {package} is not in the index");
+    }
+    Ok(cfg
+        .bundles
+        .iter()
+        .filter(|b| b.objects.is_empty())
+        .map(|b| MissingContent {
+            name: b.name.clone(),
+            image: b.image.clone(),
+        })
+        .collect())
+}
+
+/// `index export`: writes a package in the package-manifest layout opm's
+/// `index export` writes (`DIR/<package>/package.yaml` and one
+/// `DIR/<package>/<version>/` bundle directory per bundle with `manifests/`
+/// and `metadata/`). opm pulls every bundle image; here bundles whose
+/// manifests are in the index are written from it, and the others from
+/// `pulled` (bundle image to its files, see [`export_missing`]).
 pub fn export_package(
     index: &super::Index,
     package: &str,
     to: &Path,
+    pulled: &BTreeMap<String, BundleFiles>,
 ) -> anyhow::Result<Vec<String>> {
     let only: BTreeSet<String> = [package.to_string()].into();
     let cfg = super::render::index_to_fbc_filtered(index, Some(&only))?;
     let Some(pkg) = cfg.packages.first() else {
         bail!("package {package} is not in the index");
     };
+    for b in &cfg.bundles {
+        if b.objects.is_empty() && !pulled.contains_key(&b.image) {
+            bail!(
+                "bundle {} has no manifests in the index (its csv and bundle columns were cleared, as opm clears all but channel heads after semver-mode adds){}; rebuild the index with --keep-content",
+                b.name,
+                if b.image.is_empty() {
+                    " and no image to pull them from".to_string()
+                } else {
+                    format!(" and its image {} was not pulled", b.image)
+                }
+            );
+        }
+    }
     let root = to.join(package);
     std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
     let mut channels = Vec::new();
@@ -332,13 +649,6 @@ pub fn export_package(
     std::fs::write(root.join("package.yaml"), yaml_serde::to_string(&manifest)?)?;
     let mut written = Vec::new();
     for b in &cfg.bundles {
-        if b.objects.is_empty() {
-            bail!(
-                "bundle {} has no manifests in the index (opm keeps only channel heads' manifests; rebuild with --keep-content, or pull {})",
-                b.name,
-                if b.image.is_empty() { "its image" } else { &b.image }
-            );
-        }
         let version = b
             .properties
             .iter()
@@ -347,6 +657,25 @@ pub fn export_package(
             .unwrap_or(&b.name)
             .to_string();
         let dir = root.join(&version);
+        if b.objects.is_empty() {
+            // As opm's exporter: the image's manifests/ and metadata/ as they are.
+            for (rel, data) in pulled.get(&b.image).map(Vec::as_slice).unwrap_or_default() {
+                let safe = rel
+                    .split('/')
+                    .all(|c| !c.is_empty() && c != "." && c != "..");
+                if !safe {
+                    bail!("bundle image {}: refusing to write {rel:?}", b.image);
+                }
+                let path = dir.join(rel);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&path, data)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            written.push(b.name.clone());
+            continue;
+        }
         let mdir = dir.join("manifests");
         std::fs::create_dir_all(&mdir)?;
         std::fs::create_dir_all(dir.join("metadata"))?;

@@ -168,35 +168,63 @@ impl BundleRecord {
         let required = required_apis(&csv, &dir.to_string())?;
 
         let version = csv.spec.version.clone().unwrap_or_default();
-        let mut properties = Vec::new();
-        for (kind, value) in bundle.metadata_properties() {
-            properties.push((kind, crate::gojson::to_string(&value)));
+        // opm's bundleParser reads every file of metadata/ as annotations,
+        // dependencies and properties alike and keeps the first (by file
+        // name) that has a non-empty list, whatever the file is called.
+        let files = metadata_files(bundle);
+        let file_properties = first_list(&files, "properties");
+        let file_dependencies = first_list(&files, "dependencies");
+        let mut package = package;
+        // The package property of properties.yaml wins over the derived one
+        // and must carry the CSV's version (bundleParser.expandProperties).
+        if let Some((_, v)) = file_properties.iter().find(|(t, _)| t == "olm.package") {
+            let pv = v.get("version").and_then(Value::as_str).unwrap_or("");
+            if pv != version {
+                return Err(format!(
+                    "{dir}: metadata olm.package property has version {pv:?}, the CSV has {version:?} (opm: \"package property version does not match bundle csv version\")"
+                ));
+            }
+            if let Some(p) = v.get("packageName").and_then(Value::as_str) {
+                package = p.to_string();
+            }
         }
-        for api in &provided {
-            properties.push((
-                "olm.gvk".to_string(),
-                gvk_json(&api.group, &api.kind, &api.version),
-            ));
+        // The rows opm's addBundleProperties writes, as a set: the metadata
+        // properties, the derived olm.package (unless the metadata has one),
+        // every property of the CSV's operatorframework.io/properties
+        // annotation, and one olm.gvk per provided API.
+        let mut properties: Vec<(String, String)> = Vec::new();
+        let mut push = |t: &str, v: String| {
+            if !properties.iter().any(|(pt, pv)| pt == t && *pv == v) {
+                properties.push((t.to_string(), v));
+            }
+        };
+        for (kind, value) in &file_properties {
+            push(kind, crate::gojson::to_string(value));
         }
-        // opm copies olm.label properties from the CSV's
-        // operatorframework.io/properties annotation.
+        if !file_properties.iter().any(|(t, _)| t == "olm.package") {
+            push(
+                "olm.package",
+                super::add::package_property(&package, &version),
+            );
+        }
         if let Some(v) = csv.annotation("operatorframework.io/properties") {
+            // opm ignores an annotation that does not decode.
             if let Ok(Value::Array(props)) = serde_json::from_str::<Value>(v) {
                 for p in props {
-                    if p.get("type").and_then(Value::as_str) == Some("olm.label") {
-                        if let Some(label) = p.pointer("/value/label").and_then(Value::as_str) {
-                            properties.push((
-                                "olm.label".into(),
-                                crate::gojson::to_string(&serde_json::json!({ "label": label })),
-                            ));
-                        }
-                    }
+                    let Some(t) = p.get("type").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let value = p.get("value").cloned().unwrap_or(Value::Null);
+                    push(t, crate::gojson::to_string(&value));
                 }
             }
         }
+        for api in &provided {
+            push("olm.gvk", gvk_json(&api.group, &api.kind, &api.version));
+        }
         let mut dependencies = Vec::new();
-        for (kind, value) in bundle.metadata_dependencies() {
-            dependencies.push((kind, crate::gojson::to_string(&value)));
+        for (kind, value) in &file_dependencies {
+            dependencies.push((kind.clone(), crate::gojson::to_string(value)));
         }
         for api in &required {
             dependencies.push((
@@ -234,6 +262,47 @@ impl BundleRecord {
     pub fn semver(&self) -> Option<semver::Version> {
         semver::Version::parse(&self.version).ok()
     }
+}
+
+/// The parsed files of `metadata/` in file-name order (opm reads them in
+/// directory order).
+fn metadata_files(bundle: &Bundle) -> Vec<&crate::bundle::MetadataFile> {
+    let mut files: Vec<&crate::bundle::MetadataFile> = bundle
+        .annotations
+        .as_ref()
+        .and_then(|a| a.source.as_ref())
+        .into_iter()
+        .chain(bundle.dependencies.as_ref())
+        .chain(bundle.properties.as_ref())
+        .collect();
+    files.sort_by(|a, b| a.file.rel_path.cmp(&b.file.rel_path));
+    files
+}
+
+/// The `(type, value)` items of the first file whose `key` list is not empty.
+fn first_list(files: &[&crate::bundle::MetadataFile], key: &str) -> Vec<(String, Value)> {
+    for f in files {
+        let json = f.root.to_json();
+        let Some(items) = json.get(key).and_then(Value::as_array) else {
+            continue;
+        };
+        if items.is_empty() {
+            continue;
+        }
+        return items
+            .iter()
+            .map(|i| {
+                (
+                    i.get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    i.get("value").cloned().unwrap_or(Value::Null),
+                )
+            })
+            .collect();
+    }
+    Vec::new()
 }
 
 /// `{"group":..,"kind":..,"version":..}` in Go struct order (GVKProperty).
@@ -341,7 +410,12 @@ impl ImageNaming {
         }
         match &self.prefix {
             Some(p) => {
-                let base = dir
+                // `<version>/bundle/` layouts are named by the version.
+                let named = match dir.file_name() {
+                    Some(b) if b == "bundle" => dir.parent().unwrap_or(dir),
+                    _ => dir,
+                };
+                let base = named
                     .file_name()
                     .map(|b| b.to_string_lossy().into_owned())
                     .unwrap_or_else(|| name.to_string());

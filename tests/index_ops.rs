@@ -1,0 +1,531 @@
+//! `deprecatetruncate`, `olm.substitutesFor`, `prune-stranded`, `export`
+//! and `--from-fbc` deprecations, on small generated bundles, against
+//! operator-registry's rules (pkg/sqlite/load.go `DeprecateBundle`,
+//! `addSubstitutesFor`, `rmStrandedBundles`; pkg/lib/registry
+//! `DeprecateFromRegistry`; pkg/sqlite/deprecate.go `MaybeRemovePackages`).
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rusqlite::Connection;
+
+/// Writes a bundle directory `root/<name>` and returns it.
+#[allow(clippy::too_many_arguments)]
+fn bundle(
+    root: &Path,
+    pkg: &str,
+    name: &str,
+    version: &str,
+    channels: &str,
+    default: Option<&str>,
+    replaces: Option<&str>,
+    extra_annotations: &[(&str, &str)],
+) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("metadata")).expect("mkdir");
+    let mut ann = String::new();
+    for (k, v) in extra_annotations {
+        ann.push_str(&format!("    {k}: '{v}'\n"));
+    }
+    let csv = format!(
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: {name}\n  annotations:\n    capabilities: Basic Install\n{ann}spec:\n  version: {version}\n  displayName: Demo\n{}  install:\n    strategy: deployment\n    spec:\n      deployments:\n      - name: op\n        spec:\n          selector: {{matchLabels: {{app: op}}}}\n          template:\n            metadata: {{labels: {{app: op}}}}\n            spec:\n              containers:\n              - name: op\n                image: example.invalid/op:{version}\n",
+        replaces
+            .map(|r| format!("  replaces: {r}\n"))
+            .unwrap_or_default()
+    );
+    std::fs::write(dir.join("manifests/csv.yaml"), csv).expect("csv");
+    let mut a = format!(
+        "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: {pkg}\n  operators.operatorframework.io.bundle.channels.v1: {channels}\n"
+    );
+    if let Some(d) = default {
+        a.push_str(&format!(
+            "  operators.operatorframework.io.bundle.channel.default.v1: {d}\n"
+        ));
+    }
+    std::fs::write(dir.join("metadata/annotations.yaml"), a).expect("ann");
+    dir
+}
+
+fn olm(args: &[&str]) -> std::process::Output {
+    Command::new(common::bin())
+        .args(args)
+        .output()
+        .expect("run")
+}
+
+fn ok(o: std::process::Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fails(o: std::process::Output) -> String {
+    assert!(!o.status.success(), "expected a failure");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
+    let c = Connection::open(db).expect("open");
+    let mut st = c.prepare(sql).expect("prepare");
+    let n = st.column_count();
+    st.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| match r.get_ref(i).expect("col") {
+                rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect())
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
+}
+
+fn set(items: &[&[&str]]) -> BTreeSet<Vec<String>> {
+    items
+        .iter()
+        .map(|r| r.iter().map(|s| s.to_string()).collect())
+        .collect()
+}
+
+const ENTRIES: &str = "SELECT e.channel_name, e.operatorbundle_name, coalesce(r.operatorbundle_name, ''), e.depth FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces";
+
+/// p: stable (default) 1.0.0 <- 1.1.0 <- 1.2.0 <- 1.3.0; channel old holds
+/// 1.0.0 <- 1.1.0 too (1.1.0 heads it).
+fn chain(root: &Path) -> Vec<PathBuf> {
+    vec![
+        bundle(
+            root,
+            "p",
+            "p.v1.0.0",
+            "1.0.0",
+            "stable,old",
+            Some("stable"),
+            None,
+            &[],
+        ),
+        bundle(
+            root,
+            "p",
+            "p.v1.1.0",
+            "1.1.0",
+            "stable,old",
+            Some("stable"),
+            Some("p.v1.0.0"),
+            &[],
+        ),
+        bundle(
+            root,
+            "p",
+            "p.v1.2.0",
+            "1.2.0",
+            "stable",
+            Some("stable"),
+            Some("p.v1.1.0"),
+            &[],
+        ),
+        bundle(
+            root,
+            "p",
+            "p.v1.3.0",
+            "1.3.0",
+            "stable",
+            Some("stable"),
+            Some("p.v1.2.0"),
+            &[],
+        ),
+    ]
+}
+
+fn build(db: &Path, dirs: &[PathBuf]) {
+    let mut args = vec![
+        "index".to_string(),
+        "add".into(),
+        "-d".into(),
+        db.display().to_string(),
+        "--bundle-image-prefix".into(),
+        "quay.invalid/p".into(),
+    ];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(olm(&a));
+}
+
+fn dump(db: &Path) -> Vec<BTreeSet<Vec<String>>> {
+    [
+        ENTRIES,
+        "SELECT * FROM channel",
+        "SELECT * FROM package",
+        "SELECT name FROM operatorbundle",
+        "SELECT * FROM properties",
+        "SELECT * FROM deprecated",
+    ]
+    .iter()
+    .map(|q| rows(db, q))
+    .collect()
+}
+
+#[test]
+fn deprecatetruncate_follows_opm_deprecate_bundle() {
+    let t = tempfile::tempdir().expect("tmp");
+    let dirs = chain(t.path());
+    let db = t.path().join("index.db");
+    build(&db, &dirs);
+    let d = db.to_str().expect("utf-8");
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["old", "p.v1.1.0", "p.v1.0.0", "0"],
+            &["old", "p.v1.0.0", "", "1"],
+            &["stable", "p.v1.3.0", "p.v1.2.0", "0"],
+            &["stable", "p.v1.2.0", "p.v1.1.0", "1"],
+            &["stable", "p.v1.1.0", "p.v1.0.0", "2"],
+            &["stable", "p.v1.0.0", "", "3"],
+        ])
+    );
+
+    // The default channel's head, or anything whose tail holds it, is refused
+    // and nothing changes.
+    let before = dump(&db);
+    let e = fails(olm(&[
+        "index",
+        "deprecatetruncate",
+        "-d",
+        d,
+        "--bundles",
+        "quay.invalid/p:p.v1.3.0",
+    ]));
+    assert!(e.contains("head of its package's default channel"), "{e}");
+    assert_eq!(dump(&db), before);
+    let e = fails(olm(&[
+        "index",
+        "deprecatetruncate",
+        "-d",
+        d,
+        "--bundles",
+        "quay.invalid/p:nope",
+    ]));
+    assert!(e.contains("not in the index"), "{e}");
+    assert_eq!(dump(&db), before);
+
+    // Deprecate 1.2.0: below it, 1.1.0 and 1.0.0 lose their stable entries
+    // but stay, as they are also in channel old; 1.2.0 keeps an edgeless
+    // tombstone entry and gets olm.deprecated.
+    ok(olm(&[
+        "index",
+        "deprecatetruncate",
+        "-d",
+        d,
+        "--bundles",
+        "quay.invalid/p:p.v1.2.0",
+    ]));
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["old", "p.v1.1.0", "p.v1.0.0", "0"],
+            &["old", "p.v1.0.0", "", "1"],
+            &["stable", "p.v1.3.0", "p.v1.2.0", "0"],
+            &["stable", "p.v1.2.0", "", "1"],
+        ])
+    );
+    assert_eq!(
+        rows(&db, "SELECT name FROM operatorbundle"),
+        set(&[&["p.v1.0.0"], &["p.v1.1.0"], &["p.v1.2.0"], &["p.v1.3.0"]])
+    );
+    assert_eq!(
+        rows(&db, "SELECT operatorbundle_name, value, operatorbundle_version, operatorbundle_path FROM properties WHERE type = 'olm.deprecated'"),
+        set(&[&["p.v1.2.0", "{}", "1.2.0", "quay.invalid/p:p.v1.2.0"]])
+    );
+    assert_eq!(rows(&db, "SELECT * FROM deprecated"), set(&[&["p.v1.2.0"]]));
+    assert_eq!(rows(&db, "PRAGMA foreign_key_check"), BTreeSet::new());
+
+    // Deprecate old's head 1.1.0 (by CSV name): its channel goes; 1.0.0,
+    // in no channel but 1.1.0's, is removed.
+    let out = ok(olm(&[
+        "index",
+        "deprecatetruncate",
+        "-d",
+        d,
+        "--bundles",
+        "p.v1.1.0",
+    ]));
+    assert!(out.contains("removed 1 below them: p.v1.0.0"), "{out}");
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["stable", "p.v1.3.0", "p.v1.2.0", "0"],
+            &["stable", "p.v1.2.0", "", "1"]
+        ])
+    );
+    assert_eq!(rows(&db, "SELECT name FROM channel"), set(&[&["stable"]]));
+    // 1.1.0 is in no channel now, but deprecated bundles survive
+    // prune-stranded (opm keeps them so their deprecation is remembered).
+    ok(olm(&["index", "prune-stranded", "-d", d]));
+    assert_eq!(
+        rows(&db, "SELECT name FROM operatorbundle"),
+        set(&[&["p.v1.1.0"], &["p.v1.2.0"], &["p.v1.3.0"]])
+    );
+
+    // A later add walks the chain and stops at the deprecated bundle.
+    let next = bundle(
+        t.path(),
+        "p",
+        "p.v1.4.0",
+        "1.4.0",
+        "stable",
+        Some("stable"),
+        Some("p.v1.3.0"),
+        &[],
+    );
+    build(&db, &[next]);
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["stable", "p.v1.4.0", "p.v1.3.0", "0"],
+            &["stable", "p.v1.3.0", "p.v1.2.0", "1"],
+            &["stable", "p.v1.2.0", "", "2"],
+        ])
+    );
+    // Rendered, 1.2.0 carries olm.deprecated.
+    let r = olm(&["render", d]);
+    let text = String::from_utf8_lossy(&r.stdout).into_owned();
+    assert!(text.contains("\"olm.deprecated\""), "{text}");
+}
+
+#[test]
+fn deprecatetruncate_allow_package_removal_needs_every_channel_head() {
+    let t = tempfile::tempdir().expect("tmp");
+    let mut dirs = chain(t.path());
+    dirs.push(bundle(
+        t.path(),
+        "q",
+        "q.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    let db = t.path().join("index.db");
+    build(&db, &dirs);
+    let d = db.to_str().expect("utf-8");
+    let before = dump(&db);
+    let e = fails(olm(&[
+        "index",
+        "deprecatetruncate",
+        "-d",
+        d,
+        "--allow-package-removal",
+        "--bundles",
+        "quay.invalid/p:p.v1.3.0",
+    ]));
+    assert!(
+        e.contains("also deprecate p.v1.1.0, head of channel old"),
+        "{e}"
+    );
+    assert_eq!(dump(&db), before);
+    let out = ok(olm(&[
+        "index",
+        "deprecatetruncate",
+        "-d",
+        d,
+        "--allow-package-removal",
+        "--bundles",
+        "quay.invalid/p:p.v1.3.0,quay.invalid/p:p.v1.1.0",
+    ]));
+    assert!(out.contains("removed package(s): p"), "{out}");
+    assert_eq!(rows(&db, "SELECT name FROM package"), set(&[&["q"]]));
+    assert_eq!(
+        rows(&db, "SELECT name FROM operatorbundle"),
+        set(&[&["q.v1.0.0"]])
+    );
+    assert_eq!(rows(&db, "SELECT * FROM deprecated"), BTreeSet::new());
+}
+
+#[test]
+fn substitutes_for_needs_enable_alpha_and_rewires_like_opm() {
+    let t = tempfile::tempdir().expect("tmp");
+    let r = t.path();
+    let dirs = [
+        bundle(r, "s", "s.v1", "1.0.0", "stable", Some("stable"), None, &[]),
+        bundle(
+            r,
+            "s",
+            "s.v2",
+            "2.0.0",
+            "stable",
+            Some("stable"),
+            Some("s.v1"),
+            &[],
+        ),
+        // A rebuild of 2.0.0 that takes its place.
+        bundle(
+            r,
+            "s",
+            "s.v2-fix",
+            "2.0.0+1",
+            "stable",
+            Some("stable"),
+            Some("s.v1"),
+            &[("olm.substitutesFor", "s.v2")],
+        ),
+        // Written against 2.0.0; opm points it at the substitute.
+        bundle(
+            r,
+            "s",
+            "s.v3",
+            "3.0.0",
+            "stable",
+            Some("stable"),
+            Some("s.v2"),
+            &[],
+        ),
+    ];
+    let db = t.path().join("index.db");
+    let d = db.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "-d", d];
+    let paths: Vec<String> = dirs.iter().map(|p| p.display().to_string()).collect();
+    args.extend(paths.iter().map(String::as_str));
+    let e = fails(olm(&args));
+    assert!(e.contains("--enable-alpha"), "{e}");
+    assert!(!db.exists());
+    args.push("--enable-alpha");
+    ok(olm(&args));
+    assert_eq!(
+        rows(&db, "SELECT name, coalesce(replaces,''), coalesce(skips,''), coalesce(substitutesfor,'') FROM operatorbundle"),
+        set(&[
+            &["s.v1", "", "", ""],
+            &["s.v2", "s.v1", "", ""],
+            &["s.v2-fix", "s.v1", "s.v2", "s.v2"],
+            &["s.v3", "s.v2-fix", "", ""],
+        ])
+    );
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["stable", "s.v3", "s.v2-fix", "0"],
+            &["stable", "s.v2", "", "2"],
+            &["stable", "s.v2-fix", "s.v2", "2"],
+            &["stable", "s.v2-fix", "s.v1", "1"],
+            &["stable", "s.v1", "", "3"],
+        ])
+    );
+}
+
+#[test]
+fn from_fbc_leaves_out_deprecations_with_a_warning() {
+    let t = tempfile::tempdir().expect("tmp");
+    let fbc = t.path().join("cat");
+    std::fs::create_dir_all(&fbc).expect("mkdir");
+    std::fs::write(
+        fbc.join("catalog.yaml"),
+        "---\nschema: olm.package\nname: d\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: d\nname: stable\nentries:\n- name: d.v1.0.0\n- name: d.v1.1.0\n  replaces: d.v1.0.0\n---\nschema: olm.bundle\npackage: d\nname: d.v1.0.0\nimage: quay.invalid/d:1.0.0\nproperties:\n- type: olm.package\n  value: {packageName: d, version: 1.0.0}\n- type: olm.deprecated\n  value: {}\n---\nschema: olm.bundle\npackage: d\nname: d.v1.1.0\nimage: quay.invalid/d:1.1.0\nproperties:\n- type: olm.package\n  value: {packageName: d, version: 1.1.0}\n---\nschema: olm.deprecations\npackage: d\nentries:\n- reference: {schema: olm.bundle, name: d.v1.0.0}\n  message: use 1.1.0\n",
+    )
+    .expect("write");
+    let db = t.path().join("index.db");
+    let d = db.to_str().expect("utf-8");
+    let out = ok(olm(&[
+        "index",
+        "add",
+        "-d",
+        d,
+        "--from-fbc",
+        fbc.to_str().expect("utf-8"),
+    ]));
+    assert!(
+        out.contains("warning: package d: olm.deprecations (1 entry) not imported"),
+        "{out}"
+    );
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["stable", "d.v1.1.0", "d.v1.0.0", "0"],
+            &["stable", "d.v1.0.0", "", "1"]
+        ])
+    );
+    // olm.deprecated (what rendering a truncated index gives) comes back
+    // with its deprecated row.
+    assert_eq!(rows(&db, "SELECT * FROM deprecated"), set(&[&["d.v1.0.0"]]));
+}
+
+#[test]
+fn export_of_cleared_bundles_names_the_bundle_and_the_fix() {
+    let t = tempfile::tempdir().expect("tmp");
+    let r = t.path();
+    let dirs = [
+        bundle(
+            r,
+            "e",
+            "e.v1.0.0",
+            "1.0.0",
+            "stable",
+            Some("stable"),
+            None,
+            &[],
+        ),
+        bundle(
+            r,
+            "e",
+            "e.v1.1.0",
+            "1.1.0",
+            "stable",
+            Some("stable"),
+            None,
+            &[],
+        ),
+    ];
+    let d_keep = r.join("keep.db");
+    let d_clear = r.join("clear.db");
+    // Loopback port 1: nothing listens, so the pull fails at once.
+    for (db, extra) in [(&d_keep, Some("--keep-content")), (&d_clear, None)] {
+        let mut args = vec![
+            "index".to_string(),
+            "add".into(),
+            "-d".into(),
+            db.display().to_string(),
+            "--mode".into(),
+            "semver".into(),
+            "--bundle-image-prefix".into(),
+            "127.0.0.1:1/none/e".into(),
+        ];
+        args.extend(extra.map(String::from));
+        args.extend(dirs.iter().map(|p| p.display().to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(olm(&a));
+    }
+    let out = r.join("out");
+    let o = out.to_str().expect("utf-8");
+    ok(olm(&[
+        "index",
+        "export",
+        "-d",
+        d_keep.to_str().expect("utf-8"),
+        "-o",
+        "e",
+        "--to",
+        o,
+    ]));
+    assert!(out.join("e/package.yaml").is_file());
+    assert!(out.join("e/1.0.0/manifests").is_dir());
+    assert!(out.join("e/1.1.0/metadata/annotations.yaml").is_file());
+    let e = fails(olm(&[
+        "index",
+        "export",
+        "-d",
+        d_clear.to_str().expect("utf-8"),
+        "-o",
+        "e",
+        "--to",
+        r.join("out2").to_str().expect("utf-8"),
+    ]));
+    assert!(
+        e.contains("bundle e.v1.0.0 has no manifests in the index")
+            && e.contains("127.0.0.1:1/none/e:e.v1.0.0")
+            && e.contains("--keep-content"),
+        "{e}"
+    );
+}
