@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use semver::Version;
 use serde_json::Value;
 
-use super::range;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig};
+use crate::semver_range as range;
 
 /// Schema of basic templates.
 pub const SCHEMA_BASIC: &str = "olm.template.basic";
