@@ -7,7 +7,8 @@
 //! Data flows one way, and each module knows only the modules before it:
 //!
 //! ```text
-//! yaml, diag, gojson        foundations: located YAML, findings, Go-style JSON
+//! yaml, diag, gojson,      foundations: located YAML, findings, Go-style JSON
+//!   goyaml, semver_range    and YAML as opm writes it, blang/semver ranges
 //!   -> bundle               load a bundle directory into a model
 //!   -> fbc                  the file-based catalog model (declcfg)
 //!   -> validate | graph     check bundles; build, check and template upgrade graphs
@@ -22,9 +23,11 @@ pub mod bundle;
 pub mod diag;
 pub mod fbc;
 pub mod gojson;
+pub mod goyaml;
 pub mod graph;
 pub mod index;
 pub mod oci;
+pub mod semver_range;
 pub mod serve;
 pub mod sign;
 pub mod validate;

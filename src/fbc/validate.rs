@@ -200,8 +200,11 @@ pub fn validate(cfg: &DeclarativeConfig) -> Vec<Finding> {
                 ));
             }
             in_channel.insert((pkg, e.name.as_str()));
-            if !e.skip_range.is_empty() && !range_ok(&e.skip_range) {
-                out.push(err("fbc-skip-range", format!("package {pkg:?}, channel {ch:?}: bundle {:?} has an invalid skipRange {:?}", e.name, e.skip_range)));
+            if let Some(why) = (!e.skip_range.is_empty())
+                .then(|| crate::semver_range::Range::parse(&e.skip_range).err())
+                .flatten()
+            {
+                out.push(err("fbc-skip-range", format!("package {pkg:?}, channel {ch:?}: bundle {:?} has an invalid skipRange {:?}: {why}", e.name, e.skip_range)));
             }
         }
         let mut pointed = BTreeSet::new();
@@ -352,15 +355,7 @@ fn check_property(p: &super::Property) -> Option<String> {
     }
 }
 
-/// Whether `r` parses as a blang/semver range (`>=1.0.0 <2.0.0 || 3.x` style
-/// without wildcards): comparator tokens joined by spaces and `||`.
+/// Whether `r` parses as a blang/semver range ([`crate::semver_range`]).
 pub fn range_ok(r: &str) -> bool {
-    r.split("||").all(|part| {
-        let toks: Vec<&str> = part.split_whitespace().collect();
-        !toks.is_empty()
-            && toks.iter().all(|t| {
-                let v = t.trim_start_matches(['>', '<', '=', '!']);
-                !v.is_empty() && semver::Version::parse(v).is_ok()
-            })
-    })
+    crate::semver_range::Range::parse(r).is_ok()
 }

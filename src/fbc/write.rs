@@ -1,7 +1,8 @@
 //! Writing FBC streams as `opm render` does (alpha/declcfg/write.go):
 //! grouped by package (package, its channels by name, its bundles by name,
 //! then other objects and deprecations), JSON indented by four spaces
-//! without HTML escaping, or YAML documents.
+//! without HTML escaping, or YAML documents as go-yaml v2 writes them
+//! ([`crate::goyaml`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -28,45 +29,60 @@ enum Obj<'a> {
     Other(&'a Value),
 }
 
-/// The objects of `cfg` in opm's output order.
+/// The objects of `cfg` in opm's output order (`declcfg.writeToEncoder`):
+/// grouped by package name in sorted order (objects of other schemas with
+/// no package form the group `""`, which comes first); within a group the
+/// package, its channels and bundles by name, its deprecations, then the
+/// other objects by schema and name.
 fn ordered(cfg: &DeclarativeConfig) -> Vec<Obj<'_>> {
-    let mut by_pkg: BTreeMap<&str, Vec<Obj<'_>>> = BTreeMap::new();
-    let mut globals = Vec::new();
-    let mut pkgs: Vec<_> = cfg.packages.iter().collect();
-    pkgs.sort_by(|a, b| a.name.cmp(&b.name));
-    for p in pkgs {
-        by_pkg.entry(&p.name).or_default().push(Obj::Package(p));
+    #[derive(Default)]
+    struct Group<'a> {
+        packages: Vec<&'a super::Package>,
+        channels: Vec<&'a super::Channel>,
+        bundles: Vec<&'a super::Bundle>,
+        deprecations: Vec<&'a super::Deprecation>,
+        others: Vec<&'a Value>,
     }
-    let mut chans: Vec<_> = cfg.channels.iter().collect();
-    chans.sort_by(|a, b| a.package.cmp(&b.package).then(a.name.cmp(&b.name)));
-    for c in chans {
-        by_pkg.entry(&c.package).or_default().push(Obj::Channel(c));
+    let mut groups: BTreeMap<&str, Group<'_>> = BTreeMap::new();
+    for p in &cfg.packages {
+        groups.entry(&p.name).or_default().packages.push(p);
     }
-    let mut bundles: Vec<_> = cfg.bundles.iter().collect();
-    bundles.sort_by(|a, b| a.package.cmp(&b.package).then(a.name.cmp(&b.name)));
-    for b in bundles {
-        by_pkg.entry(&b.package).or_default().push(Obj::Bundle(b));
+    for c in &cfg.channels {
+        groups.entry(&c.package).or_default().channels.push(c);
     }
-    let mut others: Vec<&Value> = cfg.others.iter().collect();
-    let key = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    others.sort_by_key(|v| (key(v, "schema"), key(v, "name")));
-    for o in others {
-        let pkg = o.get("package").and_then(Value::as_str).unwrap_or("");
-        if pkg.is_empty() {
-            globals.push(Obj::Other(o));
-        } else {
-            by_pkg.entry(pkg).or_default().push(Obj::Other(o));
-        }
+    for b in &cfg.bundles {
+        groups.entry(&b.package).or_default().bundles.push(b);
     }
     for d in &cfg.deprecations {
-        by_pkg
-            .entry(&d.package)
-            .or_default()
-            .push(Obj::Deprecation(d));
+        groups.entry(&d.package).or_default().deprecations.push(d);
     }
-    let mut out: Vec<Obj<'_>> = by_pkg.into_values().flatten().collect();
-    out.extend(globals);
+    let key = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    for o in &cfg.others {
+        let pkg = o.get("package").and_then(Value::as_str).unwrap_or("");
+        groups.entry(pkg).or_default().others.push(o);
+    }
+    let mut out = Vec::new();
+    for (_, mut g) in groups {
+        // Names are unique in a valid catalog, so stability does not matter.
+        g.packages.sort_by(|a, b| a.name.cmp(&b.name));
+        g.channels.sort_by(|a, b| a.name.cmp(&b.name));
+        g.bundles.sort_by(|a, b| a.name.cmp(&b.name));
+        g.others.sort_by_key(|v| (key(v, "schema"), key(v, "name")));
+        out.extend(g.packages.into_iter().map(Obj::Package));
+        out.extend(g.channels.into_iter().map(Obj::Channel));
+        out.extend(g.bundles.into_iter().map(Obj::Bundle));
+        out.extend(g.deprecations.into_iter().map(Obj::Deprecation));
+        out.extend(g.others.into_iter().map(Obj::Other));
+    }
     out
+}
+
+/// The objects of `cfg` as JSON values, in the order opm writes them.
+pub fn ordered_values(cfg: &DeclarativeConfig) -> Vec<Value> {
+    ordered(cfg)
+        .iter()
+        .map(|o| value_of(o).unwrap_or(Value::Null))
+        .collect()
 }
 
 /// JSON the way Go's `json.Encoder` with `SetIndent("", "    ")` and
@@ -116,9 +132,9 @@ pub fn write(
                 w.write_all(s.as_bytes())?;
             }
             OutputFormat::Yaml => {
-                // opm marshals through JSON, so keys come out sorted.
+                // opm marshals through JSON and sigs.k8s.io/yaml.
                 let v = value_of(&o)?;
-                let s = yaml_serde::to_string(&v)?;
+                let s = crate::goyaml::to_string(&v);
                 w.write_all(b"---\n")?;
                 w.write_all(s.as_bytes())?;
             }
@@ -175,4 +191,55 @@ pub fn write_dir(
         std::fs::write(&file, buf).with_context(|| format!("writing {}", file.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_come_in_opm_order() {
+        let mut cfg = DeclarativeConfig::default();
+        for o in [
+            r#"{"schema":"olm.bundle","name":"b.v1","package":"b","image":"i"}"#,
+            r#"{"schema":"x.other","name":"z","package":"b"}"#,
+            r#"{"schema":"olm.deprecations","package":"b","entries":[]}"#,
+            r#"{"schema":"olm.channel","name":"s","package":"b","entries":[]}"#,
+            r#"{"schema":"olm.package","name":"b"}"#,
+            r#"{"schema":"x.global","name":"g"}"#,
+            r#"{"schema":"olm.package","name":"a"}"#,
+        ] {
+            cfg.push_object(serde_json::from_str(o).expect("json"))
+                .expect("object");
+        }
+        let order: Vec<String> = ordered_values(&cfg)
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}:{}",
+                    v["schema"].as_str().unwrap_or(""),
+                    v["name"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "x.global:g",
+                "olm.package:a",
+                "olm.package:b",
+                "olm.channel:s",
+                "olm.bundle:b.v1",
+                "olm.deprecations:",
+                "x.other:z"
+            ]
+        );
+        let mut out = Vec::new();
+        write(&cfg, OutputFormat::Yaml, &mut out).expect("write");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(
+            text.starts_with("---\nname: g\nschema: x.global\n---\nname: a\nschema: olm.package\n"),
+            "{text}"
+        );
+    }
 }

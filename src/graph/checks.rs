@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::modes::Mode;
-use super::range::{self, Range};
 use super::{Channel, Edge, EdgeKind, HeadError, PackageGraph};
 use crate::diag::{Finding, Level, Location};
+use crate::semver_range::{self as range, Range};
 
 /// Every rule: id and what it means.
 pub const RULES: &[(&str, &str)] = &[

@@ -10,7 +10,7 @@
 //! The graph semantics are OLM's:
 //!
 //! * an entry's upgrade edges are its `replaces`, each of its `skips`, and
-//!   every version its `skipRange` admits ([`range`]);
+//!   every version its `skipRange` admits ([`crate::semver_range`]);
 //! * a channel's head is the one entry that no other entry replaces or
 //!   skips (operator-registry `model.Channel.Head`);
 //! * from an installed bundle OLM moves to the channel entry that replaces
@@ -22,7 +22,6 @@ pub mod draw;
 pub mod load;
 pub mod modes;
 pub mod path;
-pub mod range;
 pub mod render_bundle;
 pub mod template;
 
@@ -260,7 +259,7 @@ impl PackageGraph {
                     kind: EdgeKind::Skips,
                 });
             }
-            if let Ok(r) = range::Range::parse(&e.skip_range) {
+            if let Ok(r) = crate::semver_range::Range::parse(&e.skip_range) {
                 for other in &channel.entries {
                     if other.name == e.name {
                         continue;

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 
 use semver::Version;
 
-use super::range::{self, Range};
 use super::{EdgeKind, PackageGraph};
+use crate::semver_range::{self as range, Range};
 
 /// One upgrade step.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

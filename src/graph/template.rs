@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use semver::Version;
 use serde_json::Value;
 
-use super::range;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig};
+use crate::semver_range as range;
 
 /// Schema of basic templates.
 pub const SCHEMA_BASIC: &str = "olm.template.basic";
@@ -563,66 +563,22 @@ fn link_channels(
     }
 }
 
-/// Output format of rendered FBC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// A JSON stream, one object after another (opm's default).
-    Json,
-    /// YAML documents.
-    Yaml,
-}
+/// Output format of rendered FBC (opm's `-o json|yaml`).
+pub use crate::fbc::write::OutputFormat;
 
 /// The objects of a config in the order opm writes them: per package
 /// (sorted), the package, its channels and its bundles sorted by name,
-/// its deprecations; then objects of other schemas.
+/// its deprecations, its other objects.
 pub fn ordered_objects(cfg: &DeclarativeConfig) -> Vec<Value> {
-    let mut pkgs: BTreeSet<&str> = BTreeSet::new();
-    pkgs.extend(cfg.packages.iter().map(|p| p.name.as_str()));
-    pkgs.extend(cfg.channels.iter().map(|c| c.package.as_str()));
-    pkgs.extend(cfg.bundles.iter().map(|b| b.package.as_str()));
-    let to = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
-    let mut out = Vec::new();
-    for pkg in pkgs {
-        for p in cfg.packages.iter().filter(|p| p.name == pkg) {
-            out.push(to(serde_json::to_value(p)));
-        }
-        let mut chans: Vec<&fbc::Channel> =
-            cfg.channels.iter().filter(|c| c.package == pkg).collect();
-        chans.sort_by(|a, b| a.name.cmp(&b.name));
-        out.extend(chans.into_iter().map(|c| to(serde_json::to_value(c))));
-        let mut bundles: Vec<&fbc::Bundle> =
-            cfg.bundles.iter().filter(|b| b.package == pkg).collect();
-        bundles.sort_by(|a, b| a.name.cmp(&b.name));
-        out.extend(bundles.into_iter().map(|b| to(serde_json::to_value(b))));
-        for d in cfg.deprecations.iter().filter(|d| d.package == pkg) {
-            out.push(to(serde_json::to_value(d)));
-        }
-    }
-    out.extend(cfg.others.iter().cloned());
-    out
+    crate::fbc::write::ordered_values(cfg)
 }
 
 /// Writes a config as opm does: JSON objects indented by four spaces, or
-/// YAML documents each starting with `---`.
+/// YAML documents each starting with `---`, byte for byte.
 pub fn write(cfg: &DeclarativeConfig, format: OutputFormat) -> Result<String, String> {
-    let mut out = String::new();
-    for obj in ordered_objects(cfg) {
-        match format {
-            OutputFormat::Json => {
-                let mut buf = Vec::new();
-                let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-                let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-                serde::Serialize::serialize(&obj, &mut ser).map_err(|e| e.to_string())?;
-                out.push_str(&String::from_utf8_lossy(&buf));
-                out.push('\n');
-            }
-            OutputFormat::Yaml => {
-                out.push_str("---\n");
-                out.push_str(&yaml_serde::to_string(&obj).map_err(|e| e.to_string())?);
-            }
-        }
-    }
-    Ok(out)
+    let mut buf = Vec::new();
+    crate::fbc::write::write(cfg, format, &mut buf).map_err(|e| e.to_string())?;
+    String::from_utf8(buf).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

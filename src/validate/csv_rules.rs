@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 
 use super::names;
 use super::rules::{finding, finding_hint};
-use super::semver_range::SemverRange;
 use super::Context;
 use crate::bundle::Manifest;
 use crate::diag::Finding;
 use crate::path;
+use crate::semver_range::Range as SemverRange;
 use crate::yaml::{Node, Seg, Value};
 
 /// Install mode types OLM knows.

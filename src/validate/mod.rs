@@ -26,7 +26,6 @@ pub mod names;
 pub mod objects;
 pub mod rules;
 pub mod select;
-pub mod semver_range;
 pub mod structure;
 
 /// What to check beyond the default suites.

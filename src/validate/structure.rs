@@ -5,11 +5,11 @@
 
 use super::names;
 use super::rules::{finding, finding_hint};
-use super::semver_range::SemverRange;
 use super::Context;
 use crate::bundle::{keys, Manifest};
 use crate::diag::{Finding, Location};
 use crate::path;
+use crate::semver_range::Range as SemverRange;
 use crate::yaml::{Node, Value};
 
 /// Kinds a registry+v1 bundle may hold (operator-registry
