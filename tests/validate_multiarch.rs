@@ -56,7 +56,7 @@ async fn push(host: &str, name: &str, tag: &str, archs: &[&str], index: bool) ->
     for arch in archs {
         let mut opts = oci::BuildOptions::from_env().expect("opts");
         opts.platform.architecture = arch.to_string();
-        let (set, _) = oci::build_bundle_image(&good(), &opts).expect("build");
+        let set = oci::build_bundle_image(&good(), &opts).expect("build").image;
         let reference = if index {
             set.top.digest.clone()
         } else {
