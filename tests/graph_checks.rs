@@ -282,3 +282,73 @@ fn cli_exit_codes_and_formats() {
         .expect("json stream");
     assert_eq!(objs[0]["schema"], "olm.package");
 }
+
+/// On an FBC input every finding names the file and the line of the
+/// offending entry, field or item (not just the file), in YAML and in a
+/// JSON stream alike.
+#[test]
+fn fbc_findings_name_file_and_line() {
+    let p = common::fixtures().join("graph/rules.yaml");
+    let text = std::fs::read_to_string(&p).expect("fixture");
+    // The same catalog as a JSON stream of objects, four-space indented.
+    let cfg = DeclarativeConfig::load_path(&p).expect("parses");
+    let dir = tempfile::tempdir().expect("tmp");
+    let json_path = dir.path().join("catalog.json");
+    let mut json = String::new();
+    for o in template::ordered_objects(&cfg) {
+        json.push_str(&serde_json::to_string_pretty(&o).expect("json"));
+        json.push('\n');
+    }
+    std::fs::write(&json_path, &json).expect("write");
+    for (path, text) in [(p.clone(), text), (json_path.clone(), json)] {
+        let graphs = load::load_graphs(&path, None, None).expect("loads");
+        let mut seen = 0;
+        for g in &graphs {
+            for f in checks::check(g) {
+                let l = f
+                    .location
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{f:?}: no location"));
+                assert_eq!(l.file, path, "{f:?}");
+                assert!(l.line > 0 && l.column > 0, "{}: {f:?}", path.display());
+                let line = text.lines().nth(l.line as usize - 1).expect("line exists");
+                assert_eq!(l.source_line.as_deref(), Some(line));
+                // The line names what the finding is about.
+                let about = match f.rule.as_str() {
+                    // The package object (it has no defaultChannel line):
+                    // its first line, `schema:` in YAML, `{` in JSON.
+                    "graph-default-channel-missing" if line.contains('{') => "{",
+                    "graph-default-channel-missing" => "schema",
+                    // The default channel's own definition, which is empty.
+                    "graph-default-channel-empty" => "name",
+                    "graph-skiprange-invalid"
+                    | "graph-skiprange-unsatisfiable"
+                    | "graph-skiprange-admits-self" => "skipRange",
+                    "graph-replaces-missing" => "replaces",
+                    "graph-skips-missing" => "missing.v0.9.0",
+                    _ => "",
+                };
+                assert!(
+                    line.contains(about),
+                    "{}: {} at {line:?}",
+                    path.display(),
+                    f.rule
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= 12, "{}: {seen} findings", path.display());
+    }
+    // Spot checks on the YAML file: the dangling replaces and skip.
+    let graphs = load::load_graphs(&p, None, None).expect("loads");
+    let missing = graphs.iter().find(|g| g.package == "missing").expect("pkg");
+    let fs = checks::check(missing);
+    let at = |rule: &str| {
+        fs.iter()
+            .find(|f| f.rule == rule)
+            .and_then(|f| f.location.as_ref())
+            .map(|l| (l.line, l.column))
+    };
+    assert_eq!(at("graph-replaces-missing"), Some((38, 13)));
+    assert_eq!(at("graph-skips-missing"), Some((40, 5)));
+}

@@ -279,6 +279,11 @@ impl RenderTemplateArgs {
             None => Default::default(),
         };
         let render = template::dir_renderer_with(&dir, known);
+        if self.kind == TemplateKind::Semver
+            && template::parse_semver(&text, &self.file).is_ok_and(|t| t.avoid_skip_patch)
+        {
+            eprintln!("warning: {}", template::AVOID_SKIP_PATCH_WARNING);
+        }
         let cfg = match self.kind {
             TemplateKind::Basic => template::render_basic(&text, &self.file, &render),
             TemplateKind::Semver => template::render_semver(&text, &self.file, &render),

@@ -6,6 +6,7 @@
 //! Field order in these structs is the order in which opm writes the fields
 //! (Go struct order), so serializing them reproduces `opm render` output.
 
+pub mod located;
 pub mod validate;
 pub mod write;
 
@@ -266,33 +267,39 @@ impl DeclarativeConfig {
     /// in path order), as `opm serve` and `opm validate` do. A single file is
     /// read as it is.
     pub fn load_path(path: &std::path::Path) -> Result<DeclarativeConfig, FbcError> {
-        let io = |p: &std::path::Path, e: std::io::Error| FbcError::Io {
-            path: p.to_path_buf(),
-            source: e,
-        };
         let mut cfg = DeclarativeConfig::default();
-        let mut files = Vec::new();
-        if path.is_file() {
-            files.push(path.to_path_buf());
-        } else {
-            for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-                let entry = entry.map_err(|e| {
-                    let p = e.path().unwrap_or(path).to_path_buf();
-                    io(&p, e.into())
-                })?;
-                let p = entry.path();
-                let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-                if entry.file_type().is_file() && matches!(ext, "yaml" | "yml" | "json") {
-                    files.push(p.to_path_buf());
-                }
-            }
-        }
+        let files = catalog_files(path)?;
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| io(&f, e))?;
+            let text = std::fs::read_to_string(&f).map_err(|e| FbcError::Io {
+                path: f.clone(),
+                source: e,
+            })?;
             cfg.parse_str(&text, &f)?;
         }
         Ok(cfg)
     }
+}
+
+/// The files of a catalog: `path` itself if it is a file, else every
+/// `.yaml`, `.yml` and `.json` file under it, recursively, in path order.
+pub fn catalog_files(path: &std::path::Path) -> Result<Vec<std::path::PathBuf>, FbcError> {
+    let mut files = Vec::new();
+    if path.is_file() {
+        files.push(path.to_path_buf());
+        return Ok(files);
+    }
+    for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+        let entry = entry.map_err(|e| FbcError::Io {
+            path: e.path().unwrap_or(path).to_path_buf(),
+            source: e.into(),
+        })?;
+        let p = entry.path();
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if entry.file_type().is_file() && matches!(ext, "yaml" | "yml" | "json") {
+            files.push(p.to_path_buf());
+        }
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

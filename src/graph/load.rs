@@ -589,8 +589,9 @@ pub fn load_graphs(
                 .unwrap_or_else(|| Path::new("."));
             return Ok(vec![load_template_graph(path, pkg_dir)?]);
         }
-        let cfg = crate::fbc::DeclarativeConfig::load_path(path).map_err(|e| e.to_string())?;
-        return Ok(PackageGraph::from_fbc(&cfg, path));
+        let (cfg, sources) =
+            crate::fbc::DeclarativeConfig::load_path_located(path).map_err(|e| e.to_string())?;
+        return Ok(PackageGraph::from_fbc_located(&cfg, path, &sources));
     }
     if !path.is_dir() {
         return Err(format!("{}: no such file or directory", path.display()));
@@ -598,8 +599,9 @@ pub fn load_graphs(
     let ci = CiConfig::read(path)?;
     let has_bundles = !bundle_dirs(path)?.is_empty();
     if ci.is_none() && !has_bundles {
-        let cfg = crate::fbc::DeclarativeConfig::load_path(path).map_err(|e| e.to_string())?;
-        return Ok(PackageGraph::from_fbc(&cfg, path));
+        let (cfg, sources) =
+            crate::fbc::DeclarativeConfig::load_path_located(path).map_err(|e| e.to_string())?;
+        return Ok(PackageGraph::from_fbc_located(&cfg, path, &sources));
     }
     if let Some(ci) = &ci {
         if mode.is_none() && ci.update_graph.is_none() && ci.fbc_enabled {

@@ -31,6 +31,7 @@ use std::path::PathBuf;
 use semver::Version;
 
 use crate::diag::Location;
+use crate::fbc::located::{ObjectSource, Sources};
 use crate::fbc::DeclarativeConfig;
 
 pub use modes::Mode;
@@ -278,10 +279,48 @@ impl PackageGraph {
     }
 
     /// One graph per package of a file-based catalog. `source` names it in
-    /// findings.
+    /// findings, which point at the file only; see
+    /// [`PackageGraph::from_fbc_located`] for file and line.
     pub fn from_fbc(cfg: &DeclarativeConfig, source: &std::path::Path) -> Vec<PackageGraph> {
+        Self::from_fbc_with(cfg, source, None)
+    }
+
+    /// [`PackageGraph::from_fbc`] for a catalog read with
+    /// [`DeclarativeConfig::load_path_located`]: every entry, `replaces`,
+    /// `skips` item, `skipRange`, default channel and bundle version carries
+    /// its file, line and column.
+    pub fn from_fbc_located(
+        cfg: &DeclarativeConfig,
+        source: &std::path::Path,
+        sources: &Sources,
+    ) -> Vec<PackageGraph> {
+        Self::from_fbc_with(cfg, source, Some(sources))
+    }
+
+    fn from_fbc_with(
+        cfg: &DeclarativeConfig,
+        source: &std::path::Path,
+        sources: Option<&Sources>,
+    ) -> Vec<PackageGraph> {
+        use crate::yaml::Seg;
+        fn pkgs(s: &Sources) -> &Vec<ObjectSource> {
+            &s.packages
+        }
+        fn chans(s: &Sources) -> &Vec<ObjectSource> {
+            &s.channels
+        }
+        fn bunds(s: &Sources) -> &Vec<ObjectSource> {
+            &s.bundles
+        }
         let mut by_pkg: BTreeMap<String, PackageGraph> = BTreeMap::new();
-        let file_loc = || Some(Location::file(source));
+        // The location of `path` in object `i` of `list`, else the file.
+        let loc = |list: fn(&Sources) -> &Vec<ObjectSource>, i: usize, path: &[Seg]| {
+            Some(
+                sources
+                    .and_then(|s| list(s).get(i).map(|o| s.location(o, path)))
+                    .unwrap_or_else(|| Location::file(source)),
+            )
+        };
         let get = |m: &mut BTreeMap<String, PackageGraph>, name: &str| {
             m.entry(name.to_string()).or_insert_with(|| PackageGraph {
                 package: name.to_string(),
@@ -289,14 +328,14 @@ impl PackageGraph {
                 ..PackageGraph::default()
             });
         };
-        for p in &cfg.packages {
+        for (pi, p) in cfg.packages.iter().enumerate() {
             get(&mut by_pkg, &p.name);
             if let Some(g) = by_pkg.get_mut(&p.name) {
                 g.default_channel = p.default_channel.clone();
-                g.default_channel_location = file_loc();
+                g.default_channel_location = loc(pkgs, pi, &[Seg::from("defaultChannel")]);
             }
         }
-        for c in &cfg.channels {
+        for (ci, c) in cfg.channels.iter().enumerate() {
             get(&mut by_pkg, &c.package);
             if let Some(g) = by_pkg.get_mut(&c.package) {
                 g.channels.push(Channel {
@@ -304,28 +343,36 @@ impl PackageGraph {
                     entries: c
                         .entries
                         .iter()
-                        .map(|e| Entry {
-                            name: e.name.clone(),
-                            replaces: e.replaces.clone(),
-                            skips: e.skips.clone(),
-                            skip_range: e.skip_range.clone(),
-                            location: file_loc(),
-                            replaces_location: file_loc(),
-                            skip_range_location: file_loc(),
-                            skips_locations: Vec::new(),
+                        .enumerate()
+                        .map(|(ei, e)| {
+                            let at = |rest: &[Seg]| {
+                                let mut p = vec![Seg::from("entries"), Seg::from(ei)];
+                                p.extend_from_slice(rest);
+                                loc(chans, ci, &p)
+                            };
+                            Entry {
+                                name: e.name.clone(),
+                                replaces: e.replaces.clone(),
+                                skips: e.skips.clone(),
+                                skip_range: e.skip_range.clone(),
+                                location: at(&[Seg::from("name")]),
+                                replaces_location: at(&[Seg::from("replaces")]),
+                                skip_range_location: at(&[Seg::from("skipRange")]),
+                                skips_locations: (0..e.skips.len())
+                                    .filter_map(|si| at(&[Seg::from("skips"), Seg::from(si)]))
+                                    .collect(),
+                            }
                         })
                         .collect(),
-                    location: file_loc(),
+                    location: loc(chans, ci, &[Seg::from("name")]),
                 });
             }
         }
-        for b in &cfg.bundles {
+        for (bi, b) in cfg.bundles.iter().enumerate() {
             get(&mut by_pkg, &b.package);
-            let raw_version = b
-                .properties
-                .iter()
-                .find(|p| p.kind == "olm.package")
-                .and_then(|p| p.value.get("version"))
+            let pkg_prop = b.properties.iter().position(|p| p.kind == "olm.package");
+            let raw_version = pkg_prop
+                .and_then(|i| b.properties[i].value.get("version"))
                 .and_then(|v| v.as_str())
                 .unwrap_or("")
                 .to_string();
@@ -337,6 +384,19 @@ impl PackageGraph {
                 .and_then(|v| v.as_str())
                 .unwrap_or("")
                 .to_string();
+            let version_location = match pkg_prop {
+                Some(i) => loc(
+                    bunds,
+                    bi,
+                    &[
+                        Seg::from("properties"),
+                        Seg::from(i),
+                        Seg::from("value"),
+                        Seg::from("version"),
+                    ],
+                ),
+                None => loc(bunds, bi, &[Seg::from("name")]),
+            };
             if let Some(g) = by_pkg.get_mut(&b.package) {
                 g.bundles.insert(
                     b.name.clone(),
@@ -346,8 +406,8 @@ impl PackageGraph {
                         raw_version,
                         substitutes_for,
                         image: b.image.clone(),
-                        location: file_loc(),
-                        version_location: file_loc(),
+                        location: loc(bunds, bi, &[Seg::from("name")]),
+                        version_location,
                     },
                 );
             }

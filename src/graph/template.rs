@@ -237,7 +237,9 @@ pub struct SemverTemplate {
     /// `minor` or `major`: which kind of channel may be the default.
     #[serde(default)]
     pub default_channel_type_preference: String,
-    /// Replace each previous version instead of skipping lower patches.
+    /// Link each channel as a plain replaces chain instead of skipping
+    /// lower patches. Older opm had this field; current opm reads templates
+    /// strictly and refuses it as an unknown field ([`AVOID_SKIP_PATCH_WARNING`]).
     #[serde(default)]
     pub avoid_skip_patch: bool,
     /// Candidate bundles.
@@ -250,6 +252,12 @@ pub struct SemverTemplate {
     #[serde(default)]
     pub stable: SemverChannelBundles,
 }
+
+/// What `render-template semver` says when a template sets `avoidSkipPatch`.
+pub const AVOID_SKIP_PATCH_WARNING: &str = "avoidSkipPatch is not part of current opm's olm.semver \
+schema: opm (alpha/template/semver, read with yaml.UnmarshalStrict) fails with `json: unknown field \
+\"avoidSkipPatch\"`; rendered here as the opm releases that had it did (each channel a replaces \
+chain in version order, no skips)";
 
 /// One archetype's bundles.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
@@ -524,11 +532,13 @@ fn link_channels(
         }
     };
     if avoid_skip_patch {
-        // Each entry replaces the one before it within the same archetype,
-        // kind and major version; nothing is skipped.
+        // opm's semver template while it had `avoidSkipPatch`: within each
+        // generated channel, sorted by version, every entry replaces the one
+        // before it; nothing is skipped and no edge crosses channels (a
+        // minor channel's first entry replaces nothing).
         for i in 1..tuples.len() {
             let (p, c) = (&tuples[i - 1], &tuples[i]);
-            if p.arch == c.arch && p.kind == c.kind && p.version.major == c.version.major {
+            if p.parent == c.parent {
                 set_edges(channels, c, &p.name, &BTreeSet::new());
             }
         }
@@ -592,5 +602,120 @@ mod tests {
         assert_eq!(image_tag("localhost:5000/a/b"), None);
         assert_eq!(image_tag("quay.io/a/b@sha256:abc"), None);
         assert_eq!(image_tag("quay.io/a/b:v1@sha256:abc"), Some("v1"));
+    }
+
+    /// A renderer for images named `repo/a-v<version>`: bundle `a-v<version>`.
+    fn fake(image: &str) -> Result<fbc::Bundle, String> {
+        let name = image.rsplit('/').next().unwrap_or(image).to_string();
+        let version = name.trim_start_matches("a-v").to_string();
+        Ok(fbc::Bundle {
+            schema: fbc::SCHEMA_BUNDLE.into(),
+            name,
+            package: "a".into(),
+            image: image.into(),
+            properties: vec![fbc::Property {
+                kind: "olm.package".into(),
+                value: serde_json::json!({"packageName": "a", "version": version}),
+            }],
+            ..fbc::Bundle::default()
+        })
+    }
+
+    /// Channel name -> entries as `name<replaces[skips]`.
+    fn semver_edges(extra: &str) -> BTreeMap<String, Vec<String>> {
+        let versions = [
+            "0.1.0", "0.1.1", "1.1.0", "1.2.1", "1.3.1", "2.1.0", "2.1.1", "2.3.1", "2.3.2",
+            "3.1.0", "3.1.1",
+        ];
+        let mut text = format!("schema: olm.semver\n{extra}stable:\n  bundles:\n");
+        for v in versions {
+            text.push_str(&format!("  - image: repo/a-v{v}\n"));
+        }
+        let cfg = render_semver(&text, Path::new("t.yaml"), &fake).expect("renders");
+        cfg.channels
+            .iter()
+            .map(|c| {
+                let entries = c
+                    .entries
+                    .iter()
+                    .map(|e| format!("{}<{}{:?}", e.name, e.replaces, e.skips))
+                    .collect();
+                (c.name.clone(), entries)
+            })
+            .collect()
+    }
+
+    // Expectations from operator-registry's semver template tests for
+    // `avoidSkipPatch` ("NoSkipPatch/No edges between successive major
+    // channels", "NoSkipPatch/No edges between minor channels"): a replaces
+    // chain inside each channel, no skips, nothing across channels.
+    #[test]
+    fn avoid_skip_patch_chains_each_major_channel() {
+        let got = semver_edges("generateMajorChannels: true\navoidSkipPatch: true\n");
+        let want = BTreeMap::from([
+            (
+                "stable-v0".to_string(),
+                vec!["a-v0.1.0<[]", "a-v0.1.1<a-v0.1.0[]"],
+            ),
+            (
+                "stable-v1".to_string(),
+                vec!["a-v1.1.0<[]", "a-v1.2.1<a-v1.1.0[]", "a-v1.3.1<a-v1.2.1[]"],
+            ),
+            (
+                "stable-v2".to_string(),
+                vec![
+                    "a-v2.1.0<[]",
+                    "a-v2.1.1<a-v2.1.0[]",
+                    "a-v2.3.1<a-v2.1.1[]",
+                    "a-v2.3.2<a-v2.3.1[]",
+                ],
+            ),
+            (
+                "stable-v3".to_string(),
+                vec!["a-v3.1.0<[]", "a-v3.1.1<a-v3.1.0[]"],
+            ),
+        ]);
+        let want: BTreeMap<String, Vec<String>> = want
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().map(String::from).collect()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn avoid_skip_patch_never_links_minor_channels() {
+        let got = semver_edges("avoidSkipPatch: true\n");
+        let flat: Vec<String> = got
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", v.join(" ")))
+            .collect();
+        assert_eq!(
+            flat,
+            [
+                "stable-v0.1: a-v0.1.0<[] a-v0.1.1<a-v0.1.0[]",
+                "stable-v1.1: a-v1.1.0<[]",
+                "stable-v1.2: a-v1.2.1<[]",
+                "stable-v1.3: a-v1.3.1<[]",
+                "stable-v2.1: a-v2.1.0<[] a-v2.1.1<a-v2.1.0[]",
+                "stable-v2.3: a-v2.3.1<[] a-v2.3.2<a-v2.3.1[]",
+                "stable-v3.1: a-v3.1.0<[] a-v3.1.1<a-v3.1.0[]",
+            ]
+        );
+        // Without it, current opm's skip-patch linking: the last of each
+        // minor skips the lower patches, minors of a major are chained by
+        // replaces from the previous minor's highest version.
+        let got = semver_edges("");
+        assert_eq!(
+            got["stable-v0.1"],
+            ["a-v0.1.0<[]", "a-v0.1.1<[\"a-v0.1.0\"]"]
+        );
+        assert_eq!(got["stable-v1.3"], ["a-v1.3.1<a-v1.2.1[\"a-v1.1.0\"]"]);
+        assert_eq!(
+            got["stable-v2.3"],
+            [
+                "a-v2.3.1<[]",
+                "a-v2.3.2<a-v2.1.1[\"a-v2.1.0\", \"a-v2.3.1\"]"
+            ]
+        );
     }
 }
