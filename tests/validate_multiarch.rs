@@ -56,7 +56,9 @@ async fn push(host: &str, name: &str, tag: &str, archs: &[&str], index: bool) ->
     for arch in archs {
         let mut opts = oci::BuildOptions::from_env().expect("opts");
         opts.platform.architecture = arch.to_string();
-        let set = oci::build_bundle_image(&good(), &opts).expect("build").image;
+        let set = oci::build_bundle_image(&good(), &opts)
+            .expect("build")
+            .image;
         let reference = if index {
             set.top.digest.clone()
         } else {
