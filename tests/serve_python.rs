@@ -160,6 +160,32 @@ fn sqlite_backend_over_test_index() {
     run_python("test_serve_sqlite", &[("OLM_CATALOG_SQLITE", &db)]);
 }
 
+/// An index built by `olm-catalog index add --from-fbc` from the corpus's
+/// real catalogs, served and checked against answers the Python side works
+/// out from those catalog files and opm's SQLite rules.
+#[test]
+fn sqlite_backend_over_corpus_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("index.db");
+    let catalogs = common::corpus().join("catalogs/v4.18");
+    let out = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&db)
+        .arg("--from-fbc")
+        .arg(&catalogs)
+        .output()
+        .expect("run olm-catalog index add");
+    assert!(
+        out.status.success(),
+        "index add --from-fbc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run_python(
+        "test_serve_sqlite_corpus",
+        &[("OLM_CATALOG_FBC", &catalogs), ("OLM_CATALOG_SQLITE", &db)],
+    );
+}
+
 #[test]
 fn robustness_shutdown_watch_limits_and_bad_catalogs() {
     let dir = tempfile::tempdir().expect("tempdir");
