@@ -48,11 +48,11 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
+/// Numbers as Kubernetes' unstructured decoding leaves them: an integer that
+/// fits int64 stays exact, anything else becomes a float64.
 fn write_number(out: &mut String, n: &serde_json::Number) {
     if let Some(i) = n.as_i64() {
         out.push_str(&i.to_string());
-    } else if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
     } else if let Some(f) = n.as_f64() {
         out.push_str(&format_float(f));
     }
@@ -93,6 +93,9 @@ fn write_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            // As Go 1.22 and later write them (opm v1.73.0 is built with one).
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
             '&' => out.push_str("\\u0026"),
@@ -103,6 +106,233 @@ fn write_string(out: &mut String, s: &str) {
         }
     }
     out.push('"');
+}
+
+/// One top-level value of a stream [`canonical_values`] accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CanonicalValue<'a> {
+    /// The value's JSON text, exactly as [`to_string`] would write it.
+    pub text: &'a str,
+    /// The object's top-level `"kind"`, when it is a plain string.
+    pub kind: Option<&'a str>,
+}
+
+/// Splits a stream of JSON objects, each followed by one newline as Go's
+/// `json.Encoder` writes them, into the objects' texts, when every object is
+/// already byte for byte what [`to_string`] writes for it: no whitespace,
+/// keys strictly sorted, Go's escapes, numbers as Go formats them.
+///
+/// An index written by opm (or by `olm-catalog index add`) stores manifests
+/// that way, so serving them needs no decode and re-encode: this check is a
+/// single pass over the bytes. `None` means "not canonical, or not sure":
+/// the caller then decodes and re-encodes, which gives the same bytes for
+/// canonical input and the right bytes for anything else.
+pub fn canonical_values(text: &str) -> Option<Vec<CanonicalValue<'_>>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'{' {
+            return None;
+        }
+        let start = i;
+        let mut c = Checker {
+            b,
+            i,
+            depth: 0,
+            kind: None,
+        };
+        c.object(true)?;
+        i = c.i;
+        out.push(CanonicalValue {
+            text: &text[start..i],
+            kind: c.kind.map(|(s, e)| &text[s..e]),
+        });
+        if b.get(i) != Some(&b'\n') {
+            return None;
+        }
+        i += 1;
+    }
+    Some(out)
+}
+
+/// Deeper values than this are left to the decoding path.
+const MAX_CANONICAL_DEPTH: usize = 128;
+
+struct Checker<'a> {
+    b: &'a [u8],
+    i: usize,
+    depth: usize,
+    /// Byte range of the top-level object's `"kind"` string contents.
+    kind: Option<(usize, usize)>,
+}
+
+impl Checker<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    fn value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'{' => self.object(false),
+            b'[' => self.array(),
+            b'"' => self.string().map(|_| ()),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, lit: &[u8]) -> Option<()> {
+        let end = self.i + lit.len();
+        (self.b.get(self.i..end)? == lit).then(|| self.i = end)
+    }
+
+    fn object(&mut self, top: bool) -> Option<()> {
+        self.depth += 1;
+        if self.depth > MAX_CANONICAL_DEPTH {
+            return None;
+        }
+        self.eat(b'{')?;
+        let mut prev: Option<&[u8]> = None;
+        if self.peek()? != b'}' {
+            loop {
+                let (ks, ke, escaped) = self.string()?;
+                // Keys with escapes would need decoding to compare: rare, so
+                // left to the decoding path.
+                if escaped {
+                    return None;
+                }
+                let key = &self.b[ks..ke];
+                if prev.is_some_and(|p| p >= key) {
+                    return None;
+                }
+                prev = Some(key);
+                self.eat(b':')?;
+                if top && key == b"kind" && self.peek()? == b'"' {
+                    let (vs, ve, esc) = self.string()?;
+                    if esc {
+                        // Decode to compare: left to the decoding path.
+                        return None;
+                    }
+                    self.kind = Some((vs, ve));
+                } else {
+                    self.value()?;
+                }
+                if self.peek()? == b',' {
+                    self.i += 1;
+                    continue;
+                }
+                break;
+            }
+        }
+        self.eat(b'}')?;
+        self.depth -= 1;
+        Some(())
+    }
+
+    fn array(&mut self) -> Option<()> {
+        self.depth += 1;
+        if self.depth > MAX_CANONICAL_DEPTH {
+            return None;
+        }
+        self.eat(b'[')?;
+        if self.peek()? != b']' {
+            loop {
+                self.value()?;
+                if self.peek()? == b',' {
+                    self.i += 1;
+                    continue;
+                }
+                break;
+            }
+        }
+        self.eat(b']')?;
+        self.depth -= 1;
+        Some(())
+    }
+
+    /// A string in Go's form; returns the contents' byte range and whether
+    /// it holds an escape.
+    fn string(&mut self) -> Option<(usize, usize, bool)> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            let c = self.peek()?;
+            match c {
+                b'"' => {
+                    let end = self.i;
+                    self.i += 1;
+                    return Some((start, end, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    let e = *self.b.get(self.i + 1)?;
+                    match e {
+                        b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => self.i += 2,
+                        b'u' => {
+                            let hex = self.b.get(self.i + 2..self.i + 6)?;
+                            // Exactly the \u escapes Go writes: lower-case
+                            // hex, for <, >, &, U+2028, U+2029 and the
+                            // control characters without a short form.
+                            let ok = match hex {
+                                b"003c" | b"003e" | b"0026" | b"2028" | b"2029" => true,
+                                [b'0', b'0', h, l] => {
+                                    let v = hexval(*h)? * 16 + hexval(*l)?;
+                                    v < 0x20 && !matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+                                }
+                                _ => false,
+                            };
+                            if !ok {
+                                return None;
+                            }
+                            self.i += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                0x00..=0x1f | b'<' | b'>' | b'&' => return None,
+                // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8.
+                0xe2 if self.b.get(self.i + 1) == Some(&0x80)
+                    && matches!(self.b.get(self.i + 2), Some(0xa8 | 0xa9)) =>
+                {
+                    return None
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        let tok = std::str::from_utf8(&self.b[start..self.i]).ok()?;
+        let n: serde_json::Number = tok.parse().ok()?;
+        let mut again = String::new();
+        write_number(&mut again, &n);
+        (again == tok).then_some(())
+    }
+}
+
+fn hexval(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -117,6 +347,59 @@ mod tests {
             to_string(&v),
             r#"{"a":[1,2.5,true,null],"b":"\u003ca\u0026b\u003e","c":"\u0001"}"#
         );
+    }
+
+    #[test]
+    fn canonical_streams_are_split_without_decoding() {
+        let a = to_string(
+            &json!({"kind": "ClusterServiceVersion", "spec": {"x": [1, -2.5, "<\u{8}\u{1}>", null, true]}}),
+        );
+        let b = to_string(&json!({"apiVersion": "v1", "kind": "Service"}));
+        let text = format!("{a}\n{b}\n");
+        let got = canonical_values(&text).expect("canonical");
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            (got[0].text, got[0].kind),
+            (a.as_str(), Some("ClusterServiceVersion"))
+        );
+        assert_eq!((got[1].text, got[1].kind), (b.as_str(), Some("Service")));
+        assert_eq!(canonical_values(""), Some(vec![]));
+    }
+
+    #[test]
+    fn anything_not_exactly_canonical_is_refused() {
+        for text in [
+            "{\"a\":1}",              // no newline after the value
+            "{\"a\": 1}\n",           // whitespace
+            "{\"b\":1,\"a\":2}\n",    // keys out of order
+            "{\"a\":1,\"a\":2}\n",    // duplicate key
+            "{\"a\":1.0}\n",          // Go writes 1
+            "{\"a\":1e3}\n",          // Go writes 1000
+            "{\"a\":\"\\/\"}\n",      // needless escape
+            "{\"a\":\"\\u0041\"}\n",  // needless \u escape
+            "{\"a\":\"\\u003C\"}\n",  // upper-case hex
+            "{\"a\":\"\\u0008\"}\n",  // Go writes \b
+            "{\"a\":\"<\"}\n",        // Go escapes <
+            "{\"a\":\"\u{2028}\"}\n", // Go escapes U+2028
+            "{\"a\\n\":1}\n",         // escaped key: decode to compare
+            "[1]\n",                  // not an object
+            "null\n",
+            "{\"a\":1}\n\n", // blank line
+            "{\"a\":tru}\n",
+            "{\"a\":\"x}\n",
+        ] {
+            assert_eq!(canonical_values(text), None, "{text:?}");
+        }
+        let deep = format!("{}{}\n", "{\"a\":".repeat(200) + "1", "}".repeat(200));
+        assert_eq!(canonical_values(&deep), None);
+    }
+
+    #[test]
+    fn short_escapes_and_big_integers_like_go() {
+        assert_eq!(to_string(&json!("\u{8}\u{c}\u{1}")), r#""\b\f\u0001""#);
+        // Beyond int64 Kubernetes decodes a float64.
+        let big: Value = serde_json::from_str("12345678901234567890").expect("number");
+        assert_eq!(to_string(&big), "12345678901234567000");
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct SqliteRegistry {
     channels: BTreeMap<(Str, Str), Str>,
     entries: Vec<EntryRow>,
     entry_by_id: HashMap<i64, usize>,
+    /// Every (package, channel, bundle) that has a channel entry: the
+    /// membership GetBundle and GetBundleForChannel join on, without a scan.
+    members: HashSet<(Str, Str, Str)>,
     bundles: HashMap<Str, BundleRow>,
     /// Bundle name -> `GetApisForEntry` answer with an empty manifest set.
     apis: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
@@ -80,6 +83,15 @@ fn gvk_value(group: &str, version: &str, kind: &str) -> String {
 /// Go's yaml-or-json stream decoding of `operatorbundle.bundle`, each object
 /// marshalled again (`registry.BundleStringToAPIBundle`).
 fn split_bundle(text: &str) -> Result<(String, Vec<String>), String> {
+    // What opm and `index add` store is already in that form: pass it on.
+    if let Some(values) = gojson::canonical_values(text) {
+        let csv = values
+            .iter()
+            .rfind(|v| v.kind == Some("ClusterServiceVersion"))
+            .map(|v| v.text.to_string())
+            .unwrap_or_default();
+        return Ok((csv, values.iter().map(|v| v.text.to_string()).collect()));
+    }
     let mut csv = String::new();
     let mut objects = Vec::new();
     let trimmed = text.trim_start();
@@ -206,6 +218,10 @@ impl SqliteRegistry {
         drop(rows);
         drop(st);
         let entry_by_id = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+        let members = entries
+            .iter()
+            .map(|e| (e.package.clone(), e.channel.clone(), e.bundle.clone()))
+            .collect();
 
         let mut bundles = HashMap::new();
         let mut st = conn
@@ -315,6 +331,7 @@ impl SqliteRegistry {
             channels,
             entries,
             entry_by_id,
+            members,
             bundles,
             apis,
             properties,
@@ -413,6 +430,11 @@ impl SqliteRegistry {
         Ok(b)
     }
 
+    /// Whether `bundle` has an entry in the package's channel.
+    fn is_member(&self, pkg: &str, channel: &str, bundle: &str) -> bool {
+        self.members.contains(&(s(pkg), s(channel), s(bundle)))
+    }
+
     fn replaces_name(&self, e: &EntryRow) -> &str {
         e.replaces
             .and_then(|id| self.entry_by_id.get(&id))
@@ -487,11 +509,7 @@ impl Registry for SqliteRegistry {
     }
 
     fn get_bundle(&self, pkg: &str, channel: &str, csv: &str) -> QueryResult<proto::Bundle> {
-        let found = self.bundles.contains_key(csv)
-            && self
-                .entries
-                .iter()
-                .any(|e| &*e.package == pkg && &*e.channel == channel && &*e.bundle == csv);
+        let found = self.bundles.contains_key(csv) && self.is_member(pkg, channel, csv);
         if !found {
             return err(format!("no entry found for {pkg} {channel} {csv}"));
         }
@@ -500,13 +518,8 @@ impl Registry for SqliteRegistry {
 
     fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle> {
         let head = self.channels.get(&(s(pkg), s(channel)));
-        let found = head.filter(|h| {
-            self.bundles.contains_key(*h)
-                && self
-                    .entries
-                    .iter()
-                    .any(|e| &*e.package == pkg && &*e.channel == channel && e.bundle == **h)
-        });
+        let found =
+            head.filter(|h| self.bundles.contains_key(*h) && self.is_member(pkg, channel, h));
         match found {
             Some(h) => self.full_bundle(h, pkg, channel),
             None => err(format!("no entry found for {pkg} {channel}")),
