@@ -663,8 +663,7 @@ impl Registry for FbcRegistry {
         ))
     }
 
-    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
-        let mut out = Vec::with_capacity(self.bundle_count);
+    fn list_bundles(&self, send: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
         for (pn, p) in &self.packages {
             for (cn, c) in &p.channels {
                 for e in c.bundles.values() {
@@ -677,22 +676,23 @@ impl Registry for FbcRegistry {
                         }
                         _ => None,
                     };
-                    out.push(
-                        BundleView {
-                            data: &e.data,
-                            package: pn,
-                            channel: cn,
-                            skip_range: &e.skip_range,
-                            replaces: &e.replaces,
-                            skips: &e.skips,
-                            with_apis: true,
-                        }
-                        .to_proto(manifests),
-                    );
+                    let b = BundleView {
+                        data: &e.data,
+                        package: pn,
+                        channel: cn,
+                        skip_range: &e.skip_range,
+                        replaces: &e.replaces,
+                        skips: &e.skips,
+                        with_apis: true,
+                    }
+                    .to_proto(manifests);
+                    if !send(b) {
+                        return Ok(());
+                    }
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn summary(&self) -> String {
@@ -805,7 +805,19 @@ entries:
                 .0,
             r#"package "demo", channel "stable", bundle "nope" not found"#
         );
-        let listed = r.list_bundles().expect("list");
+        let mut listed = Vec::new();
+        r.list_bundles(&mut |b| {
+            listed.push(b);
+            true
+        })
+        .expect("list");
+        let mut first = 0;
+        r.list_bundles(&mut |_| {
+            first += 1;
+            false
+        })
+        .expect("list");
+        assert_eq!(first, 1, "stops when the client is gone");
         assert_eq!(listed.len(), 3);
         assert!(listed
             .iter()

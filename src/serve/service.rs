@@ -177,7 +177,18 @@ impl registry_server::Registry for RegistryService {
         _req: Request<proto::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let r = self.current.get();
-        let bundles = blocking(move || r.list_bundles()).await?;
-        stream(Ok(bundles))
+        // Messages are built on a blocking thread and handed over a small
+        // bounded channel: memory stays at a few messages however large the
+        // catalog (bundles without an image carry all their manifests).
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<proto::Bundle, Status>>(16);
+        tokio::task::spawn_blocking(move || {
+            let mut send = |b: proto::Bundle| tx.blocking_send(Ok(b)).is_ok();
+            if let Err(e) = r.list_bundles(&mut send) {
+                let _ = tx.blocking_send(Err(status(e)));
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 }

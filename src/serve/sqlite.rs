@@ -631,10 +631,9 @@ impl Registry for SqliteRegistry {
         }
     }
 
-    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
+    fn list_bundles(&self, send: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
         // One bundle per (name, version, path, channel), as opm's map keys them.
         let mut seen = HashSet::new();
-        let mut out = Vec::new();
         for e in &self.entries {
             if !self.packages.contains_key(&e.package) {
                 continue;
@@ -683,9 +682,11 @@ impl Registry for SqliteRegistry {
                 b.csv_json = csv;
                 b.object = objects;
             }
-            out.push(b);
+            if !send(b) {
+                return Ok(());
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn summary(&self) -> String {
