@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{bail, Context};
 use rusqlite::{Connection, OpenFlags};
@@ -26,15 +26,52 @@ struct EntryRow {
     depth: i64,
 }
 
-/// One `operatorbundle` row (without its manifests).
+/// The columns of an `operatorbundle` row that opm's `pk` index holds:
+/// read at start from the index alone.
 struct BundleRow {
     version: Option<Str>,
     bundle_path: Option<Str>,
+}
+
+/// The columns stored after `csv` and `bundle` in an `operatorbundle` row.
+///
+/// SQLite lays a row out column after column, so reaching them means walking
+/// the overflow pages of the manifests: the whole file. They are read in the
+/// background after start (ListBundles needs them) and per row when a call
+/// reads that row's manifests anyway.
+struct BundleDetails {
     skip_range: Str,
     replaces: Str,
     skips: Option<Str>,
     /// `bundle` is not NULL.
     has_bundle: bool,
+}
+
+type Details = Arc<OnceLock<Result<HashMap<Str, BundleDetails>, String>>>;
+
+/// Reads [`BundleDetails`] of every bundle.
+fn read_details(path: &Path) -> Result<HashMap<Str, BundleDetails>, String> {
+    let conn = open(path).map_err(|e| format!("{e:#}"))?;
+    let mut st = conn
+        .prepare("SELECT name, skiprange, replaces, skips, bundle IS NOT NULL FROM operatorbundle")
+        .map_err(|e| e.to_string())?;
+    let mut rows = st.query([]).map_err(|e| e.to_string())?;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next().map_err(|e| e.to_string())? {
+        let get =
+            |i: usize| -> Result<Option<String>, String> { r.get(i).map_err(|e| e.to_string()) };
+        let Some(name) = get(0)? else { continue };
+        out.insert(
+            s(&name),
+            BundleDetails {
+                skip_range: s(&get(1)?.unwrap_or_default()),
+                replaces: s(&get(2)?.unwrap_or_default()),
+                skips: get(3)?.map(|x| s(&x)),
+                has_bundle: r.get(4).map_err(|e| e.to_string())?,
+            },
+        );
+    }
+    Ok(out)
 }
 
 /// A SQLite index held in memory.
@@ -50,6 +87,7 @@ pub struct SqliteRegistry {
     /// membership GetBundle and GetBundleForChannel join on, without a scan.
     members: HashSet<(Str, Str, Str)>,
     bundles: HashMap<Str, BundleRow>,
+    details: Details,
     /// Bundle name -> `GetApisForEntry` answer with an empty manifest set.
     apis: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
     /// Bundle name -> every (type, value, version, path) property row.
@@ -226,8 +264,9 @@ impl SqliteRegistry {
         let mut bundles = HashMap::new();
         let mut st = conn
             .prepare(
-                "SELECT name, version, bundlepath, skiprange, replaces, skips, bundle IS NOT NULL \
-                 FROM operatorbundle",
+                // Answered from the `pk` index (name, version, bundlepath)
+                // without touching the rows.
+                "SELECT name, version, bundlepath FROM operatorbundle",
             )
             .with_context(ctx)?;
         let mut rows = st.query([]).with_context(ctx)?;
@@ -239,10 +278,6 @@ impl SqliteRegistry {
                 BundleRow {
                     version: opt(r.get(1)?),
                     bundle_path: opt(r.get(2)?),
-                    skip_range: s(&r.get::<_, Option<String>>(3)?.unwrap_or_default()),
-                    replaces: s(&r.get::<_, Option<String>>(4)?.unwrap_or_default()),
-                    skips: opt(r.get(5)?),
-                    has_bundle: r.get(6)?,
                 },
             );
         }
@@ -325,8 +360,15 @@ impl SqliteRegistry {
             apis.insert(name.clone(), (provided, required));
         }
 
+        let details: Details = Arc::new(OnceLock::new());
+        {
+            let (details, path) = (details.clone(), path.to_path_buf());
+            std::thread::spawn(move || details.get_or_init(|| read_details(&path)).is_ok());
+        }
+
         Ok(SqliteRegistry {
             path: path.to_path_buf(),
+            details,
             packages,
             channels,
             entries,
@@ -362,32 +404,62 @@ impl SqliteRegistry {
             .collect()
     }
 
-    /// Reads and splits a bundle's manifests.
-    fn manifests(&self, name: &str) -> QueryResult<(String, Vec<String>)> {
+    /// The details of every bundle (waits for the background read).
+    fn details(&self) -> QueryResult<&HashMap<Str, BundleDetails>> {
+        self.details
+            .get_or_init(|| read_details(&self.path))
+            .as_ref()
+            .map_err(|e| QueryError(format!("reading SQLite index {}: {e}", self.path.display())))
+    }
+
+    /// Reads one row's `skiprange` and `bundle` columns.
+    fn read_row(&self, name: &str) -> QueryResult<(String, Option<String>)> {
         let conn = self.pool.lock().ok().and_then(|mut p| p.pop());
         let conn = match conn {
             Some(c) => c,
             None => open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
         };
-        let text: rusqlite::Result<Option<String>> = conn.query_row(
-            "SELECT bundle FROM operatorbundle WHERE name=? LIMIT 1",
+        let row: rusqlite::Result<(Option<String>, Option<String>)> = conn.query_row(
+            "SELECT skiprange, bundle FROM operatorbundle WHERE name=? LIMIT 1",
             [name],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         );
         if let Ok(mut p) = self.pool.lock() {
             if p.len() < 8 {
                 p.push(conn);
             }
         }
-        match text {
-            Ok(Some(t)) if !t.is_empty() => split_bundle(&t).map_err(QueryError),
-            Ok(_) | Err(rusqlite::Error::QueryReturnedNoRows) => Ok((String::new(), Vec::new())),
+        match row {
+            Ok((range, bundle)) => Ok((range.unwrap_or_default(), bundle)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok((String::new(), None)),
             Err(e) => err(e.to_string()),
         }
     }
 
-    /// A GetBundle-style answer for `bundle` reached through entry `entry_id`.
+    /// Splits a `bundle` column into the CSV and every object, as opm's
+    /// `BundleStringToAPIBundle` does.
+    fn manifests(text: Option<&str>) -> QueryResult<(String, Vec<String>)> {
+        match text {
+            Some(t) if !t.is_empty() => split_bundle(t).map_err(QueryError),
+            _ => Ok((String::new(), Vec::new())),
+        }
+    }
+
+    /// A GetBundle-style answer for `bundle` in a channel.
     fn full_bundle(&self, name: &str, pkg: &str, ch: &str) -> QueryResult<proto::Bundle> {
+        let (skip_range, text) = self.read_row(name)?;
+        self.bundle_answer(name, pkg, ch, &skip_range, text.as_deref())
+    }
+
+    /// A GetBundle-style answer from a row's `skiprange` and `bundle`.
+    fn bundle_answer(
+        &self,
+        name: &str,
+        pkg: &str,
+        ch: &str,
+        skip_range: &str,
+        text: Option<&str>,
+    ) -> QueryResult<proto::Bundle> {
         let row = self.bundles.get(name);
         let version = row
             .and_then(|r| r.version.as_deref())
@@ -397,11 +469,7 @@ impl SqliteRegistry {
             .and_then(|r| r.bundle_path.as_deref())
             .unwrap_or("")
             .to_string();
-        let (csv_json, object) = if row.is_some_and(|r| r.has_bundle) {
-            self.manifests(name)?
-        } else {
-            (String::new(), Vec::new())
-        };
+        let (csv_json, object) = Self::manifests(text)?;
         let (provided, required) = self.apis.get(name).cloned().unwrap_or_default();
         let data = BundleData {
             name: s(name),
@@ -414,12 +482,11 @@ impl SqliteRegistry {
             manifests: Manifests::None,
             deprecation: None,
         };
-        let skip_range = row.map(|r| r.skip_range.clone()).unwrap_or_else(|| s(""));
         let mut b = BundleView {
             data: &data,
             package: pkg,
             channel: ch,
-            skip_range: &skip_range,
+            skip_range,
             replaces: "",
             skips: &[],
             with_apis: true,
@@ -621,19 +688,31 @@ impl Registry for SqliteRegistry {
             })
             .collect();
         let first = Self::min_depth_per_channel(in_default).into_iter().next();
-        match first {
-            Some(e) if self.bundles.get(&e.bundle).is_some_and(|b| b.has_bundle) => {
-                self.full_bundle(&e.bundle, &e.package, &e.channel)
-            }
-            _ => err(format!(
+        let none = || {
+            err(format!(
                 "no entry found that provides {group} {version} {kind}"
-            )),
+            ))
+        };
+        let Some(e) = first else { return none() };
+        match self.read_row(&e.bundle)? {
+            (range, Some(text)) => {
+                self.bundle_answer(&e.bundle, &e.package, &e.channel, &range, Some(&text))
+            }
+            // `bundle` NULL: opm's query answers "no entry".
+            (_, None) => none(),
         }
     }
 
     fn list_bundles(&self, send: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
         // One bundle per (name, version, path, channel), as opm's map keys them.
         let mut seen = HashSet::new();
+        let details = self.details()?;
+        let none = BundleDetails {
+            skip_range: s(""),
+            replaces: s(""),
+            skips: None,
+            has_bundle: false,
+        };
         for e in &self.entries {
             if !self.packages.contains_key(&e.package) {
                 continue;
@@ -647,6 +726,7 @@ impl Registry for SqliteRegistry {
             if !seen.insert((e.bundle.clone(), e.channel.clone())) {
                 continue;
             }
+            let more = details.get(&e.bundle).unwrap_or(&none);
             let (provided, required) = self.apis.get(&e.bundle).cloned().unwrap_or_default();
             let data = BundleData {
                 name: e.bundle.clone(),
@@ -660,7 +740,7 @@ impl Registry for SqliteRegistry {
                 deprecation: None,
             };
             // strings.Split(skips, ","): an empty column gives one empty skip.
-            let skips: Vec<Str> = row
+            let skips: Vec<Str> = more
                 .skips
                 .as_deref()
                 .map(|x| x.split(',').map(s).collect())
@@ -669,16 +749,17 @@ impl Registry for SqliteRegistry {
                 data: &data,
                 package: &e.package,
                 channel: &e.channel,
-                skip_range: &row.skip_range,
-                replaces: &row.replaces,
+                skip_range: &more.skip_range,
+                replaces: &more.replaces,
                 skips: &skips,
                 with_apis: true,
             }
             .to_proto(None);
-            if path.is_empty() && row.has_bundle {
+            if path.is_empty() && more.has_bundle {
                 // Without an image reference the manifests are the only way
                 // to the bundle's content, so opm sends them.
-                let (csv, objects) = self.manifests(&e.bundle)?;
+                let (_, text) = self.read_row(&e.bundle)?;
+                let (csv, objects) = Self::manifests(text.as_deref())?;
                 b.csv_json = csv;
                 b.object = objects;
             }
