@@ -9,7 +9,9 @@
 # index of every corpus bundle directory, built here with one `index add`
 # per package so that each bundle records an image reference
 # (`--bundle-image-prefix`), as every index opm builds does (opm only adds
-# bundle images). `--permissive`: see scripts/bench-index.sh.
+# bundle images), in the mode its ci.yaml names (`--keep-content`: every
+# bundle keeps its manifests, the larger index). `--permissive`: see
+# scripts/bench-index.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus="${OLM_CATALOG_CORPUS:-../shared/corpus/community-operators-prod}"
@@ -35,7 +37,9 @@ for pkg in "$corpus"/operators/*/; do
     done > "$list"
     [ -s "$list" ] || continue
     n=$((n + $(wc -l < "$list")))
-    "$bin" index add -q -d "$tmp/corpus.db" --permissive \
+    mode=replaces
+    grep -qs 'updateGraph: *semver-mode' "$pkg/ci.yaml" && mode=semver
+    "$bin" index add -q -d "$tmp/corpus.db" --permissive --mode "$mode" --keep-content \
         --bundle-image-prefix "quay.io/community-operators/$(basename "$pkg")" \
         --bundles-file "$list" 2>/dev/null
 done
