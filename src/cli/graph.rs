@@ -119,7 +119,11 @@ impl GraphCommand {
             GraphCommand::Check(a) => a.run(),
             GraphCommand::Render(a) => {
                 let graphs = load_one(&a.dir, &a.source)?;
-                print!("{}", draw::draw(&graphs, a.format));
+                let text = draw::draw(&graphs, a.format).map_err(anyhow::Error::msg)?;
+                std::io::stdout()
+                    .lock()
+                    .write_all(text.as_bytes())
+                    .context("writing output")?;
                 Ok(0)
             }
             GraphCommand::Path(a) => a.run(),
