@@ -227,6 +227,10 @@ pub struct PackageGraph {
     pub mode_error: Option<modes::ModeError>,
     /// Problems met while loading (unreadable bundles, bad versions).
     pub load_findings: Vec<crate::diag::Finding>,
+    /// In `replaces` mode: (channel, bundle) pairs whose bundle annotations
+    /// name the channel but that opm's walk from the channel head leaves out
+    /// of it.
+    pub pruned: Vec<(String, String)>,
     /// What the package's `olm.deprecations` object deprecates (FBC only).
     pub deprecated: Deprecated,
 }
