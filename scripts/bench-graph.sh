@@ -12,6 +12,8 @@ cargo build --release --quiet
 BIN=target/release/olm-catalog
 pkgs=("$CORPUS"/operators/*/)
 echo "packages: ${#pkgs[@]}"
+# Other builds on the machine skew the figure: record the load around the runs.
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Warm the page cache once; exit 1 (findings) is expected on the corpus.
 "$BIN" graph check --catalog v4.18 -o json "${pkgs[@]}" >/dev/null || [ $? -eq 1 ]
 times=()
@@ -22,3 +24,4 @@ for _ in $(seq "$RUNS"); do
   times+=("$(echo "$end - $start" | bc -l)")
 done
 printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "median %.3f s over %d runs (min %.3f, max %.3f)\n", a[int((NR+1)/2)], NR, a[1], a[NR]}'
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

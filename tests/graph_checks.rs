@@ -238,7 +238,8 @@ fn cli_exit_codes_and_formats() {
     let (code, out, _) = run(&["graph", "render", pkg, "--format", "mermaid"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("graph LR\n"), "{out}");
-    assert!(out.contains("demo-stable-demo.v1.0.1[\"demo.v1.0.1\"]-- replace --> demo-stable-demo.v1.0.0[\"demo.v1.0.0\"]"), "{out}");
+    // opm draws an edge from the replaced (older) bundle to the entry.
+    assert!(out.contains("demo-stable-demo.v1.0.0[\"demo.v1.0.0\"]-- replace --> demo-stable-demo.v1.0.1[\"demo.v1.0.1\"]"), "{out}");
     let (code, out, _) = run(&["graph", "render", pkg, "--format", "dot"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("digraph"), "{out}");
@@ -351,4 +352,98 @@ fn fbc_findings_name_file_and_line() {
     };
     assert_eq!(at("graph-replaces-missing"), Some((38, 13)));
     assert_eq!(at("graph-skips-missing"), Some((40, 5)));
+}
+
+/// `graph render --format mermaid` writes what `opm alpha render-graph`
+/// writes. The expected text is written by hand from operator-registry's
+/// `MermaidWriter.WriteChannels` rules:
+/// channels by name; entries by decreasing version; per entry its node, then
+/// a `skip` edge per skips item, a `skipRange(...)` edge per channel entry
+/// the range admits (in channel order), then the `replace` edge, each drawn
+/// from the older bundle to the entry; link ids count every edge drawn.
+/// A bundle already skipped by a newer entry gets class `skipped`; an edge
+/// into a skipped entry, or a second skip of the same bundle, is listed in
+/// `linkStyle`.
+#[test]
+fn mermaid_matches_opm() {
+    let p = common::fixtures().join("graph/mermaid/catalog.yaml");
+    let graphs = load::load_graphs(&p, None, None).expect("loads");
+    let got = olm_catalog::graph::draw::mermaid(&graphs).expect("draws");
+    let want = r#"graph LR
+  classDef deprecated fill:#E8960F
+  classDef skipped stroke:#FF0000,stroke-width:4px
+  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px
+  %% package "mm"
+  subgraph "mm"
+    %% channel "alpha"
+    subgraph mm-alpha["alpha"]
+      mm-alpha-mm.v1.0.0["mm.v1.0.0"]
+    end
+    %% channel "stable"
+    subgraph mm-stable["stable"]
+      mm-stable-mm.v2.0.0["mm.v2.0.0"]
+      mm-stable-mm.v1.1.0["mm.v1.1.0"]-- skip --> mm-stable-mm.v2.0.0["mm.v2.0.0"]
+      mm-stable-mm.v1.0.0["mm.v1.0.0"]-- "skipRange(>=1.0.0 <2.0.0)" --> mm-stable-mm.v2.0.0["mm.v2.0.0"]
+      mm-stable-mm.v1.2.0["mm.v1.2.0"]-- "skipRange(>=1.0.0 <2.0.0)" --> mm-stable-mm.v2.0.0["mm.v2.0.0"]
+      mm-stable-mm.v1.1.0["mm.v1.1.0"]-- "skipRange(>=1.0.0 <2.0.0)" --> mm-stable-mm.v2.0.0["mm.v2.0.0"]
+      mm-stable-mm.v1.2.0["mm.v1.2.0"]-- replace --> mm-stable-mm.v2.0.0["mm.v2.0.0"]
+      mm-stable-mm.v1.2.0["mm.v1.2.0"]
+      mm-stable-mm.v1.1.0["mm.v1.1.0"]-- skip --> mm-stable-mm.v1.2.0["mm.v1.2.0"]
+      mm-stable-mm.v1.1.0["mm.v1.1.0"]-- replace --> mm-stable-mm.v1.2.0["mm.v1.2.0"]
+      mm-stable-mm.v1.1.0["mm.v1.1.0"]
+      mm-stable-mm.v1.0.0["mm.v1.0.0"]-- "skipRange(<1.1.0)" --> mm-stable-mm.v1.1.0["mm.v1.1.0"]
+      mm-stable-mm.v1.0.0["mm.v1.0.0"]-- replace --> mm-stable-mm.v1.1.0["mm.v1.1.0"]
+      mm-stable-mm.v1.0.0["mm.v1.0.0"]
+    end
+  end
+style mm fill:#989695
+style mm-alpha fill:#DCD0FF
+class mm-alpha-mm.v1.0.0,mm-stable-mm.v1.0.0 deprecated
+class mm-stable-mm.v1.1.0 skipped
+linkStyle 5,7,8 stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;
+"#;
+    assert_eq!(got, want);
+    // A skipRange admitting the entry's own version draws a self edge, as
+    // opm does; an empty channel is still drawn.
+    let cfg = DeclarativeConfig::load_path(&p).expect("parses");
+    let mut g = PackageGraph::from_fbc(&cfg, &p).remove(0);
+    g.deprecated = Default::default();
+    g.channels.retain(|c| c.name == "stable");
+    g.channels[0].entries = vec![olm_catalog::graph::Entry::new(
+        "mm.v1.0.0",
+        "",
+        &[],
+        "1.0.0",
+    )];
+    g.channels.push(olm_catalog::graph::Channel {
+        name: "empty".into(),
+        ..Default::default()
+    });
+    g.channels.sort_by(|a, b| a.name.cmp(&b.name));
+    let got = olm_catalog::graph::draw::mermaid(&[g]).expect("draws");
+    let body: Vec<&str> = got.lines().skip(4).collect();
+    assert_eq!(
+        body,
+        [
+            "  %% package \"mm\"",
+            "  subgraph \"mm\"",
+            "    %% channel \"empty\"",
+            "    subgraph mm-empty[\"empty\"]",
+            "    end",
+            "    %% channel \"stable\"",
+            "    subgraph mm-stable[\"stable\"]",
+            "      mm-stable-mm.v1.0.0[\"mm.v1.0.0\"]",
+            "      mm-stable-mm.v1.0.0[\"mm.v1.0.0\"]-- \"skipRange(1.0.0)\" --> mm-stable-mm.v1.0.0[\"mm.v1.0.0\"]",
+            "    end",
+            "  end",
+        ]
+    );
+    // A bundle whose version is not semver: opm refuses to draw.
+    let mut g = PackageGraph::from_fbc(&cfg, &p).remove(0);
+    if let Some(b) = g.bundles.get_mut("mm.v1.0.0") {
+        b.raw_version = "one".into();
+        b.version = None;
+    }
+    let e = olm_catalog::graph::draw::mermaid(&[g]).expect_err("invalid version");
+    assert!(e.contains("\"one\""), "{e}");
 }

@@ -19,7 +19,8 @@ olm-catalog graph check catalog/   # an FBC directory\n\n\
 A package directory is operators/<pkg>: version subdirectories holding bundles, and an optional \
 ci.yaml whose updateGraph (replaces-mode, semver-mode) gives the mode unless --mode does. \
 FBC-enabled packages without a mode are checked through their catalog template.\n\
-Exit codes: 0 no errors (warnings too with --strict), 1 findings, 2 usage or I/O failure.")]
+Exit codes: 0 no findings, 1 findings (errors or warnings; only errors with --errors-only), \
+2 usage or I/O failure.")]
     Check(CheckArgs),
     /// Draw the upgrade graph of a package as Mermaid, DOT or JSON
     #[command(
@@ -60,8 +61,11 @@ pub struct CheckArgs {
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "human")]
     pub output: Format,
-    /// Exit 1 on warnings as well as errors
+    /// Exit 1 only when there are errors; warnings are still reported
     #[arg(long)]
+    pub errors_only: bool,
+    /// Exit 1 on any finding (the default; kept for older scripts)
+    #[arg(long, hide = true, conflicts_with = "errors_only")]
     pub strict: bool,
 }
 
@@ -119,7 +123,11 @@ impl GraphCommand {
             GraphCommand::Check(a) => a.run(),
             GraphCommand::Render(a) => {
                 let graphs = load_one(&a.dir, &a.source)?;
-                print!("{}", draw::draw(&graphs, a.format));
+                let text = draw::draw(&graphs, a.format).map_err(anyhow::Error::msg)?;
+                std::io::stdout()
+                    .lock()
+                    .write_all(text.as_bytes())
+                    .context("writing output")?;
                 Ok(0)
             }
             GraphCommand::Path(a) => a.run(),
@@ -155,7 +163,7 @@ impl CheckArgs {
         let failing = reports
             .iter()
             .flat_map(|r| &r.findings)
-            .any(|f| f.level == Level::Error || self.strict);
+            .any(|f| f.level == Level::Error || !self.errors_only || self.strict);
         Ok(if failing { EXIT_FINDINGS } else { 0 })
     }
 }

@@ -411,32 +411,60 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
         }
     }
 
-    // Stranded: not reachable backwards from the head.
+    // Stranded: not reachable backwards from the head. A channel with
+    // several heads (already reported) is walked from each of them, so
+    // bundles no head leads from are still found; a channel with no head at
+    // all (a cycle through every entry) has nothing to walk from.
+    let heads: Vec<&str> = ch.heads().iter().map(|h| h.name.as_str()).collect();
     let reached: Option<BTreeSet<String>> = if g.mode == Some(Mode::Replaces) {
-        opm_replaces_walk(g, ch)
-    } else {
-        ch.head().ok().map(|h| {
-            let mut into: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-            for ed in &edges {
-                into.entry(ed.to.as_str())
-                    .or_default()
-                    .push(ed.from.as_str());
-            }
-            let mut seen = BTreeSet::new();
-            let mut stack = vec![h.name.as_str()];
-            while let Some(n) = stack.pop() {
-                if seen.insert(n.to_string()) {
-                    stack.extend(into.get(n).into_iter().flatten().copied());
+        if g.mode_error.is_some() {
+            // The graph is the CSVs' own: walk it as opm would.
+            opm_replaces_walk(g, ch)
+        } else {
+            // The graph is opm's walk already; what it left out is in
+            // `pruned`.
+            for (c, name) in &g.pruned {
+                if c != &ch.name {
+                    continue;
                 }
+                out.push(at(
+                    Finding::warning(
+                        "graph-stranded-bundle",
+                        format!(
+                            "opm's replaces mode starts channel {} at the highest version and follows replaces and skips; {name} is not on that path, so opm prunes it",
+                            ch.name
+                        ),
+                    ),
+                    &g.bundles.get(name).and_then(|b| b.location.clone()),
+                ));
             }
-            seen
-        })
+            None
+        }
+    } else if heads.is_empty() {
+        None
+    } else {
+        let mut into: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for ed in &edges {
+            into.entry(ed.to.as_str())
+                .or_default()
+                .push(ed.from.as_str());
+        }
+        let mut seen = BTreeSet::new();
+        let mut stack = heads.clone();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n.to_string()) {
+                stack.extend(into.get(n).into_iter().flatten().copied());
+            }
+        }
+        Some(seen)
     };
     if let Some(reached) = reached {
         let head_name = if g.mode == Some(Mode::Replaces) {
             "the highest version".to_string()
+        } else if heads.len() == 1 {
+            format!("the head {}", heads[0])
         } else {
-            ch.head().map(|h| h.name.clone()).unwrap_or_default()
+            format!("any of its heads ({})", heads.join(", "))
         };
         for e in &ch.entries {
             if !reached.contains(&e.name) {
@@ -454,7 +482,7 @@ fn check_channel(g: &PackageGraph, ch: &Channel, out: &mut Vec<Finding>) {
                     (
                         Level::Warning,
                         format!(
-                            "channel {}: no upgrade path leads from {} to the head {head_name}; nothing replaces, skips or skipRange-admits it",
+                            "channel {}: no upgrade path leads from {} to {head_name}; nothing replaces, skips or skipRange-admits it",
                             ch.name, e.name
                         ),
                     )

@@ -1,9 +1,13 @@
 //! Drawing graphs: Mermaid (in the style of `opm alpha render-graph`),
 //! Graphviz DOT, and JSON.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use semver::Version;
+
 use super::{EdgeKind, PackageGraph};
+use crate::semver_range::compare;
 
 /// Output format of `graph render`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -16,63 +20,206 @@ pub enum DrawFormat {
     Json,
 }
 
-/// Renders graphs in `format`.
-pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> String {
+/// Renders graphs in `format`. Fails, as `opm alpha render-graph` does,
+/// when drawing Mermaid and a bundle's version is not semver.
+pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, String> {
     match format {
         DrawFormat::Mermaid => mermaid(graphs),
-        DrawFormat::Dot => dot(graphs),
-        DrawFormat::Json => json(graphs),
+        DrawFormat::Dot => Ok(dot(graphs)),
+        DrawFormat::Json => Ok(json(graphs)),
     }
 }
 
-/// Mermaid: a subgraph per package and channel, node ids
-/// `<package>-<channel>-<bundle>`, edges from each entry to what it
-/// replaces, skips, or admits by skipRange, labelled `replace`, `skip` and
-/// `skipRange(...)`, as opm draws them.
-pub fn mermaid(graphs: &[PackageGraph]) -> String {
-    let mut out = String::from("graph LR\n");
+/// A string quoted as Go's `%q` verb quotes it (`strconv.Quote`).
+fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Mermaid, exactly as `opm alpha render-graph` writes it
+/// (operator-registry `alpha/declcfg/write.go`, `MermaidWriter.WriteChannels`
+/// with its default options):
+///
+/// * a header `graph LR` and three `classDef` lines (`deprecated`,
+///   `skipped`, `deprecatedskipped`);
+/// * packages sorted by name, each a `subgraph` holding its channels sorted
+///   by name; node ids are `<package>-<channel>-<bundle>`;
+/// * in a channel, entries by decreasing version; after each entry's node,
+///   its edges, drawn from the older bundle to the entry: one `skip` per
+///   `skips` item, one `"skipRange(<range>)"` per channel entry (the entry
+///   itself included) whose version the range admits, in channel order,
+///   then its `replace`;
+/// * `style` lines for a deprecated package and deprecated channels,
+///   `class` lines for deprecated and skipped bundles, and a `linkStyle`
+///   line for edges into a bundle that is skipped (opm's "v0 semantics":
+///   a replaced or skipRange edge whose target is skipped by a newer entry,
+///   or a second skip of the same bundle).
+///
+/// Like opm, a bundle whose version is not semver is an error; an entry
+/// with no bundle counts as version 0.0.0. Where opm's unstable sort leaves
+/// equal versions in an unspecified order, this keeps channel order.
+pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, String> {
     for g in graphs {
-        let _ = writeln!(out, "  %% package \"{}\"", g.package);
-        let _ = writeln!(out, "  subgraph \"{}\"", g.package);
-        for ch in &g.channels {
-            let cid = format!("{}-{}", g.package, ch.name);
-            let _ = writeln!(out, "    %% channel \"{}\"", ch.name);
-            let _ = writeln!(out, "    subgraph {cid}[\"{}\"]", ch.name);
-            let node = |name: &str| format!("{cid}-{name}[\"{name}\"]");
-            for e in &ch.entries {
-                let _ = writeln!(out, "      {}", node(&e.name));
+        for b in g.bundles.values() {
+            if b.version.is_none() {
+                return Err(format!(
+                    "bundle {} has invalid version {}",
+                    go_quote(&b.name),
+                    go_quote(&b.raw_version)
+                ));
             }
-            for e in &ch.entries {
-                if !e.replaces.is_empty() {
-                    let _ = writeln!(
-                        out,
-                        "      {}-- replace --> {}",
-                        node(&e.name),
-                        node(&e.replaces)
-                    );
+        }
+    }
+    let zero = Version::new(0, 0, 0);
+    let version = |g: &PackageGraph, name: &str| g.version(name).unwrap_or(&zero).clone();
+    // opm keys deprecated channels and bundles by name alone, across
+    // packages.
+    let dep_channels: BTreeSet<&str> = graphs
+        .iter()
+        .flat_map(|g| g.deprecated.channels.iter().map(String::as_str))
+        .collect();
+    let dep_bundles: BTreeSet<&str> = graphs
+        .iter()
+        .flat_map(|g| g.deprecated.bundles.iter().map(String::as_str))
+        .collect();
+    // Channels of every package, by channel name, as opm iterates them.
+    let mut channels: Vec<(&PackageGraph, &super::Channel)> = graphs
+        .iter()
+        .flat_map(|g| g.channels.iter().map(move |c| (g, c)))
+        .collect();
+    channels.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+    let mut pkgs: BTreeMap<&str, String> = BTreeMap::new();
+    let mut deprecated_package = "";
+    let mut deprecated_channel_ids: Vec<String> = Vec::new();
+    let mut decorated: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut link_id = 0usize;
+    let mut skipped_links: Vec<String> = Vec::new();
+    for (g, ch) in channels {
+        // opm draws a channel even when it has no entries.
+        let out = pkgs.entry(g.package.as_str()).or_default();
+        let cid = format!("{}-{}", g.package, ch.name);
+        let _ = writeln!(out, "    %% channel {}", go_quote(&ch.name));
+        let _ = writeln!(out, "    subgraph {cid}[{}]", go_quote(&ch.name));
+        if g.deprecated.package {
+            deprecated_package = g.package.as_str();
+        }
+        if dep_channels.contains(ch.name.as_str()) {
+            deprecated_channel_ids.push(cid.clone());
+        }
+        let mut sorted: Vec<&super::Entry> = ch.entries.iter().collect();
+        sorted.sort_by(|a, b| compare(&version(g, &b.name), &version(g, &a.name)));
+        let mut skipped: BTreeSet<&str> = BTreeSet::new();
+        for e in sorted {
+            let node = |name: &str| format!("{cid}-{name}[{}]", go_quote(name));
+            let _ = writeln!(out, "      {}", node(&e.name));
+            let dep = dep_bundles.contains(e.name.as_str());
+            let class = match (dep, skipped.contains(e.name.as_str())) {
+                (true, true) => Some("deprecatedskipped"),
+                (true, false) => Some("deprecated"),
+                (false, true) => Some("skipped"),
+                (false, false) => None,
+            };
+            if let Some(c) = class {
+                decorated
+                    .entry(c)
+                    .or_default()
+                    .push(format!("{cid}-{}", e.name));
+            }
+            for s in &e.skips {
+                let _ = writeln!(out, "      {}-- skip --> {}", node(s), node(&e.name));
+                if !skipped.insert(s.as_str()) {
+                    skipped_links.push(link_id.to_string());
                 }
-                for s in &e.skips {
-                    let _ = writeln!(out, "      {}-- skip --> {}", node(&e.name), node(s));
+                link_id += 1;
+            }
+            if !e.skip_range.is_empty() {
+                match crate::semver_range::Range::parse(&e.skip_range) {
+                    Ok(r) => {
+                        for other in &ch.entries {
+                            if r.admits(&version(g, &other.name)) {
+                                let _ = writeln!(
+                                    out,
+                                    "      {}-- \"skipRange({})\" --> {}",
+                                    node(&other.name),
+                                    e.skip_range,
+                                    node(&e.name)
+                                );
+                                if skipped.contains(e.name.as_str()) {
+                                    skipped_links.push(link_id.to_string());
+                                }
+                                link_id += 1;
+                            }
+                        }
+                    }
+                    Err(err) => eprintln!(
+                        "warning: ignoring invalid SkipRange for package/edge {}/{}: {err}",
+                        go_quote(&g.package),
+                        go_quote(&e.name)
+                    ),
                 }
             }
-            for edge in g.edges(ch).iter().filter(|e| e.kind == EdgeKind::SkipRange) {
-                let range = ch
-                    .entry(&edge.to)
-                    .map(|e| e.skip_range.as_str())
-                    .unwrap_or("");
+            if !e.replaces.is_empty() {
                 let _ = writeln!(
                     out,
-                    "      {}-- \"skipRange({})\" --> {}",
-                    node(&edge.to),
-                    range.replace('"', "#quot;"),
-                    node(&edge.from)
+                    "      {}-- replace --> {}",
+                    node(&e.replaces),
+                    node(&e.name)
                 );
+                if skipped.contains(e.name.as_str()) {
+                    skipped_links.push(link_id.to_string());
+                }
+                link_id += 1;
             }
-            out.push_str("    end\n");
         }
+        out.push_str("    end\n");
+    }
+    let mut out = String::from("graph LR\n");
+    out.push_str("  classDef deprecated fill:#E8960F\n");
+    out.push_str("  classDef skipped stroke:#FF0000,stroke-width:4px\n");
+    out.push_str("  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px\n");
+    for (name, body) in &pkgs {
+        let _ = writeln!(out, "  %% package {}", go_quote(name));
+        let _ = writeln!(out, "  subgraph {}", go_quote(name));
+        out.push_str(body);
         out.push_str("  end\n");
     }
-    out
+    if !deprecated_package.is_empty() {
+        let _ = writeln!(out, "style {deprecated_package} fill:#989695");
+    }
+    for c in &deprecated_channel_ids {
+        let _ = writeln!(out, "style {c} fill:#DCD0FF");
+    }
+    for (class, ids) in &mut decorated {
+        ids.sort();
+        let _ = writeln!(out, "class {} {class}", ids.join(","));
+    }
+    if !skipped_links.is_empty() {
+        let _ = writeln!(
+            out,
+            "linkStyle {} stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;",
+            skipped_links.join(",")
+        );
+    }
+    Ok(out)
 }
 
 fn dot_id(s: &str) -> String {

@@ -330,12 +330,15 @@ pub fn sort_by_version(bundles: &mut [LoadedBundle]) {
 
 /// Builds the graph of a package's bundles under `mode`.
 ///
-/// In `replaces` mode the graph is what the CSVs declare: every bundle in
-/// each channel it names, with its `replaces`, `skips` and `skipRange`, so
-/// checks see every edge. In the semver modes the CSVs' edges do not count:
-/// the graph is what opm computes ([`modes::build`]). Either way, if opm
-/// would refuse one of the additions, [`PackageGraph::mode_error`] says
-/// why, and (semver modes) the graph is the one before that addition.
+/// The graph is what opm writes into its index after adding the bundles in
+/// version order ([`modes::build`]): in `replaces` mode the channel heads'
+/// `replaces` chains and skips from the CSVs, with the bundles that walk
+/// leaves out listed in [`PackageGraph::pruned`]; in the semver modes the
+/// edges opm computes from versions. If opm would refuse one of the
+/// additions, [`PackageGraph::mode_error`] says why, and the graph is (in
+/// `replaces` mode) what the CSVs declare, every bundle in each channel it
+/// names, so checks see every edge, or (semver modes) the one before that
+/// addition.
 pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -> PackageGraph {
     let package = bundles
         .iter()
@@ -367,8 +370,49 @@ pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -
     };
     let by_name: BTreeMap<&str, &LoadedBundle> =
         bundles.iter().map(|b| (b.info.name.as_str(), b)).collect();
+    let opm_channels = outcome.as_ref().and_then(|o| o.get(&package)).map(|pkg| {
+        pkg.channels
+            .iter()
+            .map(|(name, ch)| Channel {
+                name: name.clone(),
+                entries: ch
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let csv = by_name.get(e.name.as_str()).map(|b| &b.entry);
+                        // Point at the CSV's fields where opm kept them.
+                        let same_replaces =
+                            csv.is_some_and(|c| !e.replaces.is_empty() && c.replaces == e.replaces);
+                        let same_skips = csv.is_some_and(|c| c.skips == e.skips);
+                        Entry {
+                            name: e.name.clone(),
+                            replaces: e.replaces.clone(),
+                            skips: e.skips.clone(),
+                            skip_range: e.skip_range.clone(),
+                            location: csv.and_then(|c| c.location.clone()),
+                            skip_range_location: csv.and_then(|c| c.skip_range_location.clone()),
+                            replaces_location: if same_replaces {
+                                csv.and_then(|c| c.replaces_location.clone())
+                            } else {
+                                None
+                            },
+                            skips_locations: if same_skips {
+                                csv.map(|c| c.skips_locations.clone()).unwrap_or_default()
+                            } else {
+                                Vec::new()
+                            },
+                        }
+                    })
+                    .collect(),
+                location: None,
+            })
+            .collect::<Vec<_>>()
+    });
     match mode {
-        Mode::Replaces => {
+        // opm refuses one of the additions: the graph is what the CSVs
+        // declare, every bundle in each channel it names, so the checks
+        // show why.
+        Mode::Replaces if g.mode_error.is_some() => {
             let mut channels: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
             for b in bundles {
                 for c in &b.mode_bundle.channels {
@@ -384,33 +428,20 @@ pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -
                 })
                 .collect();
         }
-        Mode::Semver | Mode::SemverSkipPatch => {
-            if let Some(pkg) = outcome.as_ref().and_then(|o| o.get(&package)) {
-                g.channels = pkg
-                    .channels
-                    .iter()
-                    .map(|(name, ch)| Channel {
-                        name: name.clone(),
-                        entries: ch
-                            .entries
-                            .iter()
-                            .map(|e| Entry {
-                                name: e.name.clone(),
-                                replaces: e.replaces.clone(),
-                                skips: e.skips.clone(),
-                                skip_range: e.skip_range.clone(),
-                                location: by_name
-                                    .get(e.name.as_str())
-                                    .and_then(|b| b.entry.location.clone()),
-                                skip_range_location: by_name
-                                    .get(e.name.as_str())
-                                    .and_then(|b| b.entry.skip_range_location.clone()),
-                                ..Entry::default()
-                            })
-                            .collect(),
-                        location: None,
-                    })
-                    .collect();
+        _ => {
+            g.channels = opm_channels.unwrap_or_default();
+            if mode == Mode::Replaces {
+                // What opm's walk from each channel head leaves out.
+                for b in bundles {
+                    for c in &b.mode_bundle.channels {
+                        let kept = g
+                            .channel(c)
+                            .is_some_and(|ch| ch.entry(&b.info.name).is_some());
+                        if !kept {
+                            g.pruned.push((c.clone(), b.info.name.clone()));
+                        }
+                    }
+                }
             }
         }
     }

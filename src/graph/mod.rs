@@ -227,6 +227,24 @@ pub struct PackageGraph {
     pub mode_error: Option<modes::ModeError>,
     /// Problems met while loading (unreadable bundles, bad versions).
     pub load_findings: Vec<crate::diag::Finding>,
+    /// In `replaces` mode: (channel, bundle) pairs whose bundle annotations
+    /// name the channel but that opm's walk from the channel head leaves out
+    /// of it.
+    pub pruned: Vec<(String, String)>,
+    /// What the package's `olm.deprecations` object deprecates (FBC only).
+    pub deprecated: Deprecated,
+}
+
+/// What an `olm.deprecations` object deprecates, as `opm alpha
+/// render-graph` reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deprecated {
+    /// The package itself.
+    pub package: bool,
+    /// Channels, by name.
+    pub channels: BTreeSet<String>,
+    /// Bundles, by name.
+    pub bundles: BTreeSet<String>,
 }
 
 impl PackageGraph {
@@ -410,6 +428,22 @@ impl PackageGraph {
                         version_location,
                     },
                 );
+            }
+        }
+        for d in &cfg.deprecations {
+            if let Some(g) = by_pkg.get_mut(&d.package) {
+                for e in &d.entries {
+                    match e.reference.schema.as_str() {
+                        "olm.package" => g.deprecated.package = true,
+                        "olm.channel" => {
+                            g.deprecated.channels.insert(e.reference.name.clone());
+                        }
+                        "olm.bundle" => {
+                            g.deprecated.bundles.insert(e.reference.name.clone());
+                        }
+                        _ => {}
+                    }
+                }
             }
         }
         let mut out: Vec<PackageGraph> = by_pkg.into_values().collect();

@@ -189,13 +189,21 @@ pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<St
     for (i, e) in entries.into_iter().enumerate() {
         let is_bundle = e.get("schema").and_then(Value::as_str) == Some(fbc::SCHEMA_BUNDLE);
         if is_bundle {
+            // opm's isBundleTemplate: an image, and no package, properties
+            // or relatedImages (empty ones count as none); a name or other
+            // fields are ignored.
             let image = e.get("image").and_then(Value::as_str).unwrap_or("");
-            let extra = ["package", "properties", "relatedImages", "name"]
-                .iter()
-                .any(|k| e.get(*k).is_some_and(|v| !v.is_null()));
+            let extra = ["package", "properties", "relatedImages"].iter().any(|k| {
+                e.get(*k).is_some_and(|v| match v {
+                    Value::Null => false,
+                    Value::String(s) => !s.is_empty(),
+                    Value::Array(a) => !a.is_empty(),
+                    _ => true,
+                })
+            });
             if image.is_empty() || extra {
                 return Err(format!(
-                    "{}: entries[{i}]: unexpected fields present in basic template bundle (a basic template bundle has only schema and image)",
+                    "{}: entries[{i}]: unexpected fields present in basic template bundle (a basic template bundle has an image and no package, properties or relatedImages)",
                     path.display()
                 ));
             }
@@ -317,6 +325,9 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
     Ok(sv)
 }
 
+/// How opm wraps the errors of reading the rendered bundles' versions.
+const POST_PROCESS: &str = "render: unable to post-process bundle info: ";
+
 /// `olm.semver`: channels generated from the versions of the bundles in
 /// each archetype, linked as opm links them.
 pub fn render_semver(
@@ -351,7 +362,7 @@ pub fn render_semver(
                 .collect();
             if pp.len() != 1 {
                 return Err(format!(
-                    "bundle {:?} has multiple \"olm.package\" properties, expected exactly 1",
+                    "{POST_PROCESS}bundle {:?} has multiple \"olm.package\" properties, expected exactly 1",
                     r.name
                 ));
             }
@@ -365,29 +376,48 @@ pub fn render_semver(
                 .get("version")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let v = Version::parse(raw)
-                .map_err(|e| format!("bundle {:?} has invalid version {raw:?}: {e}", r.name))?;
+            let v = Version::parse(raw).map_err(|e| {
+                format!(
+                    "{POST_PROCESS}bundle {:?} has invalid version {raw:?}: {e}",
+                    r.name
+                )
+            })?;
             if pkg.is_empty() {
                 pkg = pname.to_string();
             } else if pname != pkg {
                 return Err(format!(
-                    "bundle {pname:?} does not belong to this package: {pkg:?}"
+                    "{POST_PROCESS}bundle {pname:?} does not belong to this package: {pkg:?}"
                 ));
             }
             if entries.insert(r.name.clone(), v).is_some() {
-                return Err(format!("duplicate bundle name {:?}", r.name));
+                return Err(format!("{POST_PROCESS}duplicate bundle name {:?}", r.name));
             }
         }
-        // Versions differing only in build metadata cannot be ordered.
-        let mut seen: BTreeMap<String, &Version> = BTreeMap::new();
+        // Versions differing only in build metadata cannot be ordered
+        // (opm's `withoutBuildMetadataConflict`: each later version is
+        // compared to the stripped one; the errors are aggregated).
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        let mut errs: Vec<String> = Vec::new();
         for v in entries.values() {
             let mut stripped = v.clone();
             stripped.build = semver::BuildMetadata::EMPTY;
-            if let Some(prev) = seen.insert(stripped.to_string(), v) {
-                return Err(format!(
-                    "encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version {v:?} cannot be compared to {prev}",
+            let stripped = stripped.to_string();
+            if !seen.insert(stripped.clone()) {
+                errs.push(format!(
+                    "bundle version {:?} cannot be compared to {stripped:?}",
+                    v.to_string()
                 ));
             }
+        }
+        if !errs.is_empty() {
+            let agg = if errs.len() == 1 {
+                errs.remove(0)
+            } else {
+                format!("[{}]", errs.join(", "))
+            };
+            return Err(format!(
+                "{POST_PROCESS}encountered bundle versions which differ only by build metadata, which cannot be ordered: {agg}"
+            ));
         }
         versions.push(entries);
     }

@@ -1,0 +1,631 @@
+//! Graph rules, modes and templates on small hand-written fixtures
+//! (fixtures/graph): the cases tests/graph_checks.rs does not cover.
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use olm_catalog::fbc::{self, DeclarativeConfig};
+use olm_catalog::graph::{checks, draw, load, path, template, EdgeKind, Mode, PackageGraph};
+
+fn fbc_graphs(file: &str) -> BTreeMap<String, PackageGraph> {
+    let p = common::fixtures().join("graph").join(file);
+    let cfg = DeclarativeConfig::load_path(&p).expect("fixture parses");
+    PackageGraph::from_fbc(&cfg, &p)
+        .into_iter()
+        .map(|g| (g.package.clone(), g))
+        .collect()
+}
+
+fn rules_of(g: &PackageGraph) -> Vec<String> {
+    let mut r: Vec<String> = checks::check(g).into_iter().map(|f| f.rule).collect();
+    r.sort();
+    r.dedup();
+    r
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::bin())
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn no_head_and_invalid_version_fire() {
+    let gs = fbc_graphs("rules-more.yaml");
+    // Every entry is replaced by the other: a cycle, so no head.
+    assert_eq!(rules_of(&gs["nohead"]), ["graph-cycle", "graph-no-head"]);
+    // `1.0` is not semver.
+    let fs = checks::check(&gs["badversion"]);
+    assert_eq!(rules_of(&gs["badversion"]), ["graph-version-invalid"]);
+    assert!(fs[0].message.contains("`1.0`"), "{}", fs[0].message);
+    assert!(fs[0].location.is_some());
+}
+
+/// With two heads there is no single head to walk from; the stranded
+/// check walks from both and still finds the island the heads never lead
+/// from.
+#[test]
+fn stranded_bundles_are_found_when_a_channel_has_two_heads() {
+    let gs = fbc_graphs("rules-more.yaml");
+    let g = &gs["split"];
+    assert_eq!(
+        rules_of(g),
+        [
+            "graph-cycle",
+            "graph-multiple-heads",
+            "graph-stranded-bundle"
+        ]
+    );
+    let mut stranded: Vec<String> = checks::check(g)
+        .into_iter()
+        .filter(|f| f.rule == "graph-stranded-bundle")
+        .map(|f| f.message)
+        .collect();
+    stranded.sort();
+    assert_eq!(stranded.len(), 2, "{stranded:?}");
+    assert!(stranded[0].contains("split.v3.0.0"), "{}", stranded[0]);
+    assert!(stranded[1].contains("split.v4.0.0"), "{}", stranded[1]);
+    assert!(
+        stranded[0].contains("any of its heads (split.v1.0.0, split.v2.0.0)"),
+        "{}",
+        stranded[0]
+    );
+}
+
+/// 1.2.0 replaces and skips 1.1.0: one head, no finding, and OLM still
+/// walks 1.0.0 -> 1.1.0 -> 1.2.0 (the replaces edge is the one named).
+#[test]
+fn skip_of_a_bundle_that_is_also_replaced() {
+    let gs = fbc_graphs("rules-more.yaml");
+    let g = &gs["skipboth"];
+    let ch = g.channel("stable").expect("stable");
+    assert_eq!(ch.head().expect("one head").name, "skipboth.v1.2.0");
+    assert!(checks::check(g).is_empty(), "{:#?}", checks::check(g));
+    let edges: Vec<(String, String, EdgeKind)> = g
+        .edges(ch)
+        .into_iter()
+        .map(|e| (e.from, e.to, e.kind))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            (
+                "skipboth.v1.0.0".into(),
+                "skipboth.v1.1.0".into(),
+                EdgeKind::Replaces
+            ),
+            (
+                "skipboth.v1.1.0".into(),
+                "skipboth.v1.2.0".into(),
+                EdgeKind::Replaces
+            ),
+            (
+                "skipboth.v1.1.0".into(),
+                "skipboth.v1.2.0".into(),
+                EdgeKind::Skips
+            ),
+        ]
+    );
+    let p = path::upgrade_path(g, "1.0.0", None, None).expect("path");
+    let steps: Vec<(&str, &str, EdgeKind)> = p
+        .steps
+        .iter()
+        .map(|s| (s.from.as_str(), s.to.as_str(), s.kind))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("skipboth.v1.0.0", "skipboth.v1.1.0", EdgeKind::Replaces),
+            ("skipboth.v1.1.0", "skipboth.v1.2.0", EdgeKind::Replaces),
+        ]
+    );
+}
+
+/// Pre-release and build-metadata versions in paths and downgrade checks.
+#[test]
+fn prerelease_and_build_metadata_in_paths_and_checks() {
+    let gs = fbc_graphs("prerelease.yaml");
+    let g = &gs["pre"];
+    // Only the `down` channel's 1.4.1 -> 1.4.1-beta2 is a downgrade: a
+    // pre-release is lower than its release, and 1.4.1+2 has the same
+    // precedence as 1.4.1 (build metadata does not count).
+    let fs = checks::check(g);
+    assert_eq!(rules_of(g), ["graph-downgrade-edge"], "{fs:#?}");
+    assert_eq!(fs.len(), 1);
+    assert!(fs[0].message.contains("channel down"), "{}", fs[0].message);
+    // From 1.4.1-beta1, 1.4.1-beta2 replaces it and 1.4.1's skipRange
+    // `>=1.3.0 <1.4.1` admits it (blang ranges admit pre-releases): OLM
+    // takes the highest, 1.4.1, then the rebuild 1.4.1+2 that replaces it.
+    let p = path::upgrade_path(g, "pre.v1.4.1-beta1", None, Some("stable")).expect("path");
+    let steps: Vec<(&str, &str, EdgeKind)> = p
+        .steps
+        .iter()
+        .map(|s| (s.from.as_str(), s.to.as_str(), s.kind))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("pre.v1.4.1-beta1", "pre.v1.4.1", EdgeKind::SkipRange),
+            ("pre.v1.4.1", "pre.v1.4.1-rebuild2", EdgeKind::Replaces),
+        ]
+    );
+    assert_eq!(p.steps[0].alternatives, ["pre.v1.4.1-beta2"]);
+    // The head is the rebuild.
+    let ch = g.channel("stable").expect("stable");
+    assert_eq!(ch.head().expect("head").name, "pre.v1.4.1-rebuild2");
+}
+
+#[test]
+fn duplicate_and_unreadable_bundles_in_a_package_directory() {
+    let dir = common::fixtures().join("graph/pkg-broken");
+    let g = load::load_package_dir(&dir, None).expect("loads");
+    let rules = rules_of(&g);
+    for r in ["graph-duplicate-bundle", "graph-bundle-unreadable"] {
+        assert!(rules.contains(&r.to_string()), "{r}: {rules:?}");
+    }
+    let fs = checks::check(&g);
+    let unreadable = fs
+        .iter()
+        .find(|f| f.rule == "graph-bundle-unreadable")
+        .expect("unreadable");
+    assert!(
+        unreadable
+            .location
+            .as_ref()
+            .is_some_and(|l| l.file.to_string_lossy().contains("2.0.0")),
+        "{unreadable:?}"
+    );
+    let dup = fs
+        .iter()
+        .find(|f| f.rule == "graph-duplicate-bundle")
+        .expect("dup");
+    assert!(dup.message.contains("brk.v1.0.0"), "{}", dup.message);
+}
+
+/// Replaces mode: opm adds 0.9.0, then 1.0.0 (which replaces nothing, so
+/// the walk from the new head 1.0.0 leaves 0.9.0 out), then 1.1.0 and
+/// 1.2.0 along the replaces chain. The graph is what opm writes; 0.9.0 is
+/// reported as pruned.
+#[test]
+fn replaces_mode_walk_prunes_the_bundle_off_the_chain() {
+    let dir = common::fixtures().join("graph/pkg-replaces");
+    let g = load::load_package_dir(&dir, None).expect("loads");
+    assert_eq!(g.mode, Some(Mode::Replaces));
+    assert!(g.mode_error.is_none(), "{:?}", g.mode_error);
+    let ch = g.channel("stable").expect("stable");
+    let mut e: Vec<(&str, &str)> = ch
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e.replaces.as_str()))
+        .collect();
+    e.sort();
+    assert_eq!(
+        e,
+        [
+            ("rep.v1.0.0", ""),
+            ("rep.v1.1.0", "rep.v1.0.0"),
+            ("rep.v1.2.0", "rep.v1.1.0")
+        ]
+    );
+    assert_eq!(g.pruned, [("stable".to_string(), "rep.v0.9.0".to_string())]);
+    let fs = checks::check(&g);
+    assert_eq!(fs.len(), 1, "{fs:#?}");
+    assert_eq!(fs[0].rule, "graph-stranded-bundle");
+    assert!(fs[0].message.contains("rep.v0.9.0"), "{}", fs[0].message);
+    assert!(fs[0].location.is_some());
+}
+
+/// semver-skippatch on the semver fixture directory (opm
+/// `BundleGraphLoader.AddBundleToGraph` with skippatch): each added bundle
+/// replaces the greatest lower version of its channel, plus every lower
+/// patch of its own major.minor, whose nodes it takes over. Adding 1.0.1:
+/// its replaced set is {1.0.0}, both the greatest lower version and its
+/// lower patch, so one edge, written as `replaces`. 1.1.0 and 2.0.0-rc.1
+/// have no lower patch of their own minor: plain replaces of the greatest
+/// lower version (1.0.1, 1.1.0).
+#[test]
+fn semver_skippatch_on_a_package_directory() {
+    let dir = common::fixtures().join("graph/pkg-semver");
+    let g = load::load_package_dir(&dir, Some(Mode::SemverSkipPatch)).expect("loads");
+    assert_eq!(g.mode, Some(Mode::SemverSkipPatch));
+    let ch = g.channel("stable").expect("stable");
+    let e: Vec<(&str, &str, Vec<&str>)> = ch
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.name.as_str(),
+                e.replaces.as_str(),
+                e.skips.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        e,
+        [
+            ("demo.v1.0.0", "", vec![]),
+            ("demo.v1.0.1", "demo.v1.0.0", vec![]),
+            ("demo.v1.1.0", "demo.v1.0.1", vec![]),
+            ("demo.v2.0.0-rc.1", "demo.v1.1.0", vec![]),
+        ]
+    );
+    assert_eq!(ch.head().expect("head").name, "demo.v2.0.0-rc.1");
+}
+
+#[test]
+fn check_exits_1_on_warnings_unless_errors_only() {
+    let warn = common::fixtures().join("graph/warn-only.yaml");
+    let warn = warn.to_str().expect("utf8");
+    let (code, out, _) = run(&["graph", "check", warn]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("warning[graph-skips-missing]"), "{out}");
+    let (code, out, _) = run(&["graph", "check", "--errors-only", warn]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("warning[graph-skips-missing]"), "{out}");
+    // Errors still fail with --errors-only.
+    let rules = common::fixtures().join("graph/rules.yaml");
+    let (code, _, _) = run(&[
+        "graph",
+        "check",
+        "--errors-only",
+        rules.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code, 1);
+    // Clean: 0. Usage: 2.
+    let clean = common::fixtures().join("graph/pkg-semver");
+    let (code, out, _) = run(&["graph", "check", clean.to_str().expect("utf8")]);
+    assert_eq!(code, 0, "{out}");
+    let (code, _, _) = run(&["graph", "check"]);
+    assert_eq!(code, 2);
+    let (_, help, _) = run(&["graph", "check", "--help"]);
+    assert!(help.contains("--errors-only"), "{help}");
+}
+
+#[test]
+fn render_json_and_dot() {
+    let p = common::fixtures().join("graph/rules-more.yaml");
+    let p = p.to_str().expect("utf8");
+    let (code, out, err) = run(&["graph", "render", p, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let pkgs = v.as_array().expect("array");
+    let skipboth = pkgs
+        .iter()
+        .find(|p| p["package"] == "skipboth")
+        .expect("skipboth");
+    assert_eq!(skipboth["defaultChannel"], "stable");
+    let ch = &skipboth["channels"][0];
+    assert_eq!(ch["name"], "stable");
+    assert_eq!(ch["head"], "skipboth.v1.2.0");
+    assert_eq!(ch["entries"].as_array().expect("entries").len(), 3);
+    assert_eq!(
+        ch["edges"],
+        serde_json::json!([
+            {"from": "skipboth.v1.0.0", "to": "skipboth.v1.1.0", "kind": "replaces"},
+            {"from": "skipboth.v1.1.0", "to": "skipboth.v1.2.0", "kind": "replaces"},
+            {"from": "skipboth.v1.1.0", "to": "skipboth.v1.2.0", "kind": "skips"},
+        ])
+    );
+    // A channel with two heads has none in JSON.
+    let split = pkgs
+        .iter()
+        .find(|p| p["package"] == "split")
+        .expect("split");
+    assert!(split["channels"][0]["head"].is_null());
+    let (code, out, err) = run(&["graph", "render", p, "--format", "dot"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("digraph upgrades {\n"), "{out}");
+    assert!(out.trim_end().ends_with('}'), "{out}");
+    assert!(
+        out.contains(
+            "\"skipboth/stable/skipboth.v1.2.0\" [label=\"skipboth.v1.2.0\", style=bold];"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\"skipboth/stable/skipboth.v1.1.0\" -> \"skipboth/stable/skipboth.v1.2.0\" [label=\"skips\", style=dashed];"),
+        "{out}"
+    );
+    assert!(
+        out.contains("label=\"skipboth / stable (default)\";"),
+        "{out}"
+    );
+    // Mermaid of an invalid version fails as opm does: exit 2.
+    let (code, _, err) = run(&["graph", "render", p, "--format", "mermaid"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("invalid version"), "{err}");
+    // The library call agrees.
+    let gs: Vec<PackageGraph> = fbc_graphs("rules-more.yaml").into_values().collect();
+    assert!(draw::draw(&gs, draw::DrawFormat::Json).is_ok());
+}
+
+// ---- semver template -------------------------------------------------
+
+/// A renderer for images `example.com/<pkg>:v<version>` that makes the
+/// bundle `<pkg>.v<version>` with that version, as the bundle directories
+/// would.
+fn fake_render(image: &str) -> Result<fbc::Bundle, String> {
+    let (repo, tag) = image.rsplit_once(':').ok_or("no tag")?;
+    let pkg = repo.rsplit('/').next().ok_or("no repo")?;
+    let version = tag.strip_prefix('v').ok_or("tag without v")?;
+    // Build metadata is not allowed in a CSV name; write it as `-build`.
+    let name = format!("{pkg}.v{}", version.replace('+', "-build"));
+    Ok(fbc::Bundle {
+        schema: "olm.bundle".into(),
+        name,
+        package: pkg.into(),
+        image: image.into(),
+        properties: vec![fbc::Property {
+            kind: "olm.package".into(),
+            value: serde_json::json!({"packageName": pkg, "version": version}),
+        }],
+        ..fbc::Bundle::default()
+    })
+}
+
+fn semver_template(head: &str, archetypes: &[(&str, &[&str])]) -> String {
+    let mut s = format!("schema: olm.semver\n{head}");
+    for (arch, versions) in archetypes {
+        s.push_str(&format!("{arch}:\n  bundles:\n"));
+        for v in *versions {
+            s.push_str(&format!("  - image: example.com/a:v{v}\n"));
+        }
+    }
+    s
+}
+
+type Entries = Vec<(String, String, Vec<String>)>;
+
+fn render(text: &str) -> Result<(String, BTreeMap<String, Entries>), String> {
+    let cfg = template::render_semver(text, std::path::Path::new("t.yaml"), &fake_render)?;
+    let mut chans = BTreeMap::new();
+    for c in &cfg.channels {
+        chans.insert(
+            c.name.clone(),
+            c.entries
+                .iter()
+                .map(|e| (e.name.clone(), e.replaces.clone(), e.skips.clone()))
+                .collect(),
+        );
+    }
+    Ok((cfg.packages[0].default_channel.clone(), chans))
+}
+
+fn ent(name: &str, replaces: &str, skips: &[&str]) -> (String, String, Vec<String>) {
+    (
+        name.into(),
+        replaces.into(),
+        skips.iter().map(|s| s.to_string()).collect(),
+    )
+}
+
+const PRE: &[&str] = &[
+    "1.4.1",
+    "1.3.1-beta",
+    "1.4.1-beta2",
+    "1.3.1",
+    "1.3.1-alpha",
+    "1.4.1-beta1",
+];
+
+/// Pre-releases in minor channels (the cases of opm's own semver tests,
+/// 1.3.1-alpha/beta and 1.4.1-beta1/2, worked out by hand): within a
+/// minor, entries by version; the minor's last entry skips every lower one
+/// of the same major seen so far and replaces the previous minor's last.
+#[test]
+fn semver_template_prereleases_in_minor_channels() {
+    let (default, ch) = render(&semver_template("", &[("stable", PRE)])).expect("renders");
+    assert_eq!(
+        ch["stable-v1.3"],
+        [
+            ent("a.v1.3.1-alpha", "", &[]),
+            ent("a.v1.3.1-beta", "", &[]),
+            ent("a.v1.3.1", "", &["a.v1.3.1-alpha", "a.v1.3.1-beta"]),
+        ]
+    );
+    assert_eq!(
+        ch["stable-v1.4"],
+        [
+            ent("a.v1.4.1-beta1", "", &[]),
+            ent("a.v1.4.1-beta2", "", &[]),
+            ent(
+                "a.v1.4.1",
+                "a.v1.3.1",
+                &[
+                    "a.v1.3.1-alpha",
+                    "a.v1.3.1-beta",
+                    "a.v1.4.1-beta1",
+                    "a.v1.4.1-beta2"
+                ]
+            ),
+        ]
+    );
+    assert_eq!(ch.len(), 2);
+    // The newest channel by the version it was created at (1.4.1-beta1).
+    assert_eq!(default, "stable-v1.4");
+}
+
+/// The same bundles in one major channel: the same edges, one channel.
+#[test]
+fn semver_template_prereleases_in_a_major_channel() {
+    let (default, ch) = render(&semver_template(
+        "generateMajorChannels: true\n",
+        &[("stable", PRE)],
+    ))
+    .expect("renders");
+    assert_eq!(ch.len(), 1);
+    assert_eq!(default, "stable-v1");
+    let names: Vec<&str> = ch["stable-v1"].iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "a.v1.3.1-alpha",
+            "a.v1.3.1-beta",
+            "a.v1.3.1",
+            "a.v1.4.1-beta1",
+            "a.v1.4.1-beta2",
+            "a.v1.4.1"
+        ]
+    );
+    assert_eq!(
+        ch["stable-v1"][2],
+        ent("a.v1.3.1", "", &["a.v1.3.1-alpha", "a.v1.3.1-beta"])
+    );
+    assert_eq!(ch["stable-v1"][5].1, "a.v1.3.1");
+}
+
+/// defaultChannelTypePreference decides between the major and the minor
+/// channel created by the same bundle; set to a kind that is not generated,
+/// it is an error, as in opm.
+#[test]
+fn semver_template_default_channel_type_preference() {
+    let both = "generateMajorChannels: true\ngenerateMinorChannels: true\n";
+    let v: &[&str] = &["1.0.0", "1.0.1"];
+    let (d, ch) = render(&semver_template(
+        &format!("{both}defaultChannelTypePreference: major\n"),
+        &[("stable", v)],
+    ))
+    .expect("renders");
+    assert_eq!(d, "stable-v1");
+    assert_eq!(ch.keys().collect::<Vec<_>>(), ["stable-v1", "stable-v1.0"]);
+    let (d, _) = render(&semver_template(
+        &format!("{both}defaultChannelTypePreference: minor\n"),
+        &[("stable", v)],
+    ))
+    .expect("renders");
+    assert_eq!(d, "stable-v1.0");
+    // Unset: minor when minor channels are generated.
+    let (d, _) = render(&semver_template(both, &[("stable", v)])).expect("renders");
+    assert_eq!(d, "stable-v1.0");
+    // Unset with only major channels: major.
+    let (d, _) = render(&semver_template(
+        "generateMajorChannels: true\n",
+        &[("stable", v)],
+    ))
+    .expect("renders");
+    assert_eq!(d, "stable-v1");
+    let e = render(&semver_template(
+        "generateMajorChannels: true\ndefaultChannelTypePreference: minor\n",
+        &[("stable", v)],
+    ))
+    .expect_err("mismatch");
+    assert_eq!(e, "schema attribute mismatch: DefaultChannelTypePreference set to 'minor' doesn't make sense if not generating minor-version channels");
+    // Neither generate option: minor channels only, so `major` mismatches.
+    let e = render(&semver_template(
+        "defaultChannelTypePreference: major\n",
+        &[("stable", v)],
+    ))
+    .expect_err("mismatch");
+    assert_eq!(e, "schema attribute mismatch: DefaultChannelTypePreference set to 'major' doesn't make sense if not generating major-version channels");
+    let e = render(&semver_template(
+        "defaultChannelTypePreference: patch\n",
+        &[("stable", v)],
+    ))
+    .expect_err("unknown");
+    assert!(e.contains("unknown DefaultChannelTypePreference"), "{e}");
+}
+
+/// Candidate and fast archetypes: edges never cross archetypes, and the
+/// default channel is the most stable archetype's, whatever its version.
+#[test]
+fn semver_template_fast_archetype_and_default_channel() {
+    let cand: &[&str] = &["1.0.0", "1.0.1", "1.1.0"];
+    let fast: &[&str] = &["1.0.1"];
+    let (d, ch) =
+        render(&semver_template("", &[("candidate", cand), ("fast", fast)])).expect("renders");
+    assert_eq!(
+        ch["candidate-v1.0"],
+        [ent("a.v1.0.0", "", &[]), ent("a.v1.0.1", "", &["a.v1.0.0"])]
+    );
+    assert_eq!(
+        ch["candidate-v1.1"],
+        [ent("a.v1.1.0", "a.v1.0.1", &["a.v1.0.0"])]
+    );
+    assert_eq!(ch["fast-v1.0"], [ent("a.v1.0.1", "", &[])]);
+    assert_eq!(ch.len(), 3);
+    // fast outranks candidate even at a lower version.
+    assert_eq!(d, "fast-v1.0");
+    // candidate 2.0.0 vs stable 1.0.0: stable wins.
+    let (d, _) = render(&semver_template(
+        "",
+        &[("candidate", &["2.0.0"]), ("stable", &["1.0.0"])],
+    ))
+    .expect("renders");
+    assert_eq!(d, "stable-v1.0");
+    // candidate only: a candidate channel.
+    let (d, _) = render(&semver_template("", &[("candidate", &["2.0.0"])])).expect("renders");
+    assert_eq!(d, "candidate-v2.0");
+}
+
+/// Versions differing only in build metadata cannot be ordered: opm's
+/// message quotes the version and the version it collides with, wrapped in
+/// the post-processing prefix.
+#[test]
+fn semver_template_build_metadata_error() {
+    let e = render(&semver_template(
+        "",
+        &[("stable", &["1.3.1-alpha", "1.3.1-alpha+2001Jan21", "1.3.1"])],
+    ))
+    .expect_err("build metadata");
+    assert_eq!(
+        e,
+        "render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version \"1.3.1-alpha+2001Jan21\" cannot be compared to \"1.3.1-alpha\""
+    );
+    // Two collisions are aggregated in brackets.
+    let e = render(&semver_template(
+        "",
+        &[(
+            "stable",
+            &[
+                "1.3.1-alpha",
+                "1.3.1-alpha+2001Jan21",
+                "1.3.1-alpha+2003May06",
+            ],
+        )],
+    ))
+    .expect_err("build metadata");
+    assert!(
+        e.ends_with(": [bundle version \"1.3.1-alpha+2001Jan21\" cannot be compared to \"1.3.1-alpha\", bundle version \"1.3.1-alpha+2003May06\" cannot be compared to \"1.3.1-alpha\"]"),
+        "{e}"
+    );
+    // One build of a version is fine, in another archetype too.
+    assert!(render(&semver_template(
+        "",
+        &[("candidate", &["1.0.0+1"]), ("stable", &["1.0.0+2"])]
+    ))
+    .is_ok());
+}
+
+/// A basic template's bundle entry is valid as opm's isBundleTemplate
+/// says: an image and no package, properties or relatedImages; a name, or
+/// empty lists, do not matter.
+#[test]
+fn basic_template_bundle_entries() {
+    let p = std::path::Path::new("basic.yaml");
+    let ok = "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n  defaultChannel: stable\n- schema: olm.bundle\n  name: whatever\n  image: example.com/a:v1.0.0\n  properties: []\n  relatedImages: []\n  package: ''\n";
+    let (_, images) = template::basic_parts(ok, p).expect("accepted");
+    assert_eq!(images, ["example.com/a:v1.0.0"]);
+    for bad in [
+        "  package: a\n",
+        "  properties:\n  - type: olm.package\n    value: {}\n",
+        "  relatedImages:\n  - image: x\n",
+    ] {
+        let text = format!(
+            "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: example.com/a:v1.0.0\n{bad}"
+        );
+        let e = template::basic_parts(&text, p).expect_err(bad);
+        assert!(
+            e.contains("unexpected fields present in basic template bundle"),
+            "{e}"
+        );
+    }
+    let no_image = "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  name: a.v1\n";
+    assert!(template::basic_parts(no_image, p).is_err());
+}
