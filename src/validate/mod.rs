@@ -129,13 +129,14 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
     match Bundle::load_dir(dir) {
         Ok(b) => validate_bundle(&b, options),
         Err(e) => {
-            let msg = match &e {
-                LoadError::NotADirectory { reason, .. } => {
-                    format!("{subject}: cannot read the bundle: {reason}")
-                }
-                LoadError::Io { source, .. } => format!("{subject}: {source}"),
+            let (rule, msg) = match &e {
+                LoadError::NotADirectory { reason, .. } => (
+                    "bundle-unreadable",
+                    format!("{subject}: cannot read the bundle: {reason}"),
+                ),
+                LoadError::Io { source, .. } => ("io-error", format!("{subject}: {source}")),
             };
-            one(Finding::error("bundle-unreadable", msg))
+            one(Finding::error(rule, msg))
         }
     }
 }
