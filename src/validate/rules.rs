@@ -208,9 +208,11 @@ pub fn finding_hint(id: &str, message: impl Into<String>, hint: &str) -> Finding
     }
 }
 
-/// The summary of a rule for SARIF output.
+/// The summary of a rule (default or optional) for SARIF output.
 pub fn summary(id: &str) -> Option<String> {
-    rule(id).map(|r| r.summary.to_string())
+    rule(id)
+        .map(|r| r.summary.to_string())
+        .or_else(|| super::optional::rules::rule(id).map(|r| r.summary.to_string()))
 }
 
 #[cfg(test)]
