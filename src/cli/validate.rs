@@ -22,8 +22,10 @@ olm-catalog bundle validate ./bundle --select-optional suite=operatorframework\n
 olm-catalog bundle validate ./bundle --select-optional name=alpha-deprecated-apis --k8s-version 1.25\n  \
 olm-catalog bundle validate ./bundle --output sarif > findings.sarif\n\n\
 Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage or I/O failure \
-(a path that does not exist, a file that cannot be read: rule io-error). Paths that are not bundles (files, folders without \
-manifests/ or metadata/) are reported as warnings and skipped.")]
+(a path that does not exist, a file that cannot be read: rule io-error). A folder without manifests/ or metadata/ that \
+holds a package manifest (package.yaml, *.package.yaml) gets the package manifest checks; other \
+paths that are not bundles (files, folders) are reported as warnings and skipped. Rules and \
+their origins: docs/validate.md.")]
 pub struct ValidateArgs {
     /// Bundle directories (each holding manifests/ and metadata/)
     #[arg(required = true, value_name = "DIR")]
