@@ -51,7 +51,7 @@ pub const RULES: &[Rule] = &[
     // Reading the bundle (src/bundle).
     r("bundle-unreadable", E, L, "the bundle cannot be read (a broken symbolic link, a path that is not a directory)"),
     r("io-error", E, L, "reading a file or directory failed (permission denied, I/O error); the command exits with 2"),
-    r("file-not-regular", E, L, "a FIFO, socket or device where a file or directory was expected; it is not opened"),
+    r("file-not-regular", E, L, "a FIFO, socket or device where a file was expected, or a file where manifests/ or metadata/ should be; it is not read"),
     r("not-a-bundle", W, L, "the path is not a bundle directory (no manifests/ or metadata/); skipped"),
     r("bundle-no-manifests-dir", E, R, "the bundle has no manifests/ directory"),
     r("bundle-no-metadata-dir", E, R, "the bundle has no metadata/ directory"),
