@@ -7,9 +7,17 @@ FROM docker.io/library/rust:1.95-bookworm AS build
 WORKDIR /src
 # Dependencies first, so source edits do not rebuild them.
 COPY Cargo.toml Cargo.lock build.rs ./
+# Cargo.toml declares `[[bench]] oci_pull`: cargo refuses to read the manifest
+# (for any command) unless benches/oci_pull.rs exists. build.rs compiles
+# schema/registry.proto and src/index/db.rs includes schema/index.sql.
+COPY benches ./benches
 COPY schema ./schema
+# A stub crate to compile the dependencies into a cached layer. The build
+# must succeed (no `|| true`): a failure here would hide a broken manifest
+# until the next, uncached, step.
 RUN mkdir src && echo 'fn main() {}' > src/main.rs && touch src/lib.rs \
-    && cargo build --release --locked || true
+    && cargo build --release --locked --bin olm-catalog \
+    && rm -rf src
 COPY src ./src
 RUN touch src/main.rs src/lib.rs && cargo build --release --locked --bin olm-catalog \
     && install -D -m 0755 target/release/olm-catalog /out/olm-catalog

@@ -22,6 +22,14 @@ fi
 cargo build --release --bin olm-catalog
 bin=target/release/olm-catalog
 mapfile -t dirs < <(find "$corpus/operators" -mindepth 2 -maxdepth 2 -type d | sort)
+# As tests/validate_corpus.rs: a version folder whose bundle sits in
+# VERSION/bundle/ (rabbitmq-messaging-topology-operator) is validated there.
+for i in "${!dirs[@]}"; do
+    d="${dirs[$i]}"
+    if [ ! -d "$d/manifests" ] && [ ! -d "$d/metadata" ] && [ -d "$d/bundle/manifests" ]; then
+        dirs[$i]="$d/bundle"
+    fi
+done
 echo "folders: ${#dirs[@]}  cores: $(nproc)  $(uname -sr)  $(date -u +%F)"
 
 

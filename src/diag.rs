@@ -356,14 +356,15 @@ pub fn render_sarif(reports: &[Report], rules_help: &dyn Fn(&str) -> Option<Stri
                 .location
                 .clone()
                 .unwrap_or_else(|| Location::file(&report.subject));
-            let mut physical = json!({
-                "artifactLocation": { "uri": sarif_uri(&loc.file) },
-            });
+            let mut physical = json!({ "artifactLocation": sarif_artifact(&loc.file) });
             if loc.line > 0 {
                 let mut region = json!({ "startLine": loc.line });
                 if loc.column > 0 {
                     region["startColumn"] = json!(loc.column);
+                    // end_column is only ever set for single-line spans:
+                    // say so with endLine rather than leave it implied.
                     if loc.end_column > loc.column {
+                        region["endLine"] = json!(loc.line);
                         region["endColumn"] = json!(loc.end_column);
                     }
                 }
@@ -391,10 +392,30 @@ pub fn render_sarif(reports: &[Report], rules_help: &dyn Fn(&str) -> Option<Stri
     s
 }
 
-/// A relative URI with forward slashes, as code-scanning expects.
-fn sarif_uri(path: &std::path::Path) -> String {
+/// The SARIF artifactLocation of `path`: a relative path becomes a
+/// percent-encoded relative URI against `%SRCROOT%` (what code scanning
+/// resolves against the checkout), an absolute one a `file://` URI.
+fn sarif_artifact(path: &std::path::Path) -> serde_json::Value {
     let s = path.to_string_lossy().replace('\\', "/");
-    s.strip_prefix("./").unwrap_or(&s).to_string()
+    if s.starts_with('/') {
+        serde_json::json!({ "uri": format!("file://{}", percent_encode_path(&s)) })
+    } else {
+        let rel = s.strip_prefix("./").unwrap_or(&s);
+        serde_json::json!({ "uri": percent_encode_path(rel), "uriBaseId": "%SRCROOT%" })
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters and `/`.
+fn percent_encode_path(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -254,3 +254,129 @@ fn output_is_deterministic() {
         assert_eq!(a, b, "{fmt} output differs between runs");
     }
 }
+
+#[test]
+fn sarif_uris_are_encoded_and_absolute_paths_are_file_uris() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("my bundle#1");
+    copy_tree(&fixture(BLIND), &dir);
+    // Absolute: a file:// URI, percent-encoded.
+    let o = run(&["-o", "sarif"], &[&dir]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("sarif json");
+    let results = v["runs"][0]["results"].as_array().expect("results");
+    for r in results {
+        let art = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+        let uri = art["uri"].as_str().expect("uri");
+        assert!(uri.starts_with("file:///"), "{uri}");
+        assert!(uri.contains("my%20bundle%231/"), "{uri}");
+        assert!(!uri.contains(' ') && !uri.contains('#'), "{uri}");
+        let region = &r["locations"][0]["physicalLocation"]["region"];
+        if !region["endColumn"].is_null() {
+            assert_eq!(region["endLine"], region["startLine"], "{region}");
+        }
+    }
+    // Relative: relative to %SRCROOT%.
+    let o = Command::new(env!("CARGO_BIN_EXE_olm-catalog"))
+        .current_dir(tmp.path())
+        .args(["bundle", "validate", "-o", "sarif", "my bundle#1"])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("sarif json");
+    let art = &v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(art["uriBaseId"], "%SRCROOT%");
+    assert!(
+        art["uri"]
+            .as_str()
+            .expect("uri")
+            .starts_with("my%20bundle%231/"),
+        "{art}"
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("readdir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).expect("copy");
+        }
+    }
+}
+
+/// The subcommands listed under "Commands:" in a help text.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_command_help_has_an_example() {
+    let mut todo: Vec<Vec<String>> = vec![vec![]];
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    while let Some(path) = todo.pop() {
+        let o = Command::new(env!("CARGO_BIN_EXE_olm-catalog"))
+            .args(&path)
+            .arg("--help")
+            .output()
+            .expect("runs");
+        let help = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{path:?} --help failed");
+        seen += 1;
+        if !help.contains("Example") {
+            missing.push(path.join(" "));
+        }
+        for sub in subcommands(&help) {
+            let mut p = path.clone();
+            p.push(sub);
+            todo.push(p);
+        }
+    }
+    assert!(seen > 10, "walked only {seen} commands");
+    assert!(missing.is_empty(), "--help without an example: {missing:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_manifests_does_not_hang_the_command() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("b");
+    copy_tree(&fixture(GOOD), &dir);
+    let fifo = dir.join("manifests/pipe.yaml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_olm-catalog"))
+        .args(["bundle", "validate", "-o", "json"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert_eq!(status.code(), Some(1));
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("bundle validate hangs on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().expect("stdout"), &mut out)
+        .expect("read");
+    assert!(out.contains("\"file-not-regular\""), "{out}");
+}

@@ -24,7 +24,20 @@ fn corpus_dirs() -> Vec<PathBuf> {
         }
         for entry in std::fs::read_dir(&pkg).expect("package dir") {
             let p = entry.expect("entry").path();
-            if p.is_dir() {
+            if !p.is_dir() {
+                continue;
+            }
+            // rabbitmq-messaging-topology-operator/{1.18.3,1.19.0,1.19.1}
+            // keep their bundle in VERSION/bundle/, where operator-sdk's
+            // `make bundle` writes it: validate that. (The
+            // gitlab-runner-operator/{1.22.0,1.23.0,1.23.1}/certification
+            // folders stay not-a-bundle: they hold the copy prepared for
+            // Red Hat certification, not a community bundle, and none of
+            // those versions is in the corpus's catalogs.)
+            let nested = p.join("bundle");
+            if !validate::is_bundle_dir(&p) && validate::is_bundle_dir(&nested) {
+                dirs.push(nested);
+            } else {
                 dirs.push(p);
             }
         }

@@ -26,6 +26,7 @@ fn is_optional_rule(rule: &str) -> bool {
         "alpha-deprecated-apis-",
         "standard-",
         "optional-",
+        "multiarch-",
     ]
     .iter()
     .any(|p| rule.starts_with(p))
@@ -1169,4 +1170,171 @@ fn suites_are_listed_with_descriptions() {
     assert!(SUITES
         .iter()
         .all(|(_, d)| !d.is_empty() && !d.contains('\n')));
+}
+
+/// Platforms by image name, for the multiarch suite without a registry.
+struct FakePlatforms;
+
+impl olm_catalog::validate::optional::multiarch::ImagePlatforms for FakePlatforms {
+    fn platforms(
+        &self,
+        image: &str,
+    ) -> Result<Vec<olm_catalog::validate::optional::multiarch::ImagePlatform>, String> {
+        use olm_catalog::validate::optional::multiarch::ImagePlatform;
+        let p = |os: &str, arch: &str| ImagePlatform {
+            os: os.into(),
+            architecture: arch.into(),
+        };
+        Ok(match image {
+            "quay.io/example/operator:v1.2.3" => vec![p("linux", "amd64"), p("windows", "amd64")],
+            "quay.io/example/helper:v1" => vec![p("linux", "amd64")],
+            "quay.io/example/helper:v2" => vec![p("linux", "amd64"), p("windows", "amd64")],
+            other => return Err(format!("unknown image {other}")),
+        })
+    }
+}
+
+fn multiarch_rules(case: &Case) -> Vec<(String, Level)> {
+    let options = Options {
+        optional: vec!["multiarch".into()],
+        image_platforms: Some(std::sync::Arc::new(FakePlatforms)),
+        ..Options::default()
+    };
+    validate_bundle(&case.bundle(), &options)
+        .findings
+        .into_iter()
+        .filter(|f| f.rule.starts_with("multiarch-"))
+        .map(|f| (f.rule, f.level))
+        .collect()
+}
+
+#[test]
+fn multiarch_os_rules() {
+    // The operator image also runs on Windows; the CSV does not say so and
+    // the helper image does not provide it.
+    let case = Case::new().with(
+        "/spec/relatedImages",
+        json!([{"name": "helper", "image": "quay.io/example/helper:v1"}]),
+    );
+    let rules = multiarch_rules(&case);
+    assert!(
+        has(&rules, "multiarch-os-label-missing", Level::Warning),
+        "{rules:?}"
+    );
+    assert!(
+        has(&rules, "multiarch-image-os-missing", Level::Warning),
+        "{rules:?}"
+    );
+    // Labelled, and every image provides both systems: nothing to report.
+    let case = Case::new()
+        .with(
+            "/spec/relatedImages",
+            json!([{"name": "helper", "image": "quay.io/example/helper:v2"}]),
+        )
+        .with(
+            "/metadata/labels",
+            json!({
+                "operatorframework.io/os.linux": "supported",
+                "operatorframework.io/os.windows": "supported",
+            }),
+        );
+    let rules = multiarch_rules(&case);
+    assert!(rules.is_empty(), "{rules:?}");
+}
+
+#[test]
+fn custom_categories_file_that_cannot_be_read_is_reported() {
+    // Through the CLI, so the environment variable stays out of this process.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("categories.json");
+    std::fs::write(&bad, "not json").expect("write");
+    let bundle = common::fixtures().join("optional/clean");
+    let run = |file: &Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_olm-catalog"))
+            .args([
+                "bundle",
+                "validate",
+                "--select-optional",
+                "name=standardcategories",
+                "-o",
+                "json",
+            ])
+            .arg(&bundle)
+            .env("OPERATOR_BUNDLE_CATEGORIES", file)
+            .output()
+            .expect("runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = run(&bad);
+    assert!(
+        text.contains("\"standard-categories-custom-file-invalid\""),
+        "{text}"
+    );
+    std::fs::write(
+        &bad,
+        r#"{"categories": ["Database", "Developer Tools", "Games"]}"#,
+    )
+    .expect("write");
+    let text = run(&bad);
+    assert!(
+        !text.contains("standard-categories-custom-file-invalid"),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_optional_rule_has_a_case() {
+    // The ids used in the optional test files, to catch a rule added
+    // without a test; removed-API ids are built from their release there.
+    let here = [
+        include_str!("validate_optional.rs"),
+        include_str!("validate_multiarch.rs"),
+    ]
+    .concat();
+    let untested: Vec<&str> = olm_catalog::validate::optional::rules::OPTIONAL_RULES
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| {
+            if let Some(release) = id.strip_prefix("alpha-deprecated-apis-removed-") {
+                // removed_apis_by_release builds these ids from "1-16", ….
+                return !here.contains(&format!("\"{release}\""));
+            }
+            !here.contains(&format!("\"{id}\""))
+        })
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "optional rules without a case: {untested:?}"
+    );
+    // And every optional rule a suite reports is in the catalog.
+    for src in [
+        include_str!("../src/validate/optional/operatorhub.rs"),
+        include_str!("../src/validate/optional/good_practices.rs"),
+        include_str!("../src/validate/optional/deprecated_apis.rs"),
+        include_str!("../src/validate/optional/standard.rs"),
+        include_str!("../src/validate/optional/multiarch.rs"),
+    ] {
+        for cap in src.split('"').skip(1).step_by(2) {
+            let looks_like_rule = [
+                "operatorhub-",
+                "good-practices-",
+                "standard-categories-",
+                "standard-capabilities-",
+                "multiarch-",
+                "alpha-deprecated-apis-",
+            ]
+            .iter()
+            .any(|p| cap.starts_with(p))
+                && cap
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !cap.ends_with('-');
+            if looks_like_rule {
+                assert!(
+                    olm_catalog::validate::optional::rules::rule(cap).is_some(),
+                    "{cap} is reported but not in OPTIONAL_RULES"
+                );
+            }
+        }
+    }
 }

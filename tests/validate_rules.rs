@@ -948,3 +948,315 @@ fn every_rule_of_the_catalog_has_a_case() {
         .collect();
     assert!(untested.is_empty(), "rules without a case: {untested:?}");
 }
+
+#[test]
+fn duplicate_install_mode_is_a_blind_spot_and_still_counts_as_supported() {
+    // Upstream's check never fires; OLM fails the CSV. A duplicate that is
+    // supported still counts as support, as upstream counts it.
+    let f = Fixture::new();
+    let csv = f.read(CSV).replace("supported: true", "supported: false");
+    let csv = csv.replacen(
+        "  - type: AllNamespaces\n    supported: false",
+        "  - type: AllNamespaces\n    supported: false\n  - type: AllNamespaces\n    supported: true",
+        1,
+    );
+    f.write(CSV, &csv);
+    let r = f.report();
+    assert_eq!(
+        rules_of(&r),
+        vec!["csv-install-modes-duplicate"],
+        "{:#?}",
+        r.findings
+    );
+    let hint = r.findings[0].hint.as_deref().unwrap_or("");
+    assert!(
+        hint.contains("operator-sdk bundle validate does not check this"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn object_findings_say_operator_sdk_skips_them() {
+    let f = Fixture::new();
+    f.write(
+        "manifests/object.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: p\nspec:\n  minAvailable: 100%\n",
+    );
+    let r = f.report();
+    let hint = r.findings[0].hint.as_deref().unwrap_or("");
+    assert!(hint.contains("does not check this by default"), "{hint}");
+    assert!(hint.contains("node drains"), "{hint}");
+}
+
+#[test]
+fn objects_that_pass_the_object_rules() {
+    let passing = [
+        // Not a global default.
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: p\nvalue: 10\nglobalDefault: false\n",
+        // Reading budgets is fine.
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\nrules:\n- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [get, list, watch]\n",
+        // Modifying an SCC of its own is fine.
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]\n  verbs: [update]\n  resourceNames: [my-operator-scc]\n",
+        // Using (not modifying) a default SCC is fine.
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- apiGroups: [security.openshift.io]\n  resources: [securitycontextconstraints]\n  verbs: [use]\n  resourceNames: [privileged]\n",
+    ];
+    for text in passing {
+        let f = Fixture::new();
+        f.write("manifests/object.yaml", text);
+        let r = f.report();
+        assert!(r.findings.is_empty(), "{text}\n{:#?}", r.findings);
+    }
+}
+
+#[test]
+fn version_hint_gives_the_true_reason() {
+    let f = Fixture::new();
+    f.edit(CSV, "version: 0.0.2", "version: v0.0.2");
+    let r = f.report();
+    let v = r
+        .findings
+        .iter()
+        .find(|x| x.rule == "csv-version-not-semver")
+        .expect("finding");
+    let hint = v.hint.as_deref().unwrap_or("");
+    assert!(hint.contains("OLM itself accepts it"), "{hint}");
+    assert!(hint.contains("opm parses it strictly"), "{hint}");
+    // An unquoted number is refused by OLM's decoder itself.
+    let f = Fixture::new();
+    f.edit(CSV, "version: 0.0.2", "version: 1.2");
+    let r = f.report();
+    let v = r
+        .findings
+        .iter()
+        .find(|x| x.rule == "csv-version-not-semver")
+        .expect("finding");
+    let hint = v.hint.as_deref().unwrap_or("");
+    assert!(hint.contains("\"1.2.0\""), "{hint}");
+    assert!(hint.contains("refuses this CSV"), "{hint}");
+}
+
+#[test]
+fn constraint_dependencies() {
+    let f = Fixture::new();
+    let dep = |value: &str| format!("dependencies:\n- type: olm.constraint\n  value:\n{value}");
+    // Passing: a CEL rule of OLM's kind, and a compound constraint without cel.
+    f.write(
+        "metadata/dependencies.yaml",
+        &dep("    failureMessage: needs etcd 1.x\n    cel:\n      rule: \"properties.exists(p, p.type == 'olm.package' && semver_compare(p.value.version, '1.0.0') >= 0)\"\n"),
+    );
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+    f.write(
+        "metadata/dependencies.yaml",
+        &dep("    all:\n      constraints:\n      - gvk: {group: g.io, version: v1, kind: K}\n"),
+    );
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+    f.write(
+        "metadata/dependencies.yaml",
+        &dep("    failureMessage: x\n"),
+    );
+    assert_rule(&f.report(), "dependency-cel-missing");
+    f.write(
+        "metadata/dependencies.yaml",
+        &dep("    cel:\n      rule: ''\n"),
+    );
+    assert_rule(&f.report(), "dependency-cel-rule-missing");
+    for bad in [
+        "properties.exists(p, doesnt_exist(p.value, '1.0.0') == 0)",
+        "1",
+        "properties.exists(p, p.type == 'x'",
+    ] {
+        f.write(
+            "metadata/dependencies.yaml",
+            &dep(&format!("    cel:\n      rule: \"{bad}\"\n")),
+        );
+        let r = f.report();
+        assert_rule(&r, "dependency-cel-invalid");
+        assert_eq!(line_of(&r, "dependency-cel-invalid"), 5, "{bad}");
+    }
+}
+
+#[test]
+fn property_rules() {
+    let props = |items: &str| format!("properties:\n{items}");
+    let csv_ann = |json: &str| format!("  annotations:\n    olm.properties: '{json}'\n");
+    let f = Fixture::new();
+    f.write(
+        "metadata/properties.yaml",
+        &props("- type: olm.maxOpenShiftVersion\n  value: '4.16'\n- type: olm.label\n  value: a\n"),
+    );
+    assert!(f.report().findings.is_empty(), "{:#?}", f.report().findings);
+    f.write(
+        "metadata/properties.yaml",
+        &props("- type: olm.label\n  value: a\n- type: olm.label\n  value: a\n"),
+    );
+    let r = f.report();
+    assert_rule(&r, "property-duplicate-in-properties-file");
+    assert_eq!(line_of(&r, "property-duplicate-in-properties-file"), 4);
+
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        "  annotations:\n",
+        &csv_ann(r#"[{"type":"olm.label","value":"a"},{"type":"olm.label","value":"a"}]"#),
+    );
+    assert_rule(&f.report(), "property-duplicate-in-csv-annotation");
+
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        "  annotations:\n",
+        &csv_ann(r#"[{"type":"olm.label","value":"a"}]"#),
+    );
+    f.write(
+        "metadata/properties.yaml",
+        &props("- type: olm.label\n  value: a\n"),
+    );
+    assert_rule(&f.report(), "property-in-csv-and-properties-file");
+    // Different values are different properties.
+    f.write(
+        "metadata/properties.yaml",
+        &props("- type: olm.label\n  value: b\n"),
+    );
+    let r = f.report();
+    assert!(
+        !rules_of(&r).iter().any(|x| x.starts_with("property-")),
+        "{:#?}",
+        r.findings
+    );
+}
+
+/// A package-manifest directory with `text` as its package.yaml.
+fn package_dir(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("etcd");
+    fs::create_dir_all(dir.join("0.9.4")).expect("mkdir");
+    fs::write(dir.join("etcd.package.yaml"), text).expect("write");
+    (tmp, dir)
+}
+
+#[test]
+fn package_manifest_rules() {
+    let good = "packageName: etcd\ndefaultChannel: alpha\nchannels:\n- name: alpha\n  currentCSV: etcdoperator.v0.9.4\n- name: beta\n  currentCSV: etcdoperator.v0.9.2\n";
+    let (_t, dir) = package_dir(good);
+    let r = validate::validate_dir(&dir, &Options::default());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // One channel needs no default channel.
+    let (_t, dir) =
+        package_dir("packageName: etcd\nchannels:\n- name: alpha\n  currentCSV: e.v1.0.0\n");
+    let r = validate::validate_dir(&dir, &Options::default());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let cases: &[(&str, &str, &str, u32)] = &[
+        ("packageName: etcd\n", "packageName: ''\n", "package-manifest-name-empty", 1),
+        ("channels:\n- name: alpha\n  currentCSV: etcdoperator.v0.9.4\n- name: beta\n  currentCSV: etcdoperator.v0.9.2\n", "channels: []\n", "package-manifest-channels-empty", 3),
+        ("defaultChannel: alpha\n", "", "package-manifest-default-channel-empty", 0),
+        ("- name: beta\n", "- name: ''\n", "package-manifest-channel-name-empty", 6),
+        ("currentCSV: etcdoperator.v0.9.2", "currentCSV: ''", "package-manifest-current-csv-empty", 7),
+        ("- name: beta\n", "- name: alpha\n", "package-manifest-channel-duplicate", 6),
+        ("defaultChannel: alpha\n", "defaultChannel: stable\n", "package-manifest-default-channel-not-found", 2),
+        ("channels:\n", "channels: 3\nx:\n", "package-manifest-invalid", 3),
+    ];
+    for (from, to, rule, line) in cases {
+        assert!(good.contains(from), "{from}");
+        let (_t, dir) = package_dir(&good.replacen(from, to, 1));
+        let r = validate::validate_dir(&dir, &Options::default());
+        assert_rule(&r, rule);
+        if *line > 0 {
+            assert_eq!(line_of(&r, rule), *line, "{rule}: {:#?}", r.findings);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_in_manifests_is_refused_not_read() {
+    let f = Fixture::new();
+    let fifo = f.dir().join("manifests/pipe.yaml");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    // Reading the FIFO would block forever: the report must come back.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = f.dir();
+    std::thread::spawn(move || {
+        let _ = tx.send(validate::validate_dir(&dir, &Options::default()));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the loader hangs on a FIFO");
+    assert_rule(&r, "file-not-regular");
+    assert!(r.findings.iter().any(|x| x.message.contains("FIFO")));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_directories_leaving_the_bundle_are_refused() {
+    for sub in ["manifests", "metadata"] {
+        let f = Fixture::new();
+        let outside = f.tmp.path().join(format!("outside-{sub}"));
+        fs::rename(f.dir().join(sub), &outside).expect("move out");
+        std::os::unix::fs::symlink(&outside, f.dir().join(sub)).expect("symlink");
+        let r = f.report();
+        assert_rule(&r, "symlink-outside-bundle");
+        assert!(
+            r.findings
+                .iter()
+                .any(|x| x.message.starts_with(&format!("{sub}/ is a symbolic link"))),
+            "{:#?}",
+            r.findings
+        );
+    }
+    // A symlinked directory that stays inside the bundle is read.
+    let f = Fixture::new();
+    fs::rename(f.dir().join("metadata"), f.dir().join("meta-real")).expect("mv");
+    std::os::unix::fs::symlink("meta-real", f.dir().join("metadata")).expect("symlink");
+    let r = f.report();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
+#[test]
+fn a_file_just_under_the_size_cap_is_read() {
+    use std::io::Write;
+    let f = Fixture::new();
+    let path = f.dir().join("manifests/zz-big.yaml");
+    let mut file = fs::File::create(&path).expect("create");
+    // One comment line short of the cap: it is read, not refused.
+    let header = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n#";
+    file.write_all(header).expect("write");
+    let rest = olm_catalog::bundle::MAX_FILE_SIZE as usize - header.len() - 1;
+    let chunk = vec![b'x'; 1 << 20];
+    let mut left = rest;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        file.write_all(&chunk[..n]).expect("write");
+        left -= n;
+    }
+    file.write_all(b"\n").expect("write");
+    drop(file);
+    assert_eq!(
+        fs::metadata(&path).expect("meta").len(),
+        olm_catalog::bundle::MAX_FILE_SIZE
+    );
+    let r = f.report();
+    assert!(
+        !rules_of(&r).contains(&"file-too-large"),
+        "{:#?}",
+        r.findings
+    );
+    // It was read and parsed: only the bundle size rules may fire.
+    assert!(
+        rules_of(&r).iter().all(|x| x.starts_with("bundle-size")),
+        "{:#?}",
+        r.findings
+    );
+}
+
+/// Rules that no test can trigger here, with the reason.
+#[test]
+fn rules_without_a_fixture_and_why() {
+    // "io-error": a file that cannot be read. Tests run as root, which
+    // reads files whatever their mode, so permission denied cannot be
+    // produced; the exit code 2 for it is set in src/cli/validate.rs.
+    assert!(rules::rule("io-error").is_some());
+}

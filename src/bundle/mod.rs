@@ -252,12 +252,56 @@ impl Bundle {
         let mut findings = Vec::new();
         for sub in ["manifests", "metadata"] {
             let path = dir.join(sub);
+            // A manifests/ or metadata/ that is a symbolic link must stay
+            // inside the bundle, like the files in it.
+            if let Ok(lmeta) = fs::symlink_metadata(&path) {
+                if lmeta.file_type().is_symlink() {
+                    match fs::canonicalize(&path) {
+                        Ok(target) if target.starts_with(&root) => {}
+                        Ok(target) => {
+                            findings.push(
+                                Finding::error(
+                                    "symlink-outside-bundle",
+                                    format!(
+                                        "{sub}/ is a symbolic link to {}, outside the bundle; it was not read",
+                                        target.display()
+                                    ),
+                                )
+                                .at(Location::file(&path))
+                                .hint("bundle images hold plain directories: copy the files into the bundle"),
+                            );
+                            continue;
+                        }
+                        Err(e) => {
+                            findings.push(
+                                Finding::error(
+                                    "bundle-unreadable",
+                                    format!("{sub}/ is a broken symbolic link: {e}"),
+                                )
+                                .at(Location::file(&path)),
+                            );
+                            continue;
+                        }
+                    }
+                }
+            }
             let entries = match fs::read_dir(&path) {
                 Ok(e) => e,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                    findings.push(
+                        Finding::error(
+                            "file-not-regular",
+                            format!("{sub} is a file, not a directory; it was not read"),
+                        )
+                        .at(Location::file(&path))
+                        .hint(format!("a bundle holds its files in a {sub}/ directory")),
+                    );
+                    continue;
+                }
                 Err(e) => {
                     findings.push(
-                        Finding::error("bundle-unreadable", format!("cannot read {sub}/: {e}"))
+                        Finding::error("io-error", format!("cannot read {sub}/: {e}"))
                             .at(Location::file(&path)),
                     );
                     continue;
@@ -301,8 +345,15 @@ impl Bundle {
                         }
                     }
                 }
-                let Ok(meta) = fs::metadata(&full) else {
-                    continue;
+                let meta = match fs::metadata(&full) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        findings.push(
+                            Finding::error("io-error", format!("cannot read {rel}: {e}"))
+                                .at(Location::file(&full)),
+                        );
+                        continue;
+                    }
                 };
                 if meta.is_dir() {
                     // opm reads only the top level of manifests/.
@@ -313,6 +364,10 @@ impl Bundle {
                         )
                         .at(Location::file(&full)),
                     );
+                    continue;
+                }
+                if !meta.is_file() {
+                    findings.push(not_regular(&rel, &meta).at(Location::file(&full)));
                     continue;
                 }
                 let content = read_capped(&full, meta.len());
@@ -668,6 +723,34 @@ fn first_tab_from(text: &str, line: u32) -> Option<Span> {
         })
 }
 
+/// The finding for a FIFO, socket or device where a file was expected.
+fn not_regular(rel: &str, meta: &fs::Metadata) -> Finding {
+    #[cfg(unix)]
+    let kind = {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            "a named pipe (FIFO)"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_block_device() || t.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        }
+    };
+    #[cfg(not(unix))]
+    let kind = {
+        let _ = meta;
+        "not a regular file"
+    };
+    Finding::error(
+        "file-not-regular",
+        format!("{rel} is {kind}; only regular files are read"),
+    )
+    .hint("a bundle holds plain files; reading a pipe or device could block or never end")
+}
+
 /// Reads a file, refusing files over [`MAX_FILE_SIZE`] before reading them.
 #[allow(clippy::result_large_err)] // a Finding is what callers report
 fn read_capped(path: &Path, len: u64) -> Result<Vec<u8>, Finding> {
@@ -683,12 +766,28 @@ fn read_capped(path: &Path, len: u64) -> Result<Vec<u8>, Finding> {
         ));
     }
     let mut buf = Vec::with_capacity(len as usize);
-    let f = fs::File::open(path)
-        .map_err(|e| Finding::error("bundle-unreadable", format!("cannot read: {e}")))?;
+    // O_NONBLOCK: a FIFO swapped in after the stat must not block the open;
+    // the fstat below then refuses it.
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = opts
+        .open(path)
+        .map_err(|e| Finding::error("io-error", format!("cannot read {}: {e}", path.display())))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| Finding::error("io-error", format!("cannot read {}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(not_regular(&path.display().to_string(), &meta));
+    }
     // The file may grow between stat and read: cap the read as well.
     f.take(MAX_FILE_SIZE + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| Finding::error("bundle-unreadable", format!("cannot read: {e}")))?;
+        .map_err(|e| Finding::error("io-error", format!("cannot read {}: {e}", path.display())))?;
     if buf.len() as u64 > MAX_FILE_SIZE {
         return Err(Finding::error(
             "file-too-large",

@@ -43,15 +43,27 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Validate and build operator bundles
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  olm-catalog bundle validate operators/mypkg/*\n  \
+olm-catalog bundle build operators/mypkg/1.0.0 --tag quay.io/me/mypkg-bundle:v1.0.0"
+    )]
     Bundle(BundleCommand),
     /// Build, check, draw and explain upgrade graphs
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  olm-catalog graph check operators/etcd\n  \
+olm-catalog graph render operators/etcd --format mermaid"
+    )]
     Graph(graph::GraphCommand),
     /// Render an olm.template.basic or olm.semver catalog template to FBC
     RenderTemplate(graph::RenderTemplateArgs),
     /// Build and maintain SQLite index databases and index images
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  olm-catalog index add --database index.db --mode semver operators/mypkg/*/\n  \
+olm-catalog index list bundles --database index.db"
+    )]
     Index(IndexCommand),
     /// Render an index, bundle directory or FBC directory as an FBC stream
     Render(index::RenderArgs),

@@ -22,8 +22,10 @@ olm-catalog bundle validate ./bundle --select-optional suite=operatorframework\n
 olm-catalog bundle validate ./bundle --select-optional name=alpha-deprecated-apis --k8s-version 1.25\n  \
 olm-catalog bundle validate ./bundle --output sarif > findings.sarif\n\n\
 Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage or I/O failure \
-(a path that does not exist). Paths that are not bundles (files, folders without \
-manifests/ or metadata/) are reported as warnings and skipped.")]
+(a path that does not exist, a file that cannot be read: rule io-error). A folder without manifests/ or metadata/ that \
+holds a package manifest (package.yaml, *.package.yaml) gets the package manifest checks; other \
+paths that are not bundles (files, folders) are reported as warnings and skipped. Rules and \
+their origins: docs/validate.md.")]
 pub struct ValidateArgs {
     /// Bundle directories (each holding manifests/ and metadata/)
     #[arg(required = true, value_name = "DIR")]
@@ -120,6 +122,17 @@ impl ValidateArgs {
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
             anyhow::bail!("no such file or directory: {}", names.join(", "));
+        }
+        // A file that could not be read is an I/O failure, not a finding
+        // about the bundle: exit 2, after printing every report.
+        let io_failures: Vec<String> = reports
+            .iter()
+            .flat_map(|r| &r.findings)
+            .filter(|f| f.rule == "io-error")
+            .map(|f| f.message.clone())
+            .collect();
+        if !io_failures.is_empty() {
+            anyhow::bail!("I/O failure: {}", io_failures.join("; "));
         }
         let errors: usize = reports.iter().map(|r| r.errors()).sum();
         Ok(if errors > 0 { EXIT_FINDINGS } else { 0 })

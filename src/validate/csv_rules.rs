@@ -162,6 +162,16 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
     check_webhooks_and_images(m, out);
 }
 
+/// `1.2` → `1.2.0`, `v1` → `1.0.0`: what a tolerant parse would read.
+fn strict_guess(v: &str) -> String {
+    let v = v.trim().trim_start_matches('v');
+    let mut parts: Vec<&str> = v.split('.').collect();
+    while parts.len() < 3 {
+        parts.push("0");
+    }
+    parts.join(".")
+}
+
 fn check_version(m: &Manifest, out: &mut Vec<Finding>) {
     let root = &m.root;
     let Some(vn) = root.at(&path!["spec", "version"]) else {
@@ -185,15 +195,21 @@ fn check_version(m: &Manifest, out: &mut Vec<Finding>) {
             } else {
                 e.to_string()
             };
-            let hint = if written.starts_with('v') {
+            // OLM reads spec.version with semver.ParseTolerant (a leading
+            // `v`, missing minor or patch are accepted), but opm parses it
+            // strictly when it adds the bundle to an index or renders it.
+            const WHY: &str = "OLM itself accepts it (it parses spec.version tolerantly), but opm parses it strictly and refuses the bundle when building or rendering an index, and semver ordering of channels needs strict versions";
+            let hint = if not_string {
                 format!(
-                    "write `{}`: OLM parses spec.version as strict semver, without a leading `v`",
-                    written.trim_start_matches('v')
+                    "quote it and give all of major.minor.patch, e.g. \"{}\": OLM decodes spec.version from a JSON string only, so it refuses this CSV, and opm refuses it too",
+                    strict_guess(&written)
                 )
+            } else if written.starts_with('v') {
+                format!("write `{}`: {WHY}", written.trim_start_matches('v'))
             } else if written.split('.').count() < 3 {
-                "write all of major.minor.patch, quoted, e.g. \"1.2.0\": OLM refuses a CSV whose spec.version is not strict semver".to_string()
+                format!("write all of major.minor.patch, quoted, e.g. \"1.2.0\": {WHY}")
             } else {
-                "OLM parses spec.version as strict semver (https://semver.org)".to_string()
+                format!("use a strict semantic version (https://semver.org): {WHY}")
             };
             out.push(
                 finding_hint(
@@ -411,16 +427,18 @@ fn check_install_modes(m: &Manifest, out: &mut Vec<Finding>) {
             mode.get("supported").map(|s| &s.value),
             Some(Value::Bool(true))
         );
+        // operator-framework/api's validateInstallModes never fills its set,
+        // so it reports no duplicate and counts every supported entry.
+        any_supported |= supported;
         if !seen.insert(ty.clone()) {
             out.push(
-                finding(
+                finding_hint(
                     "csv-install-modes-duplicate",
-                    format!("({}) duplicate install modes present: `{ty}`", m.name),
+                    format!("({}) install mode type `{ty}` appears twice", m.name),
+                    "OLM builds a set of install modes and fails the CSV (reason InvalidInstallModes) when a type repeats; keep one entry per type",
                 )
                 .at(m.location(&path!["spec", "installModes", i, "type"])),
             );
-        } else if supported {
-            any_supported = true;
         }
         if !INSTALL_MODES.contains(&ty.as_str()) {
             let near = INSTALL_MODES.iter().find(|k| {

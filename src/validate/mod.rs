@@ -20,10 +20,12 @@ use crate::bundle::{Bundle, Csv, LoadError};
 use crate::diag::{Finding, Location, Report};
 
 pub mod bundle_rules;
+pub mod cel;
 pub mod crd;
 pub mod csv_rules;
 pub mod names;
 pub mod objects;
+pub mod package_manifest;
 pub mod rules;
 pub mod select;
 pub mod structure;
@@ -85,8 +87,11 @@ pub fn is_bundle_dir(dir: &Path) -> bool {
     dir.join("manifests").is_dir() || dir.join("metadata").is_dir()
 }
 
-/// Loads and validates a bundle directory. A path that exists but is not a
-/// bundle (a file, a folder without `manifests/` or `metadata/`) gives one
+/// Loads and validates a bundle directory. A directory without `manifests/`
+/// or `metadata/` that holds a package manifest (`package.yaml`,
+/// `*.package.yaml`) gets the package manifest checks. Any other path that
+/// exists but is not a bundle (a file, a folder without `manifests/` or
+/// `metadata/`) gives one
 /// `not-a-bundle` warning, so `bundle validate operators/*/*` skips the
 /// `ci.yaml` files and template folders a glob picks up; an unreadable or
 /// missing path gives a `bundle-unreadable` error.
@@ -105,6 +110,19 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
             .hint("give the directory that holds manifests/ and metadata/"))
         }
         Ok(meta) if meta.is_dir() && !is_bundle_dir(dir) => {
+            // A package-manifest directory: check its package.yaml.
+            let pkg_files = package_manifest::package_files(dir);
+            if !pkg_files.is_empty() {
+                let mut report = Report {
+                    subject: subject.clone(),
+                    findings: pkg_files
+                        .iter()
+                        .flat_map(|p| package_manifest::check_file(p))
+                        .collect(),
+                };
+                report.sort();
+                return report;
+            }
             let nested = std::fs::read_dir(dir)
                 .map(|rd| rd.filter_map(Result::ok).any(|e| is_bundle_dir(&e.path())))
                 .unwrap_or(false);
@@ -129,13 +147,14 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
     match Bundle::load_dir(dir) {
         Ok(b) => validate_bundle(&b, options),
         Err(e) => {
-            let msg = match &e {
-                LoadError::NotADirectory { reason, .. } => {
-                    format!("{subject}: cannot read the bundle: {reason}")
-                }
-                LoadError::Io { source, .. } => format!("{subject}: {source}"),
+            let (rule, msg) = match &e {
+                LoadError::NotADirectory { reason, .. } => (
+                    "bundle-unreadable",
+                    format!("{subject}: cannot read the bundle: {reason}"),
+                ),
+                LoadError::Io { source, .. } => ("io-error", format!("{subject}: {source}")),
             };
-            one(Finding::error("bundle-unreadable", msg))
+            one(Finding::error(rule, msg))
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Checks of other bundle objects: operator-framework/api `object.go`
 //! (PodDisruptionBudget, PriorityClass, RBAC rules).
 
-use super::rules::{finding, finding_hint};
+use super::rules::finding_hint;
 use crate::bundle::Manifest;
 use crate::diag::Finding;
 use crate::path;
@@ -34,6 +34,10 @@ pub fn check(m: &Manifest, out: &mut Vec<Finding>) {
     match m.kind.as_str() {
         "PodDisruptionBudget" => {
             if let Some(n) = m.root.at(&path!["spec", "maxUnavailable"]) {
+                // Upstream tests `IntVal == 0 || StrVal == "0%"` on an
+                // IntOrString, so every string value ("50%" included, whose
+                // IntVal is 0) is an error there. Only 0 and "0%" block all
+                // disruption; those are what this reports.
                 let zero = match &n.value {
                     Value::Int(0) => true,
                     Value::Str(s) => s == "0%",
@@ -69,9 +73,10 @@ pub fn check(m: &Manifest, out: &mut Vec<Finding>) {
                 Some(Value::Bool(true))
             ) {
                 out.push(
-                    finding(
+                    finding_hint(
                         "priorityclass-global-default",
                         "globalDefault field cannot be set to true",
+                        "a global default PriorityClass changes the priority of every pod in the cluster that names none",
                     )
                     .at(m.location(&path!["globalDefault"])),
                 );
@@ -94,9 +99,10 @@ pub fn check(m: &Manifest, out: &mut Vec<Finding>) {
                     && has(&verbs, &["*", "create", "update", "patch"])
                 {
                     out.push(
-                        finding(
+                        finding_hint(
                             "rbac-pdb-permission",
                             "RBAC includes permission to create/update poddisruptionbudgets, which could impact cluster stability",
+                            "an operator that writes budgets can block node drains and cluster upgrades",
                         )
                         .at(m.location(&path!["rules", i])),
                     );
@@ -107,9 +113,10 @@ pub fn check(m: &Manifest, out: &mut Vec<Finding>) {
                     && has(&strings(rule.get("resourceNames")), DEFAULT_SCCS)
                 {
                     out.push(
-                        finding(
+                        finding_hint(
                             "rbac-default-scc-modify",
                             "RBAC includes permission to modify default securitycontextconstraints, which could impact cluster stability",
+                            "changing OpenShift's default SCCs changes what every workload of the cluster may do",
                         )
                         .at(m.location(&path!["rules", i])),
                     );

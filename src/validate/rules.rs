@@ -11,6 +11,12 @@ pub enum Origin {
     Reference,
     /// A blind spot of the reference validators, checked only here.
     BlindSpot,
+    /// A check of operator-framework/api that `operator-sdk bundle validate`
+    /// does not run by default (the `ObjectValidator` of `object.go`; opm
+    /// runs it only with `--optional-validators=bundle-objects`). It runs
+    /// here by default and its findings say that operator-sdk would not
+    /// report them.
+    NotSdkDefault,
     /// Reading the bundle (YAML, files, layout).
     Load,
 }
@@ -37,13 +43,15 @@ const fn r(id: &'static str, level: Level, origin: Origin, summary: &'static str
 }
 
 use Level::{Error as E, Warning as W};
-use Origin::{BlindSpot as B, Load as L, Reference as R};
+use Origin::{BlindSpot as B, Load as L, NotSdkDefault as O, Reference as R};
 
 /// Every default rule (optional suites define their own).
 #[rustfmt::skip]
 pub const RULES: &[Rule] = &[
     // Reading the bundle (src/bundle).
-    r("bundle-unreadable", E, L, "a file or directory of the bundle cannot be read"),
+    r("bundle-unreadable", E, L, "the bundle cannot be read (a broken symbolic link, a path that is not a directory)"),
+    r("io-error", E, L, "reading a file or directory failed (permission denied, I/O error); the command exits with 2"),
+    r("file-not-regular", E, L, "a FIFO, socket or device where a file was expected, or a file where manifests/ or metadata/ should be; it is not read"),
     r("not-a-bundle", W, L, "the path is not a bundle directory (no manifests/ or metadata/); skipped"),
     r("bundle-no-manifests-dir", E, R, "the bundle has no manifests/ directory"),
     r("bundle-no-metadata-dir", E, R, "the bundle has no metadata/ directory"),
@@ -66,6 +74,21 @@ pub const RULES: &[Rule] = &[
     r("annotation-metadata-path-mismatch", E, B, "metadata.v1 does not name the bundle's metadata/ directory"),
     r("dependency-invalid", E, R, "an entry of metadata/dependencies.yaml is invalid"),
     r("dependency-type-unsupported", E, R, "a dependency type OLM does not know"),
+    r("dependency-cel-missing", E, R, "an olm.constraint dependency has no cel field"),
+    r("dependency-cel-rule-missing", E, R, "an olm.constraint dependency's cel.rule is empty"),
+    r("dependency-cel-invalid", E, R, "an olm.constraint dependency's cel.rule does not parse, uses an unknown identifier or function, or is not a boolean"),
+    r("property-duplicate-in-csv-annotation", W, R, "a property appears twice in the CSV's olm.properties annotation"),
+    r("property-duplicate-in-properties-file", W, R, "a property appears twice in metadata/properties.yaml"),
+    r("property-in-csv-and-properties-file", W, R, "a property is defined both in the CSV's olm.properties annotation and in metadata/properties.yaml"),
+    // operator-framework/api package_manifest.go (package manifest directories).
+    r("package-manifest-name-empty", E, R, "packageName of the package manifest is empty"),
+    r("package-manifest-channels-empty", E, R, "the package manifest has no channels"),
+    r("package-manifest-default-channel-empty", E, R, "defaultChannel is empty while more than one channel exists"),
+    r("package-manifest-channel-name-empty", E, R, "a channel of the package manifest has no name"),
+    r("package-manifest-current-csv-empty", E, R, "a channel of the package manifest has no currentCSV"),
+    r("package-manifest-channel-duplicate", E, R, "two channels of the package manifest have the same name"),
+    r("package-manifest-default-channel-not-found", E, R, "defaultChannel is not one of the declared channels"),
+    r("package-manifest-invalid", E, L, "the package manifest file does not decode (not a mapping, or a field of the wrong type)"),
     r("csv-missing", E, R, "manifests/ holds no ClusterServiceVersion"),
     r("csv-multiple", E, R, "manifests/ holds more than one ClusterServiceVersion"),
     r("csv-file-multiple-documents", E, B, "the CSV's file holds several documents; which one opm reads is an accident"),
@@ -89,7 +112,6 @@ pub const RULES: &[Rule] = &[
     r("csv-api-without-example", W, R, "a provided API has no example"),
     r("csv-owned-crd-name-invalid", E, R, "an owned CRD name is not plural.group"),
     r("csv-install-modes-missing", E, R, "spec.installModes is empty"),
-    r("csv-install-modes-duplicate", E, R, "an install mode type appears twice"),
     r("csv-install-modes-none-supported", E, R, "no install mode is supported"),
     r("csv-conversion-webhook-install-modes", E, R, "conversion webhooks require AllNamespaces only"),
     r("csv-min-kube-version-missing", W, R, "spec.minKubeVersion is not set"),
@@ -98,10 +120,11 @@ pub const RULES: &[Rule] = &[
     r("csv-olm-properties-annotation", W, R, "olm.properties annotation instead of metadata/properties.yaml"),
     // Blind spots of the CSV checks.
     r("csv-version-missing", W, B, "spec.version is not set"),
-    r("csv-version-not-semver", E, B, "spec.version is not strict semver (OLM refuses the CSV)"),
+    r("csv-version-not-semver", E, B, "spec.version is not strict semver: OLM accepts it (tolerant parse), opm refuses it when building an index"),
     r("csv-name-version-mismatch", W, B, "the version in metadata.name differs from spec.version"),
     r("csv-replaces-self", E, B, "spec.replaces names the bundle itself"),
     r("csv-skips-self", E, B, "spec.skips names the bundle itself"),
+    r("csv-install-modes-duplicate", E, B, "an install mode type appears twice; OLM fails such a CSV (InvalidInstallModes)"),
     r("csv-install-mode-unknown", E, B, "an install mode type OLM does not know"),
     r("csv-deployment-name-missing", E, B, "an install deployment has no name"),
     r("csv-skip-range-invalid", E, B, "olm.skipRange is not a valid semver range"),
@@ -130,11 +153,11 @@ pub const RULES: &[Rule] = &[
     r("crd-conversion-invalid", E, R, "spec.conversion: unknown strategy, webhook without a valid client config or review versions, or webhook settings under strategy None"),
     r("crd-api-approval-missing", E, R, "a v1 CRD in a *.k8s.io or *.kubernetes.io group without a valid api-approved.kubernetes.io annotation"),
     // operator-framework/api object.go.
-    r("pdb-max-unavailable-zero", E, R, "a PodDisruptionBudget with maxUnavailable 0 or 0%"),
-    r("pdb-min-available-full", E, R, "a PodDisruptionBudget with minAvailable 100%"),
-    r("priorityclass-global-default", E, R, "a PriorityClass with globalDefault true"),
-    r("rbac-pdb-permission", W, R, "RBAC allows creating or updating PodDisruptionBudgets"),
-    r("rbac-default-scc-modify", E, R, "RBAC allows modifying default SecurityContextConstraints"),
+    r("pdb-max-unavailable-zero", E, O, "a PodDisruptionBudget with maxUnavailable 0 or 0%"),
+    r("pdb-min-available-full", E, O, "a PodDisruptionBudget with minAvailable 100%"),
+    r("priorityclass-global-default", E, O, "a PriorityClass with globalDefault true"),
+    r("rbac-pdb-permission", W, O, "RBAC allows creating or updating PodDisruptionBudgets"),
+    r("rbac-default-scc-modify", E, O, "RBAC allows modifying default SecurityContextConstraints"),
 ];
 
 /// The rule with `id`, if it is a default rule.
@@ -145,35 +168,51 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 /// A finding of default rule `id` at the rule's level. Blind-spot rules say
 /// in their hint that operator-sdk does not check them.
 pub fn finding(id: &str, message: impl Into<String>) -> Finding {
-    let (level, blind) = match rule(id) {
-        Some(r) => (r.level, r.origin == Origin::BlindSpot),
-        None => (Level::Error, false),
+    let (level, origin) = match rule(id) {
+        Some(r) => (r.level, r.origin),
+        None => (Level::Error, Origin::Reference),
     };
     let f = Finding::new(level, id, message);
-    if blind {
-        f.hint("operator-sdk bundle validate does not check this")
-    } else {
-        f
+    match origin_note(origin) {
+        Some(note) => f.hint(note),
+        None => f,
     }
 }
+
+/// What a finding of a rule of `origin` says about operator-sdk.
+fn origin_note(origin: Origin) -> Option<&'static str> {
+    match origin {
+        Origin::BlindSpot => Some(BLIND_SPOT_NOTE),
+        Origin::NotSdkDefault => Some(NOT_SDK_DEFAULT_NOTE),
+        Origin::Reference | Origin::Load => None,
+    }
+}
+
+/// The note on findings of blind-spot rules.
+pub const BLIND_SPOT_NOTE: &str = "operator-sdk bundle validate does not check this";
+
+/// The note on findings of operator-framework/api's object checks.
+pub const NOT_SDK_DEFAULT_NOTE: &str =
+    "operator-sdk bundle validate does not check this by default \
+(it is operator-framework/api's ObjectValidator, which `opm alpha bundle validate` runs only with \
+--optional-validators=bundle-objects)";
 
 /// Like [`finding`] with a hint; for blind-spot rules the hint is followed by
 /// the note that operator-sdk does not check this.
 pub fn finding_hint(id: &str, message: impl Into<String>, hint: &str) -> Finding {
-    let blind = rule(id).is_some_and(|r| r.origin == Origin::BlindSpot);
+    let note = rule(id).and_then(|r| origin_note(r.origin));
     let f = finding(id, message);
-    if blind {
-        f.hint(format!(
-            "{hint}; operator-sdk bundle validate does not check this"
-        ))
-    } else {
-        f.hint(hint)
+    match note {
+        Some(note) => f.hint(format!("{hint}; {note}")),
+        None => f.hint(hint),
     }
 }
 
-/// The summary of a rule for SARIF output.
+/// The summary of a rule (default or optional) for SARIF output.
 pub fn summary(id: &str) -> Option<String> {
-    rule(id).map(|r| r.summary.to_string())
+    rule(id)
+        .map(|r| r.summary.to_string())
+        .or_else(|| super::optional::rules::rule(id).map(|r| r.summary.to_string()))
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
     check_layout(ctx, out);
     check_annotations(ctx, out);
     check_dependencies(ctx, out);
+    check_properties(ctx, out);
     check_manifest_files(ctx, out);
     check_size(ctx, out);
     for m in &ctx.bundle.manifests {
@@ -276,7 +277,7 @@ fn check_dependencies(ctx: &Context, out: &mut Vec<Finding>) {
                 }
             }
             "olm.label" => need("label", out),
-            "olm.constraint" => {}
+            "olm.constraint" => check_constraint(value, &here, i, out),
             _ => out.push(
                 finding_hint(
                     "dependency-type-unsupported",
@@ -286,6 +287,144 @@ fn check_dependencies(ctx: &Context, out: &mut Vec<Finding>) {
                 .at(here(&path!["type"])),
             ),
         }
+    }
+}
+
+/// An `olm.constraint` dependency: operator-registry validates its CEL rule
+/// the way OLM compiles it. A constraint may instead be a gvk, package,
+/// all, any or not constraint; one with none of these is refused as having
+/// no `cel` field.
+fn check_constraint(
+    value: Option<&Node>,
+    here: &dyn Fn(&[crate::yaml::Seg]) -> crate::diag::Location,
+    i: usize,
+    out: &mut Vec<Finding>,
+) {
+    let has = |k: &str| {
+        value
+            .and_then(|v| v.get(k))
+            .is_some_and(|n| !matches!(n.value, Value::Null))
+    };
+    if !has("cel") {
+        if !["gvk", "package", "all", "any", "not"]
+            .iter()
+            .any(|k| has(k))
+        {
+            out.push(
+                finding_hint(
+                    "dependency-cel-missing",
+                    format!("dependency {}: The CEL field is missing", i + 1),
+                    "give the constraint a `cel: {rule: ...}` (or a gvk, package, all, any or not constraint)",
+                )
+                .at(here(&path!["value"])),
+            );
+        }
+        return;
+    }
+    let rule_node = value.and_then(|v| v.get("cel")).and_then(|c| c.get("rule"));
+    let rule = rule_node.and_then(Node::as_str).unwrap_or("");
+    if rule.trim().is_empty() {
+        out.push(
+            finding(
+                "dependency-cel-rule-missing",
+                format!("dependency {}: The CEL expression is missing", i + 1),
+            )
+            .at(here(&path!["value", "cel"])),
+        );
+        return;
+    }
+    if let Err(e) = super::cel::check_rule(rule) {
+        out.push(
+            finding_hint(
+                "dependency-cel-invalid",
+                format!("dependency {}: Invalid CEL expression: {e}", i + 1),
+                "the rule sees `properties` (a list of {type, value}) and `semver_compare(a, b)`, and must be a boolean",
+            )
+            .at(here(&path!["value", "cel", "rule"])),
+        );
+    }
+}
+
+/// operator-registry's property checks: a property (same type and value)
+/// listed twice in the CSV's `olm.properties` annotation, twice in
+/// `metadata/properties.yaml`, or in both. OLM merges the two lists.
+fn check_properties(ctx: &Context, out: &mut Vec<Finding>) {
+    let key = |t: &serde_json::Value| {
+        (
+            t.get("type")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string(),
+            t.get("value").map(|v| v.to_string()).unwrap_or_default(),
+        )
+    };
+    let mut from_csv: Vec<(String, String)> = Vec::new();
+    if let Some(m) = ctx.bundle.csv_manifest() {
+        let ann = m
+            .json
+            .pointer("/metadata/annotations/olm.properties")
+            .and_then(|v| v.as_str());
+        if let Some(list) = ann.and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()) {
+            let here = m.location(&path!["metadata", "annotations", "olm.properties"]);
+            for item in list.as_array().map(Vec::as_slice).unwrap_or_default() {
+                let k = key(item);
+                if from_csv.contains(&k) {
+                    out.push(
+                        finding(
+                            "property-duplicate-in-csv-annotation",
+                            format!(
+                                "property (type {}, value {}) is duplicated in the CSV's olm.properties annotation",
+                                k.0, k.1
+                            ),
+                        )
+                        .at(here.clone()),
+                    );
+                } else {
+                    from_csv.push(k);
+                }
+            }
+        }
+    }
+    let Some(md) = &ctx.bundle.properties else {
+        return;
+    };
+    let json = md.root.to_json();
+    let items = json
+        .get("properties")
+        .and_then(|v| v.as_array())
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let k = key(item);
+        let here = md.location(&path!["properties", i]);
+        if seen.contains(&k) {
+            out.push(
+                finding(
+                    "property-duplicate-in-properties-file",
+                    format!(
+                        "property (type {}, value {}) is duplicated in {}",
+                        k.0, k.1, md.file.rel_path
+                    ),
+                )
+                .at(here),
+            );
+            continue;
+        }
+        if from_csv.contains(&k) {
+            out.push(
+                finding_hint(
+                    "property-in-csv-and-properties-file",
+                    format!(
+                        "property (type {}, value {}) is defined both in {} and in the CSV's olm.properties annotation",
+                        k.0, k.1, md.file.rel_path
+                    ),
+                    "keep it only in metadata/properties.yaml",
+                )
+                .at(here),
+            );
+        }
+        seen.push(k);
     }
 }
 

@@ -25,6 +25,7 @@ pub mod good_practices;
 pub mod goparse;
 pub mod multiarch;
 pub mod operatorhub;
+pub mod rules;
 pub mod standard;
 
 use std::borrow::Cow;
