@@ -218,7 +218,10 @@ fn index_add_with_credentials_pulls_and_pushes() {
     args.extend(creds);
     let (code, _, err) = common::run_cli(&args, &[], Some("wrong\n"));
     assert_eq!(code, 2);
-    assert!(err.contains("rejected the credentials of user `olm`"), "{err}");
+    assert!(
+        err.contains("rejected the credentials of user `olm`"),
+        "{err}"
+    );
 }
 
 /// Pushes a bundle image whose layer has `extra` entries beside a valid
@@ -344,10 +347,25 @@ fn malicious_bundle_images_leave_the_index_unchanged() {
         (&hardlink, "hard link"),
         (&dotdot, ".."),
     ] {
-        let o = olm(&["index", "add", "--database", db, "--mode", "semver", reference]);
+        let o = olm(&[
+            "index",
+            "add",
+            "--database",
+            db,
+            "--mode",
+            "semver",
+            reference,
+        ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{reference}: {err}");
-        assert!(err.contains(reference.as_str()) && err.contains(why), "{reference}: {err}");
-        assert_eq!(before, std::fs::read(db).expect("read db"), "{reference} changed the index");
+        assert!(
+            err.contains(reference.as_str()) && err.contains(why),
+            "{reference}: {err}"
+        );
+        assert_eq!(
+            before,
+            std::fs::read(db).expect("read db"),
+            "{reference} changed the index"
+        );
     }
 }

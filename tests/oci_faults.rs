@@ -591,7 +591,9 @@ fn rerun_uploads_no_blob() {
     let uploads = |lines: &[String]| {
         lines
             .iter()
-            .filter(|l| l.contains("/blobs/uploads/") || (l.starts_with("PUT") && l.contains("/blobs/")))
+            .filter(|l| {
+                l.contains("/blobs/uploads/") || (l.starts_with("PUT") && l.contains("/blobs/"))
+            })
             .count()
     };
     let before = proxy.lines().len();
@@ -601,9 +603,17 @@ fn rerun_uploads_no_blob() {
     assert_eq!(first, second);
     let rerun: Vec<String> = proxy.lines()[before..].to_vec();
     assert_eq!(uploads(&rerun), 0, "the rerun uploaded: {rerun:#?}");
-    assert!(rerun.iter().any(|l| l.starts_with("HEAD") && l.contains("/blobs/sha256:")), "{rerun:#?}");
+    assert!(
+        rerun
+            .iter()
+            .any(|l| l.starts_with("HEAD") && l.contains("/blobs/sha256:")),
+        "{rerun:#?}"
+    );
     assert_eq!(
-        rerun.iter().filter(|l| l.starts_with("PUT") && l.contains("/manifests/")).count(),
+        rerun
+            .iter()
+            .filter(|l| l.starts_with("PUT") && l.contains("/manifests/"))
+            .count(),
         1,
         "{rerun:#?}"
     );
@@ -618,7 +628,11 @@ fn refused_mount_falls_back_to_a_copy() {
         reg.port(),
         Box::new(|head| {
             if head.starts_with("POST") && head.lines().next().unwrap_or("").contains("mount=") {
-                Action::Respond(403, String::new(), r#"{"errors":[{"code":"DENIED"}]}"#.into())
+                Action::Respond(
+                    403,
+                    String::new(),
+                    r#"{"errors":[{"code":"DENIED"}]}"#.into(),
+                )
             } else {
                 Action::Forward
             }
@@ -635,12 +649,24 @@ fn refused_mount_falls_back_to_a_copy() {
         .expect("sql");
     let dest = format!("{}/catalog/index:v1", proxy.host());
     let (code, out, err) = common::run_cli(
-        &["index", "build", "--database", db.to_str().expect("utf8"), "--base", &base, "--tag", &dest],
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--base",
+            &base,
+            "--tag",
+            &dest,
+        ],
         &[],
         None,
     );
     assert_eq!(code, 0, "a refused mount must fall back to a copy: {err}");
-    assert!(proxy.lines().iter().any(|l| l.contains("mount=")), "no mount tried");
+    assert!(
+        proxy.lines().iter().any(|l| l.contains("mount=")),
+        "no mount tried"
+    );
     assert!(!err.contains("mounted sha256:"), "{err}");
     assert_eq!(tag_digest(&reg.host(), "catalog/index:v1"), digest_of(&out));
 }

@@ -593,7 +593,10 @@ fn index_image_on_multiplatform_base() {
         let db_layer = b["layers"][1]["digest"].as_str().expect("digest");
         db_layers.push(layout_blob(&copy, db_layer));
     }
-    assert_eq!(db_layers[0], db_layers[1], "platforms got different database layers");
+    assert_eq!(
+        db_layers[0], db_layers[1],
+        "platforms got different database layers"
+    );
     let files = layer_files(&db_layers[0]);
     assert_eq!(files[1].1, std::fs::read(&db).expect("db"));
 
@@ -656,7 +659,14 @@ fn default_base_holds_a_runnable_binary() {
     let layout = tmp.path().join("layout");
     let tag = format!("oci:{}:self", layout.display());
     let (code, out, err) = run(
-        &["index", "build", "--database", db.to_str().expect("utf8"), "--tag", &tag],
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+        ],
         &[],
     );
     assert_eq!(code, 0, "{err}");
@@ -669,10 +679,16 @@ fn default_base_holds_a_runnable_binary() {
         .expect("utf8"),
     );
     assert_eq!(config["config"]["User"], "65532:65532");
-    assert_eq!(config["config"]["Entrypoint"], serde_json::json!(["/bin/olm-catalog"]));
+    assert_eq!(
+        config["config"]["Entrypoint"],
+        serde_json::json!(["/bin/olm-catalog"])
+    );
     assert_eq!(config["os"], "linux");
     assert_eq!(
-        config["rootfs"]["diff_ids"].as_array().expect("diff_ids").len(),
+        config["rootfs"]["diff_ids"]
+            .as_array()
+            .expect("diff_ids")
+            .len(),
         2
     );
     let layers = m["layers"].as_array().expect("layers");
@@ -680,7 +696,10 @@ fn default_base_holds_a_runnable_binary() {
 
     // Unpack the runtime layer.
     let root = tmp.path().join("root");
-    let files = layer_files(&layout_blob(&layout, layers[0]["digest"].as_str().expect("digest")));
+    let files = layer_files(&layout_blob(
+        &layout,
+        layers[0]["digest"].as_str().expect("digest"),
+    ));
     for (name, data) in &files {
         let path = root.join(name);
         if name.ends_with('/') {
@@ -713,13 +732,20 @@ fn default_base_holds_a_runnable_binary() {
             continue;
         }
         let path = find(&name).unwrap_or_else(|| panic!("{name} is not in the layer"));
-        queue.extend(elf_deps(&std::fs::read(&path).expect("lib")).expect("elf").needed);
+        queue.extend(
+            elf_deps(&std::fs::read(&path).expect("lib"))
+                .expect("elf")
+                .needed,
+        );
         seen.push(name);
     }
     let version = match &deps.interpreter {
         Some(interp) => {
             let loader = root.join(interp.trim_start_matches('/'));
-            assert!(loader.is_file(), "ELF interpreter {interp} is not in the layer");
+            assert!(
+                loader.is_file(),
+                "ELF interpreter {interp} is not in the layer"
+            );
             let lib_path: Vec<String> = dirs
                 .iter()
                 .map(|d| root.join(d.trim_start_matches('/')).display().to_string())
@@ -752,7 +778,14 @@ fn default_base_holds_a_runnable_binary() {
 
     // Reproducible: the same executable gives the same digest.
     let (code, out2, err) = run(
-        &["index", "build", "--database", db.to_str().expect("utf8"), "--tag", &tag],
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+        ],
         &[],
     );
     assert_eq!(code, 0, "{err}");
@@ -761,14 +794,23 @@ fn default_base_holds_a_runnable_binary() {
     // --platform must match the machine for the default base.
     let (code, _, err) = run(
         &[
-            "index", "build", "--database", db.to_str().expect("utf8"), "--tag", &tag,
-            "--platform", "linux/s390x",
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+            "--platform",
+            "linux/s390x",
         ],
         &[],
     );
     if std::env::consts::ARCH != "s390x" {
         assert_eq!(code, 2);
-        assert!(err.contains("this machine's olm-catalog executable"), "{err}");
+        assert!(
+            err.contains("this machine's olm-catalog executable"),
+            "{err}"
+        );
     }
 }
 
@@ -785,8 +827,14 @@ fn docker_format_index_image() {
     let db = tmp.path().join("index.db");
     sqlite_db(&db);
     for (tag, base_args) in [
-        (format!("{host}/catalog/docker:multi"), vec!["--base", base.as_str()]),
-        (format!("{host}/catalog/docker:scratch"), vec!["--base", "scratch"]),
+        (
+            format!("{host}/catalog/docker:multi"),
+            vec!["--base", base.as_str()],
+        ),
+        (
+            format!("{host}/catalog/docker:scratch"),
+            vec!["--base", "scratch"],
+        ),
     ] {
         let mut args = vec![
             "index",
@@ -801,7 +849,12 @@ fn docker_format_index_image() {
         args.extend(base_args.iter().copied());
         let (code, _, err) = run(&args, &[]);
         assert_eq!(code, 0, "{err}");
-        let raw = json(&skopeo(&["inspect", "--raw", "--tls-verify=false", &format!("docker://{tag}")]));
+        let raw = json(&skopeo(&[
+            "inspect",
+            "--raw",
+            "--tls-verify=false",
+            &format!("docker://{tag}"),
+        ]));
         let manifests: Vec<serde_json::Value> = if tag.ends_with(":multi") {
             assert_eq!(
                 raw["mediaType"],
@@ -820,7 +873,10 @@ fn docker_format_index_image() {
                         "inspect",
                         "--raw",
                         "--tls-verify=false",
-                        &format!("docker://{host}/catalog/docker@{}", m["digest"].as_str().expect("digest")),
+                        &format!(
+                            "docker://{host}/catalog/docker@{}",
+                            m["digest"].as_str().expect("digest")
+                        ),
                     ]))
                 })
                 .collect()
@@ -828,13 +884,26 @@ fn docker_format_index_image() {
             vec![raw]
         };
         for m in &manifests {
-            assert_eq!(m["mediaType"], "application/vnd.docker.distribution.manifest.v2+json");
-            assert_eq!(m["config"]["mediaType"], "application/vnd.docker.container.image.v1+json");
+            assert_eq!(
+                m["mediaType"],
+                "application/vnd.docker.distribution.manifest.v2+json"
+            );
+            assert_eq!(
+                m["config"]["mediaType"],
+                "application/vnd.docker.container.image.v1+json"
+            );
             for l in m["layers"].as_array().expect("layers") {
-                assert_eq!(l["mediaType"], "application/vnd.docker.image.rootfs.diff.tar.gzip");
+                assert_eq!(
+                    l["mediaType"],
+                    "application/vnd.docker.image.rootfs.diff.tar.gzip"
+                );
             }
         }
-        let inspect = json(&skopeo(&["inspect", "--tls-verify=false", &format!("docker://{tag}")]));
+        let inspect = json(&skopeo(&[
+            "inspect",
+            "--tls-verify=false",
+            &format!("docker://{tag}"),
+        ]));
         assert_eq!(
             inspect["Labels"]["operators.operatorframework.io.index.database.v1"],
             "/database/index.db"

@@ -664,12 +664,10 @@ impl IndexImageArgs {
         let mode = self.registry.progress();
         let rt = runtime()?;
         let base: Option<BaseImage> = match base_ref {
-            Some(src) => {
-                Some(
-                    rt.block_on(oci::load_base(&client, &src))
-                        .with_context(|| format!("reading the base image {src}"))?,
-                )
-            }
+            Some(src) => Some(
+                rt.block_on(oci::load_base(&client, &src))
+                    .with_context(|| format!("reading the base image {src}"))?,
+            ),
             None => None,
         };
         let set = match kind {

@@ -210,10 +210,8 @@ fn add_client(
         return Ok(None);
     }
     let (dest, base) = args.image.dest_and_base()?;
-    let mut sources: Vec<olm_catalog::oci::ImageRef> = images
-        .iter()
-        .map(|r| r.parse())
-        .collect::<Result<_, _>>()?;
+    let mut sources: Vec<olm_catalog::oci::ImageRef> =
+        images.iter().map(|r| r.parse()).collect::<Result<_, _>>()?;
     sources.extend(base);
     Ok(Some(
         args.image
@@ -470,7 +468,9 @@ impl IndexCommand {
                 idx.finish()?;
                 eprintln!("{}: {summary}", a.database.display());
                 match a.image.tag.clone() {
-                    Some(tag) => a.image.build_and_push_with(&a.database, &tag, client.as_ref()),
+                    Some(tag) => a
+                        .image
+                        .build_and_push_with(&a.database, &tag, client.as_ref()),
                     None => Ok(0),
                 }
             }

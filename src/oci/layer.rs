@@ -739,7 +739,10 @@ mod tests {
         let err = fs
             .resolve("manifests/x.yaml", &allowed)
             .expect_err("outside the bundle");
-        assert!(err.contains("hard link") && err.contains("outside the bundle"), "{err}");
+        assert!(
+            err.contains("hard link") && err.contains("outside the bundle"),
+            "{err}"
+        );
     }
 
     #[test]

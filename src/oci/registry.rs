@@ -188,7 +188,10 @@ fn plain_http_host(url: &str, insecure: bool) -> Option<String> {
             .map(|_| &url[7..])
     })?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    let host = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
+    let host = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
     (!is_loopback(host)).then(|| host.to_string())
 }
 
@@ -1053,7 +1056,10 @@ mod tests {
             "http://user@example.com/",
         ] {
             assert!(plain_http_host(url, false).is_some(), "{url}");
-            assert!(plain_http_host(url, true).is_none(), "{url} with --insecure");
+            assert!(
+                plain_http_host(url, true).is_none(),
+                "{url} with --insecure"
+            );
         }
         for url in [
             "https://auth.example.com/token",

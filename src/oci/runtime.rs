@@ -162,7 +162,9 @@ pub struct RuntimeLayer {
 /// library (and theirs) at the first of [`library_dirs`] that has it.
 /// A library that is not found is an error with a hint.
 pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
-    let fail = |reason: String| OciError::Other(format!("building the default base image from {}: {reason}; pass --base with an image that holds /bin/olm-catalog (see docs/images.md), or use a statically linked olm-catalog", exe.display()));
+    let fail = |reason: String| {
+        OciError::Other(format!("building the default base image from {}: {reason}; pass --base with an image that holds /bin/olm-catalog (see docs/images.md), or use a statically linked olm-catalog", exe.display()))
+    };
     let bin = std::fs::read(exe).map_err(|e| fail(format!("reading the executable: {e}")))?;
     let deps = elf_deps(&bin).map_err(|e| fail(format!("the executable: {e}")))?;
     let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
@@ -180,7 +182,9 @@ pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
         }
         seen.push(name.clone());
         if name.contains('/') {
-            return Err(fail(format!("it needs {name}, a path; only library names are supported")));
+            return Err(fail(format!(
+                "it needs {name}, a path; only library names are supported"
+            )));
         }
         let found = dirs
             .iter()
@@ -192,11 +196,14 @@ pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
                     dirs.join(", ")
                 ))
             })?;
-        let data = std::fs::read(&found)
-            .map_err(|e| fail(format!("reading {}: {e}", found.display())))?;
+        let data =
+            std::fs::read(&found).map_err(|e| fail(format!("reading {}: {e}", found.display())))?;
         let lib_deps = elf_deps(&data).map_err(|e| fail(format!("{}: {e}", found.display())))?;
         queue.extend(lib_deps.needed);
-        files.insert(found.to_string_lossy().trim_start_matches('/').to_string(), data);
+        files.insert(
+            found.to_string_lossy().trim_start_matches('/').to_string(),
+            data,
+        );
     }
     let mut layer = LayerBuilder::new();
     layer.file(RUNTIME_BIN, bin, 0o755);
@@ -234,7 +241,10 @@ mod tests {
         let deps = elf_deps(&exe).expect("parse");
         if let Some(interp) = &deps.interpreter {
             assert!(Path::new(interp).exists(), "{interp}");
-            assert!(deps.needed.iter().any(|n| n.starts_with("libc.so")), "{deps:?}");
+            assert!(
+                deps.needed.iter().any(|n| n.starts_with("libc.so")),
+                "{deps:?}"
+            );
         }
         assert!(elf_deps(b"#!/bin/sh\n").is_err());
         assert!(elf_deps(&exe[..64]).is_err());
