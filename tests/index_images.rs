@@ -146,3 +146,226 @@ fn index_add_pulls_bundle_images_from_a_registry() {
     assert!(err.contains(&missing), "{err}");
     assert_eq!(before, std::fs::read(db).expect("read db"));
 }
+
+/// `index add REF... --username U --password-stdin --tag REF` against a
+/// registry that requires credentials for everything: the password is read
+/// once and serves the pulls and the push; without `--tag` it serves the
+/// pulls (the one registry the images come from).
+#[test]
+fn index_add_with_credentials_pulls_and_pushes() {
+    let reg = Registry::start_with_auth("olm", "s3cret");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let creds = ["--username", "olm", "--password-stdin"];
+    let mut refs = Vec::new();
+    for v in ["1.0.0", "1.0.1"] {
+        let dir = common::fixtures().join("graph/pkg-semver").join(v);
+        let r = format!("{}/demo/demo-bundle:v{v}", reg.host());
+        let mut args = vec!["bundle", "build", dir.to_str().expect("utf-8"), "--tag", &r];
+        args.extend(creds);
+        args.push("-q");
+        let (code, _, err) = common::run_cli(&args, &[], Some("s3cret\n"));
+        assert_eq!(code, 0, "{err}");
+        refs.push(r);
+    }
+    let db = tmp.path().join("index.db");
+    let db = db.to_str().expect("utf-8");
+    let index_ref = format!("{}/demo/catalog:auth", reg.host());
+    let mut args = vec!["index", "add", "--database", db, "--mode", "semver"];
+    args.extend(refs.iter().map(String::as_str));
+    args.extend(["--tag", &index_ref, "-q"]);
+
+    // No credentials: a clear auth error, no database written.
+    let (code, _, err) = common::run_cli(&args, &[], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("authentication to"), "{err}");
+    assert!(!std::path::Path::new(db).exists());
+
+    args.extend(creds);
+    let (code, out, err) = common::run_cli(&args, &[], Some("s3cret\n"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("{index_ref}@sha256:")), "{out}");
+    let inspect = registry::skopeo(&[
+        "inspect",
+        "--tls-verify=false",
+        "--creds",
+        "olm:s3cret",
+        &format!("docker://{index_ref}"),
+    ]);
+    assert!(
+        inspect.contains("operators.operatorframework.io.index.database.v1"),
+        "{inspect}"
+    );
+
+    // Without --tag the credential is for the images' registry.
+    let db2 = tmp.path().join("index2.db");
+    let db2 = db2.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "--database", db2, "--mode", "semver"];
+    args.extend(refs.iter().map(String::as_str));
+    args.extend(creds);
+    let (code, _, err) = common::run_cli(&args, &[], Some("s3cret\n"));
+    assert_eq!(code, 0, "{err}");
+    let conn = rusqlite::Connection::open(db2).expect("open index");
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM operatorbundle", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(n, 2);
+
+    // A wrong password is named as such.
+    let db3 = tmp.path().join("index3.db");
+    let db3 = db3.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "--database", db3];
+    args.push(refs[0].as_str());
+    args.extend(creds);
+    let (code, _, err) = common::run_cli(&args, &[], Some("wrong\n"));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("rejected the credentials of user `olm`"),
+        "{err}"
+    );
+}
+
+/// Pushes a bundle image whose layer has `extra` entries beside a valid
+/// bundle (the etcd-like fixture's files), built by hand as an attacker would.
+async fn push_crafted_bundle(reference: &str, extra: &dyn Fn(&mut tar::Builder<Vec<u8>>)) {
+    use olm_catalog::oci::build::{BlobItem, BlobSource, ImageSet};
+    use olm_catalog::oci::media::{self, Descriptor, Format, ImageManifest};
+    use std::sync::Arc;
+    let dir = common::fixtures().join("graph/pkg-semver/1.0.0");
+    let mut b = tar::Builder::new(Vec::new());
+    for rel in [
+        "manifests/demo.clusterserviceversion.yaml",
+        "metadata/annotations.yaml",
+    ] {
+        let data = std::fs::read(dir.join(rel)).expect("fixture");
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::Regular);
+        b.append_data(&mut h, rel, data.as_slice()).expect("append");
+    }
+    extra(&mut b);
+    let tar_bytes = b.into_inner().expect("tar");
+    let blob = olm_catalog::oci::layer::gzip(&tar_bytes).expect("gzip");
+    let layer = Descriptor::of(Format::Oci.layer_gzip(), &blob);
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Labels": {
+            "operators.operatorframework.io.bundle.package.v1": "demo",
+            "operators.operatorframework.io.bundle.channels.v1": "stable",
+            "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+            "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
+            "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
+        }},
+        "rootfs": {"type": "layers", "diff_ids": [media::sha256_digest(&tar_bytes)]},
+    });
+    let config_bytes = media::to_json_bytes(&config);
+    let config_desc = Descriptor::of(Format::Oci.config(), &config_bytes);
+    let manifest = ImageManifest {
+        schema_version: 2,
+        media_type: Some(Format::Oci.manifest().to_string()),
+        config: config_desc.clone(),
+        layers: vec![layer.clone()],
+        annotations: None,
+    };
+    let top_bytes = media::to_json_bytes(&manifest);
+    let set = ImageSet {
+        blobs: vec![
+            BlobItem {
+                descriptor: layer,
+                source: BlobSource::Data(Arc::new(blob)),
+            },
+            BlobItem {
+                descriptor: config_desc,
+                source: BlobSource::Data(Arc::new(config_bytes)),
+            },
+        ],
+        children: Vec::new(),
+        top: Descriptor::of(Format::Oci.manifest(), &top_bytes),
+        top_bytes,
+    };
+    let client = olm_catalog::oci::RegistryClient::from_environment().expect("client");
+    let dest: olm_catalog::oci::ImageRef = reference.parse().expect("ref");
+    olm_catalog::oci::push_image(
+        &client,
+        &set,
+        &dest,
+        olm_catalog::oci::progress::ProgressMode::Off,
+    )
+    .await
+    .expect("push the crafted image");
+}
+
+/// Malicious bundle images in a registry: a symbolic link and a hard link
+/// leaving the bundle, and `..` in a name. `index add` names the image and
+/// the problem, exits 2, and leaves the index as it was.
+#[test]
+fn malicious_bundle_images_leave_the_index_unchanged() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let good = format!("{}/demo/good:v1", reg.host());
+    rt.block_on(push_crafted_bundle(&good, &|_| {}));
+    let db = tmp.path().join("index.db");
+    let db = db.to_str().expect("utf-8");
+    let o = olm(&["index", "add", "--database", db, "--mode", "semver", &good]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = std::fs::read(db).expect("read db");
+
+    let symlink = format!("{}/demo/evil:symlink", reg.host());
+    rt.block_on(push_crafted_bundle(&symlink, &|b| {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_entry_type(tar::EntryType::Symlink);
+        b.append_link(&mut h, "manifests/passwd.yaml", "../../../etc/passwd")
+            .expect("link");
+    }));
+    let hardlink = format!("{}/demo/evil:hardlink", reg.host());
+    rt.block_on(push_crafted_bundle(&hardlink, &|b| {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(5);
+        h.set_entry_type(tar::EntryType::Regular);
+        b.append_data(&mut h, "etc/secret", &b"s3cr3"[..])
+            .expect("append");
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_entry_type(tar::EntryType::Link);
+        b.append_link(&mut h, "manifests/secret.yaml", "etc/secret")
+            .expect("link");
+    }));
+    let dotdot = format!("{}/demo/evil:dotdot", reg.host());
+    rt.block_on(push_crafted_bundle(&dotdot, &|b| {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(1);
+        h.set_entry_type(tar::EntryType::Regular);
+        let name = b"manifests/../../../tmp/x";
+        h.as_old_mut().name[..name.len()].copy_from_slice(name);
+        h.set_cksum();
+        b.append(&h, &b"x"[..]).expect("append");
+    }));
+    for (reference, why) in [
+        (&symlink, "outside"),
+        (&hardlink, "hard link"),
+        (&dotdot, ".."),
+    ] {
+        let o = olm(&[
+            "index",
+            "add",
+            "--database",
+            db,
+            "--mode",
+            "semver",
+            reference,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{reference}: {err}");
+        assert!(
+            err.contains(reference.as_str()) && err.contains(why),
+            "{reference}: {err}"
+        );
+        assert_eq!(
+            before,
+            std::fs::read(db).expect("read db"),
+            "{reference} changed the index"
+        );
+    }
+}

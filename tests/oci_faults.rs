@@ -578,3 +578,138 @@ fn failing_bundle_in_a_batch_keeps_its_tag() {
         "the upload was retried before giving up"
     );
 }
+
+/// A second push of the same image uploads no blob: the client asks (HEAD)
+/// and the registry has them all; only the manifest is put again.
+#[test]
+fn rerun_uploads_no_blob() {
+    let reg = Registry::start();
+    let proxy = Proxy::start(reg.port(), Box::new(|_| Action::Forward));
+    let tag = format!("{}/etcd/bundle:twice", proxy.host());
+    let (code, first, err) = build(&corpus_bundle("etcd/0.9.4"), &tag, &[], &[], None);
+    assert_eq!(code, 0, "{err}");
+    let uploads = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| {
+                l.contains("/blobs/uploads/") || (l.starts_with("PUT") && l.contains("/blobs/"))
+            })
+            .count()
+    };
+    let before = proxy.lines().len();
+    assert!(uploads(&proxy.lines()) > 0, "the first push uploads");
+    let (code, second, err) = build(&corpus_bundle("etcd/0.9.4"), &tag, &[], &[], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(first, second);
+    let rerun: Vec<String> = proxy.lines()[before..].to_vec();
+    assert_eq!(uploads(&rerun), 0, "the rerun uploaded: {rerun:#?}");
+    assert!(
+        rerun
+            .iter()
+            .any(|l| l.starts_with("HEAD") && l.contains("/blobs/sha256:")),
+        "{rerun:#?}"
+    );
+    assert_eq!(
+        rerun
+            .iter()
+            .filter(|l| l.starts_with("PUT") && l.contains("/manifests/"))
+            .count(),
+        1,
+        "{rerun:#?}"
+    );
+}
+
+/// A registry that refuses a cross-repository mount (403: no pull access to
+/// the base's repository) gets the base's layers copied instead.
+#[test]
+fn refused_mount_falls_back_to_a_copy() {
+    let reg = Registry::start();
+    let proxy = Proxy::start(
+        reg.port(),
+        Box::new(|head| {
+            if head.starts_with("POST") && head.lines().next().unwrap_or("").contains("mount=") {
+                Action::Respond(
+                    403,
+                    String::new(),
+                    r#"{"errors":[{"code":"DENIED"}]}"#.into(),
+                )
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let base = format!("{}/base/image:1", proxy.host());
+    let (code, _, err) = build(&corpus_bundle("etcd/0.9.4"), &base, &[], &["-q"], None);
+    assert_eq!(code, 0, "{err}");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let db = tmp.path().join("index.db");
+    rusqlite::Connection::open(&db)
+        .expect("sqlite")
+        .execute_batch("CREATE TABLE t (x TEXT);")
+        .expect("sql");
+    let dest = format!("{}/catalog/index:v1", proxy.host());
+    let (code, out, err) = common::run_cli(
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--base",
+            &base,
+            "--tag",
+            &dest,
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "a refused mount must fall back to a copy: {err}");
+    assert!(
+        proxy.lines().iter().any(|l| l.contains("mount=")),
+        "no mount tried"
+    );
+    assert!(!err.contains("mounted sha256:"), "{err}");
+    assert_eq!(tag_digest(&reg.host(), "catalog/index:v1"), digest_of(&out));
+}
+
+/// A blob download redirected to plain HTTP on a host that is not loopback
+/// is refused (no request leaves loopback: the redirect is refused before
+/// any connection); --insecure would follow it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirect_to_remote_plain_http_is_refused() {
+    let reg = Registry::start();
+    let host = reg.host();
+    let dir = corpus_bundle("etcd/0.9.4");
+    let tag = format!("{host}/etcd/bundle:redir");
+    let (code, _, err) = build(&dir, &tag, &[], &["-q"], None);
+    assert_eq!(code, 0, "{err}");
+    let proxy = Proxy::start(
+        reg.port(),
+        Box::new(|head| {
+            let line = head.lines().next().unwrap_or("");
+            if line.starts_with("GET") && line.contains("/blobs/sha256:") {
+                Action::Respond(
+                    307,
+                    "Location: http://cdn.example.invalid/blob\r\n".into(),
+                    String::new(),
+                )
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let client = oci::RegistryClient::new(oci::ClientOptions {
+        credentials: oci::auth::CredentialStore::empty(),
+        max_attempts: 1,
+        ..oci::ClientOptions::default()
+    })
+    .expect("client");
+    let reference = format!("{}/etcd/bundle:redir", proxy.host());
+    let err = oci::pull_bundle(&client, &reference, &oci::layer::UnpackLimits::default())
+        .await
+        .expect_err("the redirect must be refused");
+    let text = format!("{err}");
+    assert!(
+        text.contains("plain HTTP") && text.contains("cdn.example.invalid"),
+        "{text}"
+    );
+}

@@ -266,6 +266,21 @@ async fn pulled_bundles_match_their_directories() {
     build(&dirs[0], &format!("oci:{}:etcd", layout.display()), &[]);
     refs.push(format!("oci:{}:etcd", layout.display()));
 
+    // The compressed-size cap is checked from the manifest, before any
+    // layer is fetched.
+    let client = oci::RegistryClient::from_environment().expect("client");
+    let tiny = oci::layer::UnpackLimits {
+        max_blob: 100,
+        ..oci::layer::UnpackLimits::default()
+    };
+    let err = oci::pull_bundle(&client, &refs[0], &tiny)
+        .await
+        .expect_err("layer over the compressed cap");
+    assert!(
+        matches!(&err, oci::OciError::TooLarge { limit: 100, detail, .. } if detail == "compressed layers"),
+        "{err}"
+    );
+
     let pulled = oci::pull_bundles(&refs, 3).await;
     assert_eq!(pulled.len(), refs.len());
     for (i, result) in pulled.into_iter().enumerate() {
@@ -343,6 +358,8 @@ fn index_image_from_scratch() {
             db.to_str().expect("utf8"),
             "--tag",
             &tag,
+            "--base",
+            "scratch",
         ],
         &[],
     );
@@ -535,6 +552,53 @@ fn index_image_on_multiplatform_base() {
         &format!("docker://{tag}"),
         &format!("oci:{}:all", copy.display()),
     ]);
+    // Byte for byte: each platform's base layer is the base's own blob (not
+    // re-compressed), and both platforms share one database layer holding
+    // the database file as it is.
+    let base_copy = tmp.path().join("base-copy");
+    skopeo(&[
+        "copy",
+        "--all",
+        "--src-tls-verify=false",
+        &format!("docker://{base}"),
+        &format!("oci:{}:base", base_copy.display()),
+    ]);
+    let children = |dir: &Path, tag: &str| -> Vec<serde_json::Value> {
+        let index = layout_manifest(dir, tag);
+        index["manifests"]
+            .as_array()
+            .expect("manifests")
+            .iter()
+            .map(|m| {
+                json(
+                    &String::from_utf8(layout_blob(dir, m["digest"].as_str().expect("digest")))
+                        .expect("utf8"),
+                )
+            })
+            .collect()
+    };
+    let built = children(&copy, "all");
+    let bases = children(&base_copy, "base");
+    assert_eq!(built.len(), 2);
+    let mut db_layers = Vec::new();
+    for (b, base_m) in built.iter().zip(&bases) {
+        let base_layer = base_m["layers"][0]["digest"].as_str().expect("digest");
+        let layer = b["layers"][0]["digest"].as_str().expect("digest");
+        assert_eq!(layer, base_layer);
+        assert_eq!(
+            layout_blob(&copy, layer),
+            layout_blob(&base_copy, base_layer),
+            "base layer bytes differ"
+        );
+        let db_layer = b["layers"][1]["digest"].as_str().expect("digest");
+        db_layers.push(layout_blob(&copy, db_layer));
+    }
+    assert_eq!(
+        db_layers[0], db_layers[1],
+        "platforms got different database layers"
+    );
+    let files = layer_files(&db_layers[0]);
+    assert_eq!(files[1].1, std::fs::read(&db).expect("db"));
 
     // A multi-platform base in an OCI layout works too (child manifests are
     // read by digest from blobs/).
@@ -579,4 +643,279 @@ fn index_image_on_multiplatform_base() {
     let d2 = out2.trim().rsplit_once('@').expect("digest").1;
     assert_eq!(d1, oci::media::sha256_digest(raw_text.as_bytes()));
     assert_eq!(d1, d2);
+}
+
+/// Without --base the index image is based on the project's own image,
+/// made from the running executable: it holds /bin/olm-catalog and, for a
+/// dynamically linked build, the ELF interpreter and every DT_NEEDED library
+/// (recursively); unpacked into a directory, the binary runs through the
+/// unpacked loader and libraries (no chroot, no daemon).
+#[test]
+fn default_base_holds_a_runnable_binary() {
+    use olm_catalog::oci::runtime::{elf_deps, library_dirs};
+    let tmp = tempfile::tempdir().expect("tmp");
+    let db = tmp.path().join("index.db");
+    sqlite_db(&db);
+    let layout = tmp.path().join("layout");
+    let tag = format!("oci:{}:self", layout.display());
+    let (code, out, err) = run(
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let m = layout_manifest(&layout, "self");
+    let config = json(
+        &String::from_utf8(layout_blob(
+            &layout,
+            m["config"]["digest"].as_str().expect("digest"),
+        ))
+        .expect("utf8"),
+    );
+    assert_eq!(config["config"]["User"], "65532:65532");
+    assert_eq!(
+        config["config"]["Entrypoint"],
+        serde_json::json!(["/bin/olm-catalog"])
+    );
+    assert_eq!(config["os"], "linux");
+    assert_eq!(
+        config["rootfs"]["diff_ids"]
+            .as_array()
+            .expect("diff_ids")
+            .len(),
+        2
+    );
+    let layers = m["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 2);
+
+    // Unpack the runtime layer.
+    let root = tmp.path().join("root");
+    let files = layer_files(&layout_blob(
+        &layout,
+        layers[0]["digest"].as_str().expect("digest"),
+    ));
+    for (name, data) in &files {
+        let path = root.join(name);
+        if name.ends_with('/') {
+            std::fs::create_dir_all(&path).expect("mkdir");
+        } else {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, data).expect("write");
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
+    let bin = root.join("bin/olm-catalog");
+    assert_eq!(
+        std::fs::read(&bin).expect("bin/olm-catalog in the layer"),
+        std::fs::read(common::bin()).expect("the binary"),
+        "bin/olm-catalog is the running executable"
+    );
+    let deps = elf_deps(&std::fs::read(&bin).expect("bin")).expect("elf");
+    let dirs = library_dirs();
+    let find = |name: &str| {
+        dirs.iter()
+            .map(|d| root.join(d.trim_start_matches('/')).join(name))
+            .find(|p| p.is_file())
+    };
+    // Every library, and every library's libraries, is in the layer.
+    let mut queue = deps.needed.clone();
+    let mut seen = Vec::new();
+    while let Some(name) = queue.pop() {
+        if seen.contains(&name) {
+            continue;
+        }
+        let path = find(&name).unwrap_or_else(|| panic!("{name} is not in the layer"));
+        queue.extend(
+            elf_deps(&std::fs::read(&path).expect("lib"))
+                .expect("elf")
+                .needed,
+        );
+        seen.push(name);
+    }
+    let version = match &deps.interpreter {
+        Some(interp) => {
+            let loader = root.join(interp.trim_start_matches('/'));
+            assert!(
+                loader.is_file(),
+                "ELF interpreter {interp} is not in the layer"
+            );
+            let lib_path: Vec<String> = dirs
+                .iter()
+                .map(|d| root.join(d.trim_start_matches('/')).display().to_string())
+                .collect();
+            std::process::Command::new(&loader)
+                .arg("--library-path")
+                .arg(lib_path.join(":"))
+                .arg(&bin)
+                .arg("--version")
+                .env_clear()
+                .output()
+                .expect("run through the unpacked loader")
+        }
+        None => std::process::Command::new(&bin)
+            .arg("--version")
+            .env_clear()
+            .output()
+            .expect("run the static binary"),
+    };
+    assert!(
+        version.status.success(),
+        "{}",
+        String::from_utf8_lossy(&version.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&version.stdout).contains(env!("CARGO_PKG_VERSION")),
+        "{}",
+        String::from_utf8_lossy(&version.stdout)
+    );
+
+    // Reproducible: the same executable gives the same digest.
+    let (code, out2, err) = run(
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, out2);
+
+    // --platform must match the machine for the default base.
+    let (code, _, err) = run(
+        &[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+            "--platform",
+            "linux/s390x",
+        ],
+        &[],
+    );
+    if std::env::consts::ARCH != "s390x" {
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("this machine's olm-catalog executable"),
+            "{err}"
+        );
+    }
+}
+
+/// `index build --format docker`: Docker media types throughout (a manifest
+/// list over a multi-platform base, schema 2 manifests, Docker layer and
+/// config types), read by `skopeo inspect` and copied by `skopeo copy`.
+#[test]
+fn docker_format_index_image() {
+    let reg = Registry::start();
+    let host = reg.host();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let base = rt.block_on(push_multiarch_base(&host));
+    let db = tmp.path().join("index.db");
+    sqlite_db(&db);
+    for (tag, base_args) in [
+        (
+            format!("{host}/catalog/docker:multi"),
+            vec!["--base", base.as_str()],
+        ),
+        (
+            format!("{host}/catalog/docker:scratch"),
+            vec!["--base", "scratch"],
+        ),
+    ] {
+        let mut args = vec![
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+            "--format",
+            "docker",
+        ];
+        args.extend(base_args.iter().copied());
+        let (code, _, err) = run(&args, &[]);
+        assert_eq!(code, 0, "{err}");
+        let raw = json(&skopeo(&[
+            "inspect",
+            "--raw",
+            "--tls-verify=false",
+            &format!("docker://{tag}"),
+        ]));
+        let manifests: Vec<serde_json::Value> = if tag.ends_with(":multi") {
+            assert_eq!(
+                raw["mediaType"],
+                "application/vnd.docker.distribution.manifest.list.v2+json"
+            );
+            raw["manifests"]
+                .as_array()
+                .expect("manifests")
+                .iter()
+                .map(|m| {
+                    assert_eq!(
+                        m["mediaType"],
+                        "application/vnd.docker.distribution.manifest.v2+json"
+                    );
+                    json(&skopeo(&[
+                        "inspect",
+                        "--raw",
+                        "--tls-verify=false",
+                        &format!(
+                            "docker://{host}/catalog/docker@{}",
+                            m["digest"].as_str().expect("digest")
+                        ),
+                    ]))
+                })
+                .collect()
+        } else {
+            vec![raw]
+        };
+        for m in &manifests {
+            assert_eq!(
+                m["mediaType"],
+                "application/vnd.docker.distribution.manifest.v2+json"
+            );
+            assert_eq!(
+                m["config"]["mediaType"],
+                "application/vnd.docker.container.image.v1+json"
+            );
+            for l in m["layers"].as_array().expect("layers") {
+                assert_eq!(
+                    l["mediaType"],
+                    "application/vnd.docker.image.rootfs.diff.tar.gzip"
+                );
+            }
+        }
+        let inspect = json(&skopeo(&[
+            "inspect",
+            "--tls-verify=false",
+            &format!("docker://{tag}"),
+        ]));
+        assert_eq!(
+            inspect["Labels"]["operators.operatorframework.io.index.database.v1"],
+            "/database/index.db"
+        );
+        let copy = tmp.path().join(tag.rsplit_once(':').expect("tag").1);
+        skopeo(&[
+            "copy",
+            "--all",
+            "--src-tls-verify=false",
+            &format!("docker://{tag}"),
+            &format!("dir:{}", copy.display()),
+        ]);
+        assert!(copy.join("manifest.json").is_file());
+    }
 }

@@ -30,10 +30,12 @@ pub struct RegistryArgs {
     /// Media types of the image
     #[arg(long, value_enum, default_value = "oci")]
     pub format: FormatArg,
-    /// User name for the destination registry (with --password-stdin)
+    /// User name for the destination registry (with --password-stdin); for
+    /// `index add` and `index build` without a registry --tag, for the one
+    /// registry the bundle and base images come from
     #[arg(long, requires = "password_stdin")]
     pub username: Option<String>,
-    /// Read the destination registry's password from the first line of stdin
+    /// Read that registry's password from the first line of stdin (read once)
     #[arg(long, requires = "username")]
     pub password_stdin: bool,
     /// Allow plain HTTP and unverified TLS for non-loopback registries
@@ -45,6 +47,9 @@ pub struct RegistryArgs {
     /// No progress output
     #[arg(long, short)]
     pub quiet: bool,
+    /// The --password-stdin password once read.
+    #[arg(skip)]
+    password: std::sync::OnceLock<String>,
 }
 
 /// `--sign --key`: sign what was just pushed, as `olm-catalog sign` would.
@@ -108,6 +113,31 @@ impl SignAfterPush {
 }
 
 impl RegistryArgs {
+    /// The `--username`/`--password-stdin` credential, if given. stdin is
+    /// read once per process, however many clients are made.
+    fn explicit_credential(&self) -> anyhow::Result<Option<Credential>> {
+        let (Some(user), true) = (&self.username, self.password_stdin) else {
+            return Ok(None);
+        };
+        if self.password.get().is_none() {
+            let mut line = String::new();
+            std::io::stdin()
+                .lock()
+                .read_line(&mut line)
+                .context("reading the password from stdin")?;
+            let password = line.trim_end_matches(['\r', '\n']).to_string();
+            anyhow::ensure!(
+                !password.is_empty(),
+                "--password-stdin: stdin gave an empty password"
+            );
+            let _ = self.password.set(password);
+        }
+        Ok(self.password.get().map(|password| Credential {
+            username: user.clone(),
+            password: password.clone(),
+        }))
+    }
+
     fn client(&self, dest: &ImageRef) -> anyhow::Result<RegistryClient> {
         match dest {
             ImageRef::Registry { repo, .. } => self.client_for(&[repo.host.as_str()]),
@@ -121,32 +151,59 @@ impl RegistryArgs {
         }
     }
 
+    /// A client for a command that writes `dest` (if any) and reads
+    /// `sources` (bundle images, a base image).
+    ///
+    /// `--username`/`--password-stdin` are for one registry: the
+    /// destination's when it is a registry, else the one registry the
+    /// sources come from. Every request to that registry (pulls and the
+    /// push) uses them; other registries get their credentials from the auth
+    /// files (or none), so a password is never offered to a registry it was
+    /// not given for.
+    pub fn client_for_command(
+        &self,
+        dest: Option<&ImageRef>,
+        sources: &[ImageRef],
+    ) -> anyhow::Result<RegistryClient> {
+        if self.username.is_none() {
+            return self.client_for(&[]);
+        }
+        if let Some(ImageRef::Registry { repo, .. }) = dest {
+            return self.client_for(&[repo.host.as_str()]);
+        }
+        let mut hosts: Vec<&str> = sources
+            .iter()
+            .filter_map(|s| match s {
+                ImageRef::Registry { repo, .. } => Some(repo.host.as_str()),
+                ImageRef::Layout { .. } => None,
+            })
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        match hosts.as_slice() {
+            [] => anyhow::bail!(
+                "--username is for a registry, and this command reads and writes only OCI layouts"
+            ),
+            [one] => self.client_for(&[one]),
+            several => anyhow::bail!(
+                "--username is for one registry, but the images come from {}; with no registry destination (--tag) it cannot tell which: put the credentials in an auth file (REGISTRY_AUTH_FILE, ~/.docker/config.json) instead",
+                several.join(", ")
+            ),
+        }
+    }
+
     /// A client whose --username credential (if any) is for `hosts`.
     pub fn client_for(&self, hosts: &[&str]) -> anyhow::Result<RegistryClient> {
         let mut credentials = CredentialStore::from_environment();
-        if let (Some(user), true) = (&self.username, self.password_stdin) {
+        if self.username.is_some() {
             anyhow::ensure!(
                 !hosts.is_empty(),
                 "--username is for a registry destination; none was given"
             );
-            let mut line = String::new();
-            std::io::stdin()
-                .lock()
-                .read_line(&mut line)
-                .context("reading the password from stdin")?;
-            let password = line.trim_end_matches(['\r', '\n']).to_string();
-            anyhow::ensure!(
-                !password.is_empty(),
-                "--password-stdin: stdin gave an empty password"
-            );
+        }
+        if let Some(credential) = self.explicit_credential()? {
             for host in hosts {
-                credentials.insert(
-                    host,
-                    Credential {
-                        username: user.clone(),
-                        password: password.clone(),
-                    },
-                );
+                credentials.insert(host, credential.clone());
             }
         }
         let ca_certs = match &self.ca_file {
@@ -481,9 +538,15 @@ The image is the base (--base, a registry reference or oci:DIR:TAG; every
 platform of a multi-platform base gets the database) plus a layer with
 /database/index.db, the label operators.operatorframework.io.index.database.v1,
 entrypoint /bin/olm-catalog and command `serve /database/index.db --address
-0.0.0.0`. Without --base the image holds only the database: it is meant to be
-based on the project's own image (see docs/images.md), which provides
-/bin/olm-catalog. Without --tag it is written to oci:oci-images:index.")]
+0.0.0.0`.
+
+Default base (no --base, or --base self): the project's own image, made on
+the fly from the running olm-catalog executable: /bin/olm-catalog plus, for a
+dynamically linked build, its ELF interpreter and shared libraries copied
+from this machine; user 65532, this machine's platform. The image runs by
+itself, with nothing to pull. --base scratch gives a data-only image (the
+database, label, entrypoint and command, but no binary; --platform sets its
+platform). Without --tag it is written to oci:oci-images:index.")]
 pub struct IndexBuildArgs {
     /// Index database
     #[arg(long)]
@@ -499,6 +562,16 @@ impl IndexBuildArgs {
     }
 }
 
+/// What `--base` names.
+enum BaseKind<'a> {
+    /// The default: built from the running executable.
+    SelfImage,
+    /// No base: the database only.
+    Scratch,
+    /// A base image reference.
+    Image(&'a str),
+}
+
 /// How an index image is made and where it goes: shared by `index build`
 /// and `index add --tag`.
 #[derive(Args)]
@@ -506,12 +579,15 @@ pub struct IndexImageArgs {
     /// Destination: a registry reference, or oci:DIR:TAG for an OCI layout
     #[arg(long, short)]
     pub tag: Option<String>,
-    /// Base image (registry reference or oci:DIR:TAG); default: none
+    /// Base image: a registry reference, oci:DIR:TAG, `self` (the default:
+    /// this olm-catalog executable and the libraries it needs, so the image
+    /// runs by itself) or `scratch` (the database only, no binary)
     #[arg(long)]
     pub base: Option<String>,
-    /// Platform of an image built without --base
-    #[arg(long, default_value = "linux/amd64")]
-    pub platform: String,
+    /// Platform of an image built with --base scratch (default linux/amd64);
+    /// with the default base it must be this machine's
+    #[arg(long)]
+    pub platform: Option<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
     #[command(flatten)]
@@ -522,8 +598,54 @@ impl IndexImageArgs {
     /// Builds the index image of `database` and pushes it to `tag`
     /// (signing it with --sign).
     pub fn build_and_push(&self, database_path: &std::path::Path, tag: &str) -> CmdResult {
+        self.build_and_push_with(database_path, tag, None)
+    }
+
+    /// The parsed `--tag` and `--base`, for [`RegistryArgs::client_for_command`].
+    pub fn dest_and_base(&self) -> anyhow::Result<(Option<ImageRef>, Option<ImageRef>)> {
+        let dest = self.tag.as_deref().map(parse_dest).transpose()?;
+        let base = match self.base_kind() {
+            BaseKind::Image(b) => Some(b.parse::<ImageRef>()?),
+            BaseKind::SelfImage | BaseKind::Scratch => None,
+        };
+        Ok((dest, base))
+    }
+
+    fn base_kind(&self) -> BaseKind<'_> {
+        match self.base.as_deref() {
+            None | Some("self") => BaseKind::SelfImage,
+            Some("scratch") => BaseKind::Scratch,
+            Some(other) => BaseKind::Image(other),
+        }
+    }
+
+    /// [`Self::build_and_push`] with the client the command already made
+    /// (`index add` pulls and pushes with one client, one password read).
+    pub fn build_and_push_with(
+        &self,
+        database_path: &std::path::Path,
+        tag: &str,
+        client: Option<&RegistryClient>,
+    ) -> CmdResult {
         let dest = parse_dest(tag)?;
-        let opts = self.registry.options(Some(&self.platform))?;
+        let kind = self.base_kind();
+        let platform = match (&kind, &self.platform) {
+            (BaseKind::Scratch, None) => Some("linux/amd64"),
+            (BaseKind::Image(_), Some(_)) => anyhow::bail!(
+                "--platform is for --base scratch; a base image brings its own platform(s)"
+            ),
+            (_, p) => p.as_deref(),
+        };
+        let opts = self.registry.options(platform)?;
+        if let (BaseKind::SelfImage, Some(p)) = (&kind, platform) {
+            let host = olm_catalog::oci::runtime::host_platform();
+            anyhow::ensure!(
+                opts.platform.os == host.os && opts.platform.architecture == host.architecture,
+                "--platform {p}: the default base is this machine's olm-catalog executable ({}/{}); for another platform pass --base with an image of it (e.g. the project's multi-platform image)",
+                host.os,
+                host.architecture
+            );
+        }
         let database = std::fs::read(database_path)
             .with_context(|| format!("reading {}", database_path.display()))?;
         anyhow::ensure!(
@@ -532,20 +654,29 @@ impl IndexImageArgs {
             database_path.display()
         );
         let key = self.signing.load_key()?;
-        let client = self.registry.client(&dest)?;
+        let (_, base_ref) = self.dest_and_base()?;
+        let client = match client {
+            Some(c) => c.clone(),
+            None => self
+                .registry
+                .client_for_command(Some(&dest), base_ref.as_slice())?,
+        };
         let mode = self.registry.progress();
         let rt = runtime()?;
-        let base: Option<BaseImage> = match &self.base {
-            Some(b) => {
-                let src: ImageRef = b.parse()?;
-                Some(
-                    rt.block_on(oci::load_base(&client, &src))
-                        .with_context(|| format!("reading the base image {src}"))?,
-                )
-            }
+        let base: Option<BaseImage> = match base_ref {
+            Some(src) => Some(
+                rt.block_on(oci::load_base(&client, &src))
+                    .with_context(|| format!("reading the base image {src}"))?,
+            ),
             None => None,
         };
-        let set = oci::build_index_image(&database, base.as_ref(), &opts)?;
+        let set = match kind {
+            BaseKind::SelfImage => {
+                let layer = oci::runtime::self_runtime_layer(opts.epoch)?;
+                oci::build::build_runtime_index_image(&database, layer, &opts)?
+            }
+            _ => oci::build_index_image(&database, base.as_ref(), &opts)?,
+        };
         let digest = rt
             .block_on(oci::push_image(&client, &set, &dest, mode))
             .with_context(|| format!("pushing {dest}"))?;

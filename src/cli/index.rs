@@ -199,7 +199,45 @@ fn read_lines(file: &PathBuf) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecord>> {
+/// The registry client of an `index add`: one for the pulls, the base and
+/// the push, so `--password-stdin` is read once and its credential serves
+/// every request to its registry (see `RegistryArgs::client_for_command`).
+fn add_client(
+    args: &AddArgs,
+    images: &[String],
+) -> anyhow::Result<Option<olm_catalog::oci::RegistryClient>> {
+    if images.is_empty() && args.image.tag.is_none() {
+        return Ok(None);
+    }
+    let (dest, base) = args.image.dest_and_base()?;
+    let mut sources: Vec<olm_catalog::oci::ImageRef> =
+        images.iter().map(|r| r.parse()).collect::<Result<_, _>>()?;
+    sources.extend(base);
+    Ok(Some(
+        args.image
+            .registry
+            .client_for_command(dest.as_ref(), &sources)?,
+    ))
+}
+
+/// The arguments of `index add` that are bundle image references.
+fn image_args(args: &AddArgs) -> anyhow::Result<Vec<String>> {
+    let mut all: Vec<PathBuf> = args.bundles.clone();
+    all.extend(args.bundle_flags.iter().cloned());
+    if let Some(f) = &args.bundles_file {
+        all.extend(read_lines(f)?.into_iter().map(PathBuf::from));
+    }
+    Ok(all
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| olm_catalog::oci::looks_like_image_ref(p))
+        .collect())
+}
+
+fn load_records(
+    args: &AddArgs,
+    client: Option<&olm_catalog::oci::RegistryClient>,
+) -> anyhow::Result<Vec<index::record::BundleRecord>> {
     let mut dirs: Vec<PathBuf> = args.bundles.clone();
     dirs.extend(args.bundle_flags.iter().cloned());
     if let Some(f) = &args.bundles_file {
@@ -253,8 +291,11 @@ fn load_records(args: &AddArgs) -> anyhow::Result<Vec<index::record::BundleRecor
             .enable_all()
             .build()
             .context("starting the async runtime")?;
-        // --insecure and --ca-file apply to the pulls too.
-        let client = args.image.registry.client_for(&[])?;
+        // --insecure, --ca-file and --username apply to the pulls too.
+        let client = match client {
+            Some(c) => c.clone(),
+            None => args.image.registry.client_for(&[])?,
+        };
         let mode = if args.image.registry.quiet {
             olm_catalog::oci::progress::ProgressMode::Off
         } else {
@@ -383,8 +424,14 @@ impl IndexCommand {
                     Some(d) => Some(olm_catalog::fbc::DeclarativeConfig::load_path(d)?),
                     None => None,
                 };
+                let images = if fbc.is_none() {
+                    image_args(&a)?
+                } else {
+                    Vec::new()
+                };
+                let client = add_client(&a, &images)?;
                 let records = if fbc.is_none() {
-                    load_records(&a)?
+                    load_records(&a, client.as_ref())?
                 } else {
                     Vec::new()
                 };
@@ -421,7 +468,9 @@ impl IndexCommand {
                 idx.finish()?;
                 eprintln!("{}: {summary}", a.database.display());
                 match a.image.tag.clone() {
-                    Some(tag) => a.image.build_and_push(&a.database, &tag),
+                    Some(tag) => a
+                        .image
+                        .build_and_push_with(&a.database, &tag, client.as_ref()),
                     None => Ok(0),
                 }
             }

@@ -564,3 +564,44 @@ pub fn build_index_image(
     }
     Ok(set)
 }
+
+/// Builds an index image on the project's own runtime layer (see
+/// [`super::runtime`]): that layer (the `olm-catalog` executable and what it
+/// needs to start), then the database layer; user 65532, the entrypoint and
+/// command that serve the database, the platform of the runtime layer. What
+/// `index build` makes without `--base`.
+pub fn build_runtime_index_image(
+    database: &[u8],
+    runtime: super::runtime::RuntimeLayer,
+    opts: &BuildOptions,
+) -> Result<ImageSet, OciError> {
+    let mut layer = LayerBuilder::new();
+    layer.file("database/index.db", database.to_vec(), 0o644);
+    let built = layer.build(opts.epoch)?;
+    let diff_id = built.diff_id.clone();
+    let mut set = empty_set();
+    let runtime_diff_id = runtime.layer.diff_id.clone();
+    let runtime_desc = layer_item(&mut set, runtime.layer, opts.format);
+    let db_layer = layer_item(&mut set, built, opts.format);
+    let mut base = json!({
+        "architecture": runtime.platform.architecture,
+        "os": runtime.platform.os,
+        "config": {
+            "User": super::runtime::RUNTIME_USER,
+            "Env": ["PATH=/bin"],
+        },
+        "rootfs": {"type": "layers", "diff_ids": [runtime_diff_id]},
+        "history": [history(
+            opts.epoch,
+            "olm-catalog index build: ADD olm-catalog and its shared libraries (default base)",
+        )],
+    });
+    if let Some(v) = &runtime.platform.variant {
+        base["variant"] = json!(v);
+    }
+    let config = index_config(Some(&base), &diff_id, opts, "the default base")?;
+    let (top, bytes) = single_image(&mut set, &config, vec![runtime_desc, db_layer], opts.format);
+    set.top = top;
+    set.top_bytes = bytes;
+    Ok(set)
+}

@@ -656,6 +656,96 @@ mod tests {
     }
 
     #[test]
+    fn caps_file_size_and_entry_count() {
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(2048);
+            b.append_data(&mut h, "manifests/big.yaml", &[b'a'; 2048][..])
+                .expect("append");
+        });
+        let limits = UnpackLimits {
+            max_file: 1024,
+            ..UnpackLimits::default()
+        };
+        let err = LayerFs::default()
+            .apply(&data, "l", &limits, &keep_all)
+            .expect_err("file over the cap");
+        assert!(
+            matches!(&err, OciError::TooLarge { detail, limit: 1024, .. } if detail.contains("manifests/big.yaml")),
+            "{err}"
+        );
+        // A big file outside the bundle is read through, not kept: no error.
+        LayerFs::default()
+            .apply(&data, "l", &limits, &|p| p.starts_with("metadata/"))
+            .expect("skipped file");
+
+        let many = tar_with(|b| {
+            for i in 0..20 {
+                let mut h = tar::Header::new_gnu();
+                h.set_size(1);
+                b.append_data(&mut h, format!("manifests/{i}.yaml"), &b"x"[..])
+                    .expect("append");
+            }
+        });
+        let limits = UnpackLimits {
+            max_entries: 10,
+            ..UnpackLimits::default()
+        };
+        let err = LayerFs::default()
+            .apply(&gzip(&many).expect("gzip"), "l", &limits, &keep_all)
+            .expect_err("too many entries");
+        assert!(err.to_string().contains("more than 10 entries"), "{err}");
+    }
+
+    #[test]
+    fn hard_links_leaving_the_bundle_are_not_followed() {
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(6);
+            b.append_data(&mut h, "etc/shadow", &b"secret"[..])
+                .expect("append");
+            let mut h = tar::Header::new_gnu();
+            h.set_size(0);
+            h.set_entry_type(tar::EntryType::Link);
+            b.append_link(&mut h, "manifests/x.yaml", "etc/shadow")
+                .expect("link");
+            let mut h = tar::Header::new_gnu();
+            h.set_size(0);
+            h.set_entry_type(tar::EntryType::Link);
+            b.append_link(&mut h, "manifests/up.yaml", "../etc/shadow")
+                .expect("link");
+        });
+        let allowed = |p: &str| p.starts_with("manifests/") || p.starts_with("metadata/");
+        let mut fs = LayerFs::default();
+        // `..` in a hard link target climbs out of the root: the layer is refused.
+        let err = fs
+            .apply(&data, "l", &UnpackLimits::default(), &allowed)
+            .expect_err("hard link with ..");
+        assert!(err.to_string().contains(".."), "{err}");
+        let data = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(6);
+            b.append_data(&mut h, "etc/shadow", &b"secret"[..])
+                .expect("append");
+            let mut h = tar::Header::new_gnu();
+            h.set_size(0);
+            h.set_entry_type(tar::EntryType::Link);
+            b.append_link(&mut h, "manifests/x.yaml", "etc/shadow")
+                .expect("link");
+        });
+        let mut fs = LayerFs::default();
+        fs.apply(&data, "l", &UnpackLimits::default(), &keep_all)
+            .expect("apply");
+        let err = fs
+            .resolve("manifests/x.yaml", &allowed)
+            .expect_err("outside the bundle");
+        assert!(
+            err.contains("hard link") && err.contains("outside the bundle"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn whiteouts_delete() {
         let l1 = tar_with(|b| {
             let mut h = tar::Header::new_gnu();

@@ -12,6 +12,8 @@
 //! - [`batch`]: building and pushing many bundle images with one client and
 //!   bounded concurrency (`bundle build DIR... --tag-template`).
 //! - [`registry`]: the registry client (auth, retries, mounts).
+//! - [`runtime`]: the default base of index images, made from the running
+//!   executable and the shared libraries it needs.
 //!
 //! Image references are either registry references (`quay.io/org/name:tag`,
 //! `name@sha256:…`, optionally prefixed `docker://`) or OCI layouts on disk
@@ -26,6 +28,7 @@ pub mod media;
 pub mod progress;
 pub mod pull;
 pub mod registry;
+pub mod runtime;
 pub mod transfer;
 
 use std::path::PathBuf;

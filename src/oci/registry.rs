@@ -176,6 +176,25 @@ fn is_loopback(host: &str) -> bool {
             .unwrap_or(false)
 }
 
+/// The host of `url` when it is plain HTTP to a non-loopback host and
+/// `insecure` is off: where neither credentials nor content may go.
+fn plain_http_host(url: &str, insecure: bool) -> Option<String> {
+    if insecure {
+        return None;
+    }
+    let rest = url.strip_prefix("http://").or_else(|| {
+        url.get(..7)
+            .filter(|p| p.eq_ignore_ascii_case("http://"))
+            .map(|_| &url[7..])
+    })?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    (!is_loopback(host)).then(|| host.to_string())
+}
+
 /// The body of a blob upload.
 #[derive(Clone)]
 pub struct BlobBody(pub Arc<Vec<u8>>);
@@ -203,8 +222,26 @@ impl RegistryClient {
             }
             roots.extend(certs);
         }
+        let insecure = opts.insecure;
+        // Redirects (blob downloads often go to a CDN) never downgrade to
+        // plain HTTP of a non-loopback host unless --insecure. reqwest drops
+        // the Authorization header on a redirect to another host or port
+        // anyway; this also keeps content off plain HTTP.
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= 10 {
+                return attempt.error("more than 10 redirects");
+            }
+            match plain_http_host(attempt.url().as_str(), insecure) {
+                Some(host) => {
+                    let e = format!("redirected to plain HTTP on {host}, a non-loopback host; refused (--insecure allows it)");
+                    attempt.error(e)
+                }
+                None => attempt.follow(),
+            }
+        });
         let http = reqwest::Client::builder()
             .user_agent(concat!("olm-catalog/", env!("CARGO_PKG_VERSION")))
+            .redirect(redirects)
             .connect_timeout(Duration::from_secs(10))
             .read_timeout(Duration::from_secs(60))
             .tls_danger_accept_invalid_certs(opts.insecure)
@@ -341,6 +378,17 @@ impl RegistryClient {
         scopes: &[String],
     ) -> Result<String, OciError> {
         let cred = self.credential(host)?;
+        if let (Some(c), Some(realm_host)) =
+            (&cred, plain_http_host(realm, self.inner.opts.insecure))
+        {
+            return Err(OciError::Auth {
+                registry: host.to_string(),
+                reason: format!(
+                    "the token server {realm} is plain HTTP on {realm_host}, a non-loopback host: the credentials of user `{}` were not sent (--insecure allows it)",
+                    c.username
+                ),
+            });
+        }
         let mut query: Vec<(&str, &str)> = Vec::new();
         if let Some(s) = service {
             query.push(("service", s));
@@ -714,12 +762,21 @@ impl RegistryClient {
                     .query(&query)
                     .header(CONTENT_LENGTH, "0")
             })
-            .await?;
+            .await;
+        let resp = match resp {
+            Ok(r) => r,
+            // No pull access to `from` (401/403, or a token server that
+            // refuses the combined scope): copy the blob instead. A real
+            // lack of push access shows on the upload.
+            Err(OciError::Auth { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        };
         match resp.status() {
             StatusCode::CREATED => Ok(true),
             // 202: the registry opened an upload session instead; it expires
             // unused, and the caller uploads through a fresh one.
             StatusCode::ACCEPTED => Ok(false),
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Ok(false),
             s => Err(status_error(&repo.host, &what, s, resp).await),
         }
     }
@@ -764,6 +821,11 @@ impl RegistryClient {
             let state = self.host_state(&repo.host);
             let base = self.base_url(&repo.host, &state).await;
             let mut url = if location.starts_with("http://") || location.starts_with("https://") {
+                if let Some(h) = plain_http_host(&location, self.inner.opts.insecure) {
+                    return Err(OciError::Other(format!(
+                        "{what}: the registry sent the upload to plain HTTP on {h}, a non-loopback host; refused, so no credential or content goes over plain HTTP (--insecure allows it)"
+                    )));
+                }
                 location
             } else {
                 format!("{base}{location}")
@@ -983,6 +1045,50 @@ mod tests {
             })
         );
         assert_eq!(parse_challenge("Negotiate x"), None);
+    }
+
+    #[test]
+    fn plain_http_only_on_loopback() {
+        for url in [
+            "http://auth.example.com/token",
+            "HTTP://registry.example:5000/v2/x/blobs/uploads/1",
+            "http://10.0.0.1/token?service=x",
+            "http://user@example.com/",
+        ] {
+            assert!(plain_http_host(url, false).is_some(), "{url}");
+            assert!(
+                plain_http_host(url, true).is_none(),
+                "{url} with --insecure"
+            );
+        }
+        for url in [
+            "https://auth.example.com/token",
+            "http://127.0.0.1:5000/token",
+            "http://localhost/v2/",
+            "http://[::1]:5000/v2/",
+        ] {
+            assert!(plain_http_host(url, false).is_none(), "{url}");
+        }
+        assert_eq!(
+            plain_http_host("http://auth.example.com:8080/token", false).as_deref(),
+            Some("auth.example.com:8080")
+        );
+    }
+
+    /// A registry that is not on loopback is never spoken to over plain
+    /// HTTP without `insecure`: its base URL is HTTPS with no probe (nothing
+    /// is sent anywhere), so a registry that only speaks HTTP fails with a
+    /// TLS or connection error instead of getting a plain-HTTP request.
+    #[tokio::test]
+    async fn no_plain_http_fallback_for_remote_hosts() {
+        let client = RegistryClient::new(ClientOptions {
+            credentials: CredentialStore::empty(),
+            ..ClientOptions::default()
+        })
+        .expect("client");
+        let state = client.host_state("registry.example.com:5000");
+        let base = client.base_url("registry.example.com:5000", &state).await;
+        assert_eq!(base, "https://registry.example.com:5000");
     }
 
     #[test]
