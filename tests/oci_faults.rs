@@ -208,7 +208,9 @@ fn registry_stopped_mid_push_leaves_tag_and_rerun_completes() {
     let reg = Arc::new(Mutex::new(Registry::start()));
     let backend = reg.lock().expect("reg").port();
     let armed = Arc::new(Mutex::new(false));
-    let (reg2, armed2) = (reg.clone(), armed.clone());
+    // The proxy thread outlives the test: it holds the registry weakly, so
+    // the registry is dropped (stopped) when the test ends.
+    let (reg2, armed2) = (Arc::downgrade(&reg), armed.clone());
     // When armed, the first blob upload (PUT of an upload session) kills the
     // registry before it is forwarded.
     let proxy = Proxy::start(
@@ -217,7 +219,9 @@ fn registry_stopped_mid_push_leaves_tag_and_rerun_completes() {
             let mut a = armed2.lock().expect("armed");
             if *a && line.starts_with("PUT ") && line.contains("/blobs/uploads/") {
                 *a = false;
-                reg2.lock().expect("reg").stop();
+                if let Some(reg) = reg2.upgrade() {
+                    reg.lock().expect("reg").stop();
+                }
             }
             Action::Forward
         }),
