@@ -509,12 +509,11 @@ impl IndexCommand {
                         a.to.display()
                     );
                 }
-                let parent = a
-                    .to
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| PathBuf::from("."));
+                let parent =
+                    a.to.parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| PathBuf::from("."));
                 std::fs::create_dir_all(&parent)
                     .with_context(|| format!("creating {}", parent.display()))?;
                 // 0777 less the umask, as mkdir gives (not tempdir's 0700).

@@ -274,7 +274,10 @@ fn sweep_temps(dir: &Path, target_name: &str) -> bool {
 
 /// Creates the locked temporary database file for `target` in `dir`, with
 /// the permissions SQLite gives new databases (0644 less the umask).
-fn create_temp(dir: &Path, target_name: &str) -> Result<(std::fs::File, tempfile::TempPath), DbError> {
+fn create_temp(
+    dir: &Path,
+    target_name: &str,
+) -> Result<(std::fs::File, tempfile::TempPath), DbError> {
     let io = |e| DbError::Io {
         path: dir.to_path_buf(),
         source: e,

@@ -737,7 +737,10 @@ pub fn export_package(
                 continue;
             }
             let doc = serde_json::json!({ key: list });
-            std::fs::write(dir.join("metadata").join(file), yaml_serde::to_string(&doc)?)?;
+            std::fs::write(
+                dir.join("metadata").join(file),
+                yaml_serde::to_string(&doc)?,
+            )?;
         }
         written.push(b.name.clone());
     }
@@ -810,7 +813,11 @@ fn metadata_lists(
             }
         }
     }
-    derived.extend(gvks("api_provider")?.into_iter().map(|g| ("olm.gvk".into(), g)));
+    derived.extend(
+        gvks("api_provider")?
+            .into_iter()
+            .map(|g| ("olm.gvk".into(), g)),
+    );
     let mut properties = Vec::new();
     for (t, v) in rows("properties")? {
         let parsed: Value = serde_json::from_str(&v).unwrap_or(Value::String(v.clone()));
