@@ -501,3 +501,42 @@ fn foreign_and_corrupt_files_get_a_clear_error() {
         "{e}"
     );
 }
+
+#[test]
+fn a_database_created_meanwhile_is_not_replaced_and_the_builder_is_told_it_is_locked() {
+    let t = tempfile::tempdir().expect("tmp");
+    let other = t.path().join("other.db");
+    ok(&["index", "add"], &other, &bundle_dirs("etcd"));
+    let db = t.path().join("new.db");
+    let dirs = bundle_dirs("node-healthcheck-operator");
+    let child = cmd(&["index", "add", "--mode", "semver"], &db, &dirs)
+        .spawn()
+        .expect("spawn");
+    // Once its build has begun, another process puts a database there.
+    let start = Instant::now();
+    let building = || {
+        std::fs::read_dir(t.path())
+            .expect("dir")
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".db.tmp-journal"))
+    };
+    while !building() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    std::fs::copy(&other, &db).expect("copy");
+    let o = child.wait_with_output().expect("wait");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("new.db: database is locked by another process"),
+        "{e}"
+    );
+    assert_eq!(dump(&db), dump(&other), "the other database was replaced");
+    let leftovers: Vec<_> = std::fs::read_dir(t.path())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".olm-catalog-index-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
