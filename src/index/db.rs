@@ -265,7 +265,13 @@ fn sweep_temps(dir: &Path, target_name: &str) -> bool {
             journal.push("-journal");
             let _ = std::fs::remove_file(PathBuf::from(journal));
             let _ = std::fs::remove_file(&path);
-        } else if name.starts_with(&same) {
+        } else if name
+            .strip_prefix(&same)
+            .and_then(|r| r.strip_suffix(TEMP_SUFFIX))
+            // tempfile's random part: six alphanumerics (so `a.db` is not
+            // confused with `a.db-x.db`).
+            .is_some_and(|r| r.len() == 6 && r.chars().all(|c| c.is_ascii_alphanumeric()))
+        {
             live = true;
         }
     }
