@@ -435,22 +435,41 @@ fn batch_add_in_any_order_equals_one_by_one_in_version_order() {
 
 #[test]
 fn killed_add_leaves_the_old_content() {
+    // `index add` parses every bundle before it opens the database, so a
+    // kill at a fixed time mostly lands before the write. Kill once the
+    // write has begun instead: SQLite's rollback journal exists from the
+    // first changed page until the commit (tests/index_safety.rs does the
+    // same with slowed-down writes, at more kill points, for every command).
     let t = tempfile::tempdir().expect("tmp");
     let db = t.path().join("index.db");
     ok(add(&db, "replaces", &bundle_dirs("etcd"), &[]));
     let before: Vec<_> = TABLES.iter().map(|q| rows(&db, q)).collect();
     let dirs = bundle_dirs("gitlab-operator-kubernetes");
-    for delay_ms in [50u64, 250, 600] {
+    let journal = t.path().join("index.db-journal");
+    let mut mid_write = 0;
+    for delay_us in [0u64, 0, 500, 2000, 5000] {
         let mut child = Command::new(common::bin())
             .args(["index", "add", "--mode", "semver", "--database"])
             .arg(&db)
             .args(&dirs)
+            .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let start = std::time::Instant::now();
+        while !journal.exists()
+            && child.try_wait().expect("try_wait").is_none()
+            && start.elapsed() < std::time::Duration::from_secs(120)
+        {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(delay_us));
         // SIGKILL: no chance to clean up.
         let _ = child.kill();
         let _ = child.wait();
+        // A commit deletes the journal; a killed write leaves it behind.
+        if journal.exists() {
+            mid_write += 1;
+        }
         let c = Connection::open(&db).expect("open after kill");
         let ic: String = c
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -459,7 +478,7 @@ fn killed_add_leaves_the_old_content() {
         drop(c);
         let after: Vec<_> = TABLES.iter().map(|q| rows(&db, q)).collect();
         if after != before {
-            // The add may have finished before the kill; then it must be complete.
+            // The add committed before the kill; then it must be complete.
             let n = rows(
                 &db,
                 "SELECT count(*) FROM operatorbundle WHERE name LIKE 'gitlab-operator-kubernetes%'",
@@ -467,11 +486,13 @@ fn killed_add_leaves_the_old_content() {
             assert_eq!(
                 n,
                 [vec![dirs.len().to_string()]].into(),
-                "partial content after kill at {delay_ms} ms"
+                "partial content after a kill {delay_us} µs into the write"
             );
-            return;
+            break;
         }
     }
+    eprintln!("{mid_write} kill(s) landed during the write");
+    assert!(mid_write > 0, "no kill landed during the write");
 }
 
 #[test]

@@ -529,3 +529,436 @@ fn export_of_cleared_bundles_names_the_bundle_and_the_fix() {
         "{e}"
     );
 }
+
+/// p (the chain above) and q: stable 2.0.0 <- 2.1.0, with images.
+fn two_packages(r: &Path) -> (PathBuf, Vec<PathBuf>) {
+    let db = r.join("two.db");
+    let mut dirs = chain(r);
+    dirs.push(bundle(
+        r,
+        "q",
+        "q.v2.0.0",
+        "2.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    dirs.push(bundle(
+        r,
+        "q",
+        "q.v2.1.0",
+        "2.1.0",
+        "stable",
+        Some("stable"),
+        Some("q.v2.0.0"),
+        &[],
+    ));
+    build(&db, &dirs);
+    (db, dirs)
+}
+
+fn rows_of(db: &Path, table: &str) -> BTreeSet<Vec<String>> {
+    rows(db, &format!("SELECT * FROM {table}"))
+}
+
+/// Every table, every column.
+fn everything(db: &Path) -> Vec<BTreeSet<Vec<String>>> {
+    [
+        "operatorbundle",
+        "package",
+        "channel",
+        "channel_entry",
+        "api",
+        "api_provider",
+        "api_requirer",
+        "related_image",
+        "properties",
+        "dependencies",
+        "deprecated",
+    ]
+    .iter()
+    .map(|t| rows_of(db, t))
+    .collect()
+}
+
+#[test]
+fn rm_packages_removes_the_package_and_nothing_else() {
+    let t = tempfile::tempdir().expect("tmp");
+    let (db, _) = two_packages(t.path());
+    let d = db.to_str().expect("utf-8");
+    let before = everything(&db);
+    let e = fails(olm(&["index", "rm", "-d", d, "--packages", "q,nope"]));
+    assert!(
+        e.contains("package nope is not in the index") && e.contains("packages: p, q"),
+        "{e}"
+    );
+    assert_eq!(everything(&db), before, "a refused rm changes nothing");
+    let e = ok(olm(&["index", "rm", "-d", d, "--packages", "q"]));
+    assert!(e.contains("removed package(s): q"), "{e}");
+    assert_eq!(rows(&db, "SELECT name FROM package"), set(&[&["p"]]));
+    assert_eq!(
+        rows(&db, "SELECT name FROM operatorbundle"),
+        set(&[&["p.v1.0.0"], &["p.v1.1.0"], &["p.v1.2.0"], &["p.v1.3.0"]])
+    );
+    for t in ["properties", "related_image", "channel_entry", "channel"] {
+        let col = if t == "channel" || t == "channel_entry" {
+            "package_name"
+        } else {
+            "operatorbundle_name"
+        };
+        assert!(
+            rows(&db, &format!("SELECT * FROM {t} WHERE {col} LIKE 'q%'")).is_empty(),
+            "{t} keeps rows of q"
+        );
+    }
+}
+
+#[test]
+fn prune_keeps_only_the_given_packages() {
+    let t = tempfile::tempdir().expect("tmp");
+    let (db, _) = two_packages(t.path());
+    let d = db.to_str().expect("utf-8");
+    let before = everything(&db);
+    let e = fails(olm(&["index", "prune", "-d", d, "--keep", "nope"]));
+    assert!(
+        e.contains("package nope to keep is not in the index; nothing was changed"),
+        "{e}"
+    );
+    assert_eq!(everything(&db), before);
+    let e = ok(olm(&["index", "prune", "-d", d, "--keep", "q"]));
+    assert!(e.contains("pruned 1 package(s): p"), "{e}");
+    assert_eq!(rows(&db, "SELECT name FROM package"), set(&[&["q"]]));
+    assert_eq!(
+        rows(&db, "SELECT name FROM operatorbundle"),
+        set(&[&["q.v2.0.0"], &["q.v2.1.0"]])
+    );
+    // Keeping everything removes nothing.
+    let before = everything(&db);
+    ok(olm(&["index", "prune", "-d", d, "--keep", "q"]));
+    assert_eq!(everything(&db), before);
+}
+
+#[test]
+fn list_packages_channels_and_bundles_as_table_and_json() {
+    let t = tempfile::tempdir().expect("tmp");
+    let (db, _) = two_packages(t.path());
+    let d = db.to_str().expect("utf-8");
+    let out = |what: &str, fmt: &str| {
+        let o = olm(&["index", "list", what, "-d", d, "-o", fmt]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let table = out("packages", "table");
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .filter(|c| !c.is_empty())
+                .map(str::trim)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            vec![
+                "PACKAGE",
+                "DEFAULT CHANNEL",
+                "CHANNELS",
+                "BUNDLES",
+                "ADD MODE"
+            ],
+            vec!["p", "stable", "2", "4", "replaces"],
+            vec!["q", "stable", "1", "2", "replaces"],
+        ]
+    );
+    let json: serde_json::Value = serde_json::from_str(&out("packages", "json")).expect("json");
+    assert_eq!(
+        json,
+        serde_json::json!([
+            {"package": "p", "default_channel": "stable", "channels": 2, "bundles": 4, "add_mode": "replaces"},
+            {"package": "q", "default_channel": "stable", "channels": 1, "bundles": 2, "add_mode": "replaces"},
+        ])
+    );
+    let json: serde_json::Value = serde_json::from_str(&out("channels", "json")).expect("json");
+    assert_eq!(
+        json,
+        serde_json::json!([
+            {"package": "p", "channel": "old", "head": "p.v1.1.0", "default": false},
+            {"package": "p", "channel": "stable", "head": "p.v1.3.0", "default": true},
+            {"package": "q", "channel": "stable", "head": "q.v2.1.0", "default": true},
+        ])
+    );
+    let table = out("channels", "table");
+    assert!(
+        table
+            .lines()
+            .next()
+            .is_some_and(|h| h.starts_with("PACKAGE  CHANNEL  HEAD"))
+            && table
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["p", "stable", "p.v1.3.0", "yes"]),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&out("bundles", "json")).expect("json");
+    let rows = json.as_array().expect("array");
+    assert_eq!(rows.len(), 8, "{json}");
+    assert!(
+        rows.contains(&serde_json::json!({
+            "package": "p", "channel": "stable", "name": "p.v1.2.0", "version": "1.2.0",
+            "image": "quay.invalid/p:p.v1.2.0", "replaces": "p.v1.1.0"
+        })),
+        "{json}"
+    );
+    let table = out("bundles", "table");
+    assert_eq!(table.lines().count(), 9, "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == [
+                    "q",
+                    "stable",
+                    "q.v2.1.0",
+                    "2.1.0",
+                    "q.v2.0.0",
+                    "quay.invalid/p:q.v2.1.0"
+                ]),
+        "{table}"
+    );
+}
+
+#[test]
+fn bundles_flags_and_bundles_file_add_the_same_as_arguments() {
+    let t = tempfile::tempdir().expect("tmp");
+    let r = t.path();
+    let dirs = chain(r);
+    let by_args = r.join("args.db");
+    build(&by_args, &dirs);
+    let by_flags = r.join("flags.db");
+    let mut a = vec![
+        "index".to_string(),
+        "add".into(),
+        "-d".into(),
+        by_flags.display().to_string(),
+        "--bundle-image-prefix".into(),
+        "quay.invalid/p".into(),
+    ];
+    for d in &dirs {
+        a.push("--bundles".into());
+        a.push(d.display().to_string());
+    }
+    ok(olm(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    let by_file = r.join("file.db");
+    let list = r.join("bundles.txt");
+    let mut text = String::from("# bundles of p\n\n");
+    for d in &dirs[..2] {
+        text.push_str(&format!("  {}  \n\n", d.display()));
+    }
+    std::fs::write(&list, text).expect("list");
+    ok(olm(&[
+        "index",
+        "add",
+        "-d",
+        by_file.to_str().expect("utf-8"),
+        "--bundle-image-prefix",
+        "quay.invalid/p",
+        "--bundles-file",
+        list.to_str().expect("utf-8"),
+        "--bundles",
+        dirs[2].to_str().expect("utf-8"),
+        dirs[3].to_str().expect("utf-8"),
+    ]));
+    assert_eq!(everything(&by_flags), everything(&by_args));
+    assert_eq!(everything(&by_file), everything(&by_args));
+    let missing = r.join("missing.txt");
+    let e = fails(olm(&[
+        "index",
+        "add",
+        "-d",
+        r.join("x.db").to_str().expect("utf-8"),
+        "--bundles-file",
+        missing.to_str().expect("utf-8"),
+    ]));
+    assert!(e.contains("missing.txt"), "{e}");
+    assert!(!r.join("x.db").exists());
+}
+
+#[test]
+fn refused_edges_name_the_problem_and_change_nothing() {
+    let t = tempfile::tempdir().expect("tmp");
+    let r = t.path();
+    let (db, _) = two_packages(r);
+    let d = db.to_str().expect("utf-8");
+    let before = everything(&db);
+    let add = |dir: &Path| {
+        fails(olm(&[
+            "index",
+            "add",
+            "-d",
+            d,
+            "--bundle-image-prefix",
+            "quay.invalid/p",
+            dir.to_str().expect("utf-8"),
+        ]))
+    };
+    // replaces names a bundle the index does not have.
+    let gone = bundle(
+        &r.join("x"),
+        "p",
+        "p.v2.0.0",
+        "2.0.0",
+        "stable",
+        Some("stable"),
+        Some("p.v1.9.0"),
+        &[],
+    );
+    let e = add(&gone);
+    assert!(
+        e.contains("p.v2.0.0 replaces p.v1.9.0, which is not in the index"),
+        "{e}"
+    );
+    assert_eq!(everything(&db), before);
+    // An edge into another package.
+    let cross = bundle(
+        &r.join("y"),
+        "q",
+        "q.v3.0.0",
+        "3.0.0",
+        "stable",
+        Some("stable"),
+        Some("p.v1.3.0"),
+        &[],
+    );
+    let e = add(&cross);
+    assert!(
+        e.contains("bundle p.v1.3.0 belongs to package p on index, cannot be added as an edge for package q"),
+        "{e}"
+    );
+    assert_eq!(everything(&db), before);
+    // A replaces cycle among new bundles: c.v1 <- c.v2 <- c.v1.
+    let c1 = bundle(
+        &r.join("z"),
+        "c",
+        "c.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        Some("c.v2.0.0"),
+        &[],
+    );
+    let c2 = bundle(
+        &r.join("z"),
+        "c",
+        "c.v2.0.0",
+        "2.0.0",
+        "stable",
+        Some("stable"),
+        Some("c.v1.0.0"),
+        &[],
+    );
+    let e = fails(olm(&[
+        "index",
+        "add",
+        "-d",
+        d,
+        c1.to_str().expect("utf-8"),
+        c2.to_str().expect("utf-8"),
+    ]));
+    assert!(
+        e.contains("package c, channel stable: replaces cycle") && e.contains("Cycle detected"),
+        "{e}"
+    );
+    assert_eq!(everything(&db), before);
+}
+
+#[test]
+fn export_then_add_gives_the_same_rows() {
+    let t = tempfile::tempdir().expect("tmp");
+    let r = t.path();
+    let corpus = common::corpus().join("operators");
+    let db = r.join("a.db");
+    for pkg in ["node-healthcheck-operator", "pelorus-operator"] {
+        let mut dirs: Vec<String> = std::fs::read_dir(corpus.join(pkg))
+            .expect("pkg")
+            .map(|e| e.expect("e").path())
+            .filter(|p| p.join("manifests").is_dir())
+            .map(|p| p.display().to_string())
+            .collect();
+        dirs.sort();
+        let mut a = vec!["index", "add", "-d", db.to_str().expect("utf-8")];
+        a.extend(["--keep-content", "--permissive"]);
+        a.extend(dirs.iter().map(String::as_str));
+        ok(olm(&a));
+    }
+    let out = r.join("export");
+    // An existing, non-empty --to is refused before anything is written.
+    std::fs::create_dir_all(out.join("keep")).expect("mkdir");
+    let e = fails(olm(&[
+        "index",
+        "export",
+        "-d",
+        db.to_str().expect("utf-8"),
+        "--to",
+        out.to_str().expect("utf-8"),
+    ]));
+    assert!(e.contains("output directory is not empty"), "{e}");
+    std::fs::remove_dir(out.join("keep")).expect("rm");
+    ok(olm(&[
+        "index",
+        "export",
+        "-d",
+        db.to_str().expect("utf-8"),
+        "--to",
+        out.to_str().expect("utf-8"),
+    ]));
+    let leftovers: Vec<_> = std::fs::read_dir(r)
+        .expect("dir")
+        .map(|e| e.expect("e").file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".olm-catalog-export-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let deps = std::fs::read_to_string(
+        out.join("node-healthcheck-operator/0.8.0/metadata/dependencies.yaml"),
+    )
+    .expect("dependencies.yaml is written back");
+    assert!(
+        deps.contains("olm.gvk") && deps.contains("self-node-remediation.medik8s.io"),
+        "{deps}"
+    );
+    let db2 = r.join("b.db");
+    for pkg in ["node-healthcheck-operator", "pelorus-operator"] {
+        let mut dirs: Vec<String> = std::fs::read_dir(out.join(pkg))
+            .expect("exported package")
+            .map(|e| e.expect("e").path())
+            .filter(|p| p.join("manifests").is_dir())
+            .map(|p| p.display().to_string())
+            .collect();
+        dirs.sort();
+        let mut a = vec!["index", "add", "-d", db2.to_str().expect("utf-8")];
+        a.extend(["--keep-content", "--permissive"]);
+        a.extend(dirs.iter().map(String::as_str));
+        ok(olm(&a));
+    }
+    // Bundles left in no channel (--permissive) are not exported: the
+    // package-manifest layout, like FBC, has no place for them.
+    let in_channels = "operatorbundle_name IN (SELECT operatorbundle_name FROM channel_entry)";
+    for q in [
+        format!("SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM properties WHERE {in_channels}"),
+        format!("SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM dependencies WHERE {in_channels}"),
+        "SELECT name, default_channel FROM package".into(),
+        "SELECT name, package_name, head_operatorbundle_name FROM channel".into(),
+        ENTRIES.into(),
+        format!("SELECT * FROM api_provider WHERE {in_channels}"),
+        format!("SELECT * FROM api_requirer WHERE {in_channels}"),
+        format!("SELECT * FROM related_image WHERE {in_channels}"),
+        "SELECT name, version, replaces, skips, skiprange, bundlepath, csv FROM operatorbundle WHERE name IN (SELECT operatorbundle_name FROM channel_entry)".into(),
+    ] {
+        assert_eq!(rows(&db, &q), rows(&db2, &q), "{q}");
+    }
+    // Dependencies are a list: the same number of rows, not just the same set.
+    let count = format!("SELECT count(*) FROM dependencies WHERE {in_channels}");
+    assert_eq!(rows(&db, &count), rows(&db2, &count));
+}

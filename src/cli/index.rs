@@ -545,9 +545,35 @@ impl IndexCommand {
                 } else {
                     a.package.clone()
                 };
+                // Written into a temporary sibling and renamed at the end, so
+                // a failure leaves nothing half-written.
+                if a.to.exists()
+                    && std::fs::read_dir(&a.to)
+                        .with_context(|| format!("reading {}", a.to.display()))?
+                        .next()
+                        .is_some()
+                {
+                    bail!(
+                        "{}: output directory is not empty; export writes a new directory (remove it or choose another --to)",
+                        a.to.display()
+                    );
+                }
+                let parent =
+                    a.to.parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| PathBuf::from("."));
+                std::fs::create_dir_all(&parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+                // 0777 less the umask, as mkdir gives (not tempdir's 0700).
+                let tmp = tempfile::Builder::new()
+                    .prefix(".olm-catalog-export-")
+                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                    .tempdir_in(&parent)
+                    .with_context(|| format!("creating a directory in {}", parent.display()))?;
                 for p in &packages {
                     let pulled = pull_missing(&index::ops::export_missing(&idx, p)?)?;
-                    let w = index::ops::export_package(&idx, p, &a.to, &pulled)?;
+                    let w = index::ops::export_package(&idx, p, tmp.path(), &pulled)?;
                     eprintln!(
                         "exported {} bundle(s) of {p} to {}{}",
                         w.len(),
@@ -558,6 +584,16 @@ impl IndexCommand {
                             format!(" ({} pulled from their images)", pulled.len())
                         }
                     );
+                }
+                if a.to.exists() {
+                    std::fs::remove_dir(&a.to)
+                        .with_context(|| format!("replacing {}", a.to.display()))?;
+                }
+                let kept = tmp.keep();
+                if let Err(e) = std::fs::rename(&kept, &a.to) {
+                    let _ = std::fs::remove_dir_all(&kept);
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("moving the export to {}", a.to.display())));
                 }
                 Ok(0)
             }
@@ -687,6 +723,13 @@ fn load_source(
         if n == 16 && &head == b"SQLite format 3\0" {
             let idx = Index::open_read(p)?;
             return index::render::index_to_fbc(&idx);
+        }
+        let fbc_ext = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "json" | "yaml" | "yml"));
+        if !fbc_ext {
+            bail!("{src}: unsupported file type: not an SQLite index database (no \"SQLite format 3\" header) and not a file-based catalog file (.json, .yaml or .yml)");
         }
         return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
     }

@@ -723,7 +723,122 @@ pub fn export_package(
             dir.join("metadata/annotations.yaml"),
             yaml_serde::to_string(&ann)?,
         )?;
+        let csv: Option<serde_json::Value> = b
+            .csv_json
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok());
+        let (properties, dependencies) =
+            metadata_lists(&index.conn, &b.name, package, csv.as_ref())?;
+        for (file, key, list) in [
+            ("properties.yaml", "properties", properties),
+            ("dependencies.yaml", "dependencies", dependencies),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            let doc = serde_json::json!({ key: list });
+            std::fs::write(
+                dir.join("metadata").join(file),
+                yaml_serde::to_string(&doc)?,
+            )?;
+        }
         written.push(b.name.clone());
     }
     Ok(written)
+}
+
+/// A `{type, value}` list item of `metadata/properties.yaml` or
+/// `metadata/dependencies.yaml`.
+fn typed_value(kind: &str, value: &str) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.into()));
+    serde_json::json!({"type": kind, "value": v})
+}
+
+/// The `properties` and `dependencies` lists of a bundle's `metadata/`
+/// files, recovered from its rows: every row except those `index add`
+/// derives again from the exported manifests (the bundle's `olm.package`,
+/// the CSV's `operatorframework.io/properties` annotation, one `olm.gvk`
+/// per provided or required API) and `olm.deprecated`, which records a
+/// `deprecatetruncate` of this index rather than bundle content. Adding the
+/// export to a new index gives the same rows.
+fn metadata_lists(
+    conn: &rusqlite::Connection,
+    bundle: &str,
+    package: &str,
+    csv: Option<&serde_json::Value>,
+) -> anyhow::Result<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
+    use serde_json::{json, Value};
+    let gvks = |table: &str| -> anyhow::Result<Vec<Value>> {
+        let mut st = conn.prepare(&format!(
+            "SELECT group_name, version, kind FROM {table} WHERE operatorbundle_name = ? ORDER BY rowid"
+        ))?;
+        let v = st
+            .query_map([bundle], |r| {
+                Ok(json!({
+                    "group": r.get::<_, String>(0)?,
+                    "version": r.get::<_, String>(1)?,
+                    "kind": r.get::<_, String>(2)?,
+                }))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(v)
+    };
+    let rows = |table: &str| -> anyhow::Result<Vec<(String, String)>> {
+        let mut st = conn.prepare(&format!(
+            "SELECT type, value FROM {table} WHERE operatorbundle_name = ? ORDER BY rowid"
+        ))?;
+        let v = st
+            .query_map([bundle], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(v)
+    };
+    let version = csv
+        .and_then(|c| c.pointer("/spec/version"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    // Properties are a set: leave out what the add derives anyway.
+    let mut derived: Vec<(String, Value)> = vec![(
+        "olm.package".into(),
+        json!({"packageName": package, "version": version}),
+    )];
+    if let Some(Value::Array(props)) = csv
+        .and_then(|c| c.pointer("/metadata/annotations/operatorframework.io~1properties"))
+        .and_then(Value::as_str)
+        .and_then(|a| serde_json::from_str::<Value>(a).ok())
+    {
+        for p in props {
+            if let Some(t) = p.get("type").and_then(Value::as_str) {
+                derived.push((t.into(), p.get("value").cloned().unwrap_or(Value::Null)));
+            }
+        }
+    }
+    derived.extend(
+        gvks("api_provider")?
+            .into_iter()
+            .map(|g| ("olm.gvk".into(), g)),
+    );
+    let mut properties = Vec::new();
+    for (t, v) in rows("properties")? {
+        let parsed: Value = serde_json::from_str(&v).unwrap_or(Value::String(v.clone()));
+        if t == "olm.deprecated" || derived.iter().any(|(dt, dv)| *dt == t && *dv == parsed) {
+            continue;
+        }
+        properties.push(typed_value(&t, &v));
+    }
+    // Dependencies are a list: the add appends one olm.gvk per required
+    // API to the file's, so take one such row off per required API.
+    let mut dependencies: Vec<(String, String)> = rows("dependencies")?;
+    for g in gvks("api_requirer")? {
+        if let Some(i) = dependencies.iter().rposition(|(t, v)| {
+            t == "olm.gvk" && serde_json::from_str::<Value>(v).ok().as_ref() == Some(&g)
+        }) {
+            dependencies.remove(i);
+        }
+    }
+    let dependencies = dependencies
+        .iter()
+        .map(|(t, v)| typed_value(t, v))
+        .collect();
+    Ok((properties, dependencies))
 }
