@@ -96,7 +96,8 @@ pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
             image: r.bundle_path.clone(),
         });
     }
-    related.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
+    sort_related_images(&mut related);
+    move_objects_to_end(&mut props);
     fbc::Bundle {
         schema: fbc::SCHEMA_BUNDLE.into(),
         name: r.name.clone(),
@@ -107,6 +108,22 @@ pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
         csv_json: Some(r.csv_json.trim_end().to_string()),
         objects: r.objects.clone(),
     }
+}
+
+/// opm render's order of related images: by image (`sort.Slice` on the
+/// image; the name breaks ties here, where Go's order is unspecified).
+pub fn sort_related_images(images: &mut [RelatedImage]) {
+    images.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
+}
+
+/// opm render's `moveBundleObjectsToEndOfPropertySlices`: `olm.bundle.object`
+/// and `olm.csv.metadata` properties go last, each group in its order.
+pub fn move_objects_to_end(props: &mut Vec<Property>) {
+    let (objs, others): (Vec<Property>, Vec<Property>) = std::mem::take(props)
+        .into_iter()
+        .partition(|p| p.kind == "olm.bundle.object" || p.kind == "olm.csv.metadata");
+    props.extend(others);
+    props.extend(objs);
 }
 
 /// Per bundle of a channel: (depth, name) of the entries its entries replace.
@@ -188,6 +205,20 @@ pub fn index_to_fbc_filtered(
         })? {
             let (n, t, v) = x?;
             deps.entry(n).or_default().push((t, v));
+        }
+    }
+    let mut db_images: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    {
+        let mut st = conn.prepare("SELECT image, operatorbundle_name FROM related_image")?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+            ))
+        })? {
+            if let (Some(i), Some(n)) = x? {
+                db_images.entry(n).or_default().insert(i);
+            }
         }
     }
     let mut provided: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
@@ -366,11 +397,24 @@ pub fn index_to_fbc_filtered(
                 json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
             ));
         }
-        let related_images = row
+        // opm: the CSV's spec.relatedImages (none when the csv column was
+        // cleared), then every image of the related_image table not
+        // already there (populateDBRelatedImages), all sorted by image.
+        let mut related_images = row
             .csv
             .as_deref()
             .map(csv_related_images)
             .unwrap_or_default();
+        for img in db_images.get(name).into_iter().flatten() {
+            if !related_images.iter().any(|r| r.image == *img) {
+                related_images.push(RelatedImage {
+                    name: String::new(),
+                    image: img.clone(),
+                });
+            }
+        }
+        sort_related_images(&mut related_images);
+        move_objects_to_end(&mut out);
         cfg.bundles.push(fbc::Bundle {
             schema: fbc::SCHEMA_BUNDLE.into(),
             name: name.clone(),
@@ -470,4 +514,43 @@ fn csv_related_images(csv: &str) -> Vec<RelatedImage> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What `render` makes of a file (not a directory): an SQLite index (by its
+/// header, as opm's `checkDBFile` sniffs it), or an FBC file by its
+/// extension (`.yaml`, `.yml`, `.json`; opm renders FBC directories only).
+/// Anything else is refused naming the file and what it looks like, as opm
+/// refuses it with "unsupported file type".
+pub fn render_file(path: &std::path::Path) -> anyhow::Result<DeclarativeConfig> {
+    use anyhow::Context;
+    use std::io::Read;
+    let mut head = Vec::with_capacity(512);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .with_context(|| format!("reading {}", path.display()))?;
+    if head.starts_with(b"SQLite format 3\0") {
+        let idx = Index::open_read(path)?;
+        return index_to_fbc(&idx);
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if matches!(ext.as_str(), "yaml" | "yml" | "json") {
+        return Ok(DeclarativeConfig::load_path(path)?);
+    }
+    let kind = if head.is_empty() {
+        "an empty file"
+    } else if head.contains(&0)
+        || std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_some())
+    {
+        "binary data"
+    } else {
+        "text"
+    };
+    anyhow::bail!(
+        "{}: unsupported file type ({kind}): render reads an SQLite index database, a bundle directory, an FBC directory, or an FBC file ending in .yaml, .yml or .json",
+        path.display()
+    )
 }
