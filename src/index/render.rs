@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::add::split_skips;
 use super::db::Index;
 use super::record::BundleRecord;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
@@ -126,8 +125,17 @@ pub fn move_objects_to_end(props: &mut Vec<Property>) {
     props.extend(objs);
 }
 
-/// Per bundle of a channel: (depth, name) of the entries its entries replace.
-type ChannelTargets = BTreeMap<String, Vec<(i64, String)>>;
+/// A bundle's edges in one channel, from its entries.
+#[derive(Clone, Debug, Default)]
+struct EntryEdges {
+    /// What its chain entries replace (the greatest name).
+    replaces: Option<String>,
+    /// What its other entries replace, in entry order.
+    skips: Vec<String>,
+}
+
+/// Per bundle of a channel: its edges.
+type ChannelTargets = BTreeMap<String, EntryEdges>;
 
 /// A bundle row of the index with what render needs.
 #[derive(Clone, Debug, Default)]
@@ -137,8 +145,6 @@ struct Row {
     path: String,
     version: String,
     skip_range: String,
-    replaces: String,
-    skips: Vec<String>,
 }
 
 /// The whole index as FBC (packages, channels, bundles), as `opm render
@@ -156,7 +162,7 @@ pub fn index_to_fbc_filtered(
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT name, csv, bundle, bundlepath, version, skiprange, replaces, skips FROM operatorbundle",
+            "SELECT name, csv, bundle, bundlepath, version, skiprange FROM operatorbundle",
         )?;
         let it = st.query_map([], |r| {
             Ok((
@@ -167,8 +173,6 @@ pub fn index_to_fbc_filtered(
                     path: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
                     version: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
                     skip_range: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
-                    replaces: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                    skips: split_skips(r.get::<_, Option<String>>(7)?.as_deref()),
                 },
             ))
         })?;
@@ -242,30 +246,68 @@ pub fn index_to_fbc_filtered(
             map.entry(n).or_default().insert((g, k, v));
         }
     }
-    // Entries: channel -> bundle -> names its entries replace.
+    // Entries: channel -> bundle -> its edges, as opm's ListBundles query
+    // reads them: the chain runs from the entries at the lowest depth
+    // through their `replaces`; a bundle replaces the (greatest) bundle its
+    // chain entries replace, and skips what its other entries replace.
     let mut members: BTreeMap<(String, String), ChannelTargets> = BTreeMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT e.package_name, e.channel_name, e.operatorbundle_name, e.depth, r.operatorbundle_name
+            "SELECT e.entry_id, e.package_name, e.channel_name, e.operatorbundle_name, e.depth, e.replaces, r.operatorbundle_name
              FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
              ORDER BY e.entry_id",
         )?;
-        for x in st.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, Option<String>>(4)?,
-            ))
-        })? {
-            let (p, c, b, d, rep) = x?;
+        type EntryRow = (
+            i64,
+            String,
+            String,
+            String,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+        );
+        let all: Vec<EntryRow> = st
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let tip = all.iter().filter_map(|e| e.4).min();
+        let replaces_of: BTreeMap<i64, i64> =
+            all.iter().filter_map(|e| e.5.map(|r| (e.0, r))).collect();
+        let mut chain: BTreeSet<i64> = all
+            .iter()
+            .filter(|e| tip.is_some() && e.4 == tip)
+            .map(|e| e.0)
+            .collect();
+        let mut stack: Vec<i64> = chain.iter().copied().collect();
+        while let Some(id) = stack.pop() {
+            if let Some(r) = replaces_of.get(&id) {
+                if chain.insert(*r) {
+                    stack.push(*r);
+                }
+            }
+        }
+        for (id, p, c, b, _, _, rep) in all {
             if !rows.contains_key(&b) {
                 continue;
             }
-            let targets = members.entry((p, c)).or_default().entry(b).or_default();
-            if let Some(rep) = rep {
-                targets.push((d.unwrap_or(0), rep));
+            let edges = members.entry((p, c)).or_default().entry(b).or_default();
+            let Some(rep) = rep else { continue };
+            if chain.contains(&id) {
+                // SQL max() over the names.
+                if edges.replaces.as_ref().is_none_or(|r| rep > *r) {
+                    edges.replaces = Some(rep);
+                }
+            } else if !edges.skips.contains(&rep) {
+                edges.skips.push(rep);
             }
         }
     }
@@ -321,7 +363,7 @@ pub fn index_to_fbc_filtered(
             let mut entries = Vec::new();
             for (b, targets) in bundles {
                 let row = &rows[b];
-                entries.push(entry_of(b, row, targets, bundles));
+                entries.push(entry_of(b, row, targets));
                 bundle_pkg.insert(b.clone(), pkg.clone());
             }
             entries.sort_by(|a: &ChannelEntry, b| a.name.cmp(&b.name));
@@ -431,43 +473,13 @@ pub fn index_to_fbc_filtered(
     Ok(cfg)
 }
 
-/// The FBC entry of `name` in a channel: the bundle it replaces is the
-/// target of its entries that is its own `spec.replaces` (replaces mode) or
-/// a member of the channel it does not skip (semver modes); the other
-/// targets are skips.
-fn entry_of(
-    name: &str,
-    row: &Row,
-    targets: &[(i64, String)],
-    members: &BTreeMap<String, Vec<(i64, String)>>,
-) -> ChannelEntry {
-    let names: Vec<&String> = {
-        let mut seen = BTreeSet::new();
-        targets
-            .iter()
-            .map(|(_, t)| t)
-            .filter(|t| seen.insert(t.as_str()))
-            .collect()
-    };
-    let replaces = if !row.replaces.is_empty() && names.iter().any(|t| **t == row.replaces) {
-        row.replaces.clone()
-    } else {
-        names
-            .iter()
-            .find(|t| members.contains_key(t.as_str()) && !row.skips.contains(t))
-            .map(|t| t.to_string())
-            .unwrap_or_default()
-    };
-    let mut skips: Vec<String> = row.skips.clone();
-    for t in names {
-        if *t != replaces && !skips.contains(t) {
-            skips.push(t.clone());
-        }
-    }
+/// The FBC entry of `name` in a channel (opm's `ListBundles` row: replaces
+/// and skips from the entries, skipRange from the bundle).
+fn entry_of(name: &str, row: &Row, edges: &EntryEdges) -> ChannelEntry {
     ChannelEntry {
         name: name.to_string(),
-        replaces,
-        skips,
+        replaces: edges.replaces.clone().unwrap_or_default(),
+        skips: edges.skips.clone(),
         skip_range: row.skip_range.clone(),
     }
 }
