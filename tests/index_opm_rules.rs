@@ -141,12 +141,11 @@ fn read_dir_bundle(dir: &Path) -> Dir {
                 Some("CustomResourceDefinition") => {
                     let g = s(&doc, "/spec/group");
                     let k = s(&doc, "/spec/names/kind");
-                    let versions: Vec<String> = doc
+                    let mut versions: Vec<String> = doc
                         .pointer("/spec/versions")
                         .and_then(Value::as_array)
                         .map(|vs| vs.iter().map(|v| s(v, "/name")).collect())
                         .unwrap_or_default();
-                    let mut versions = versions;
                     if versions.is_empty() {
                         versions.push(s(&doc, "/spec/version"));
                     }
