@@ -38,6 +38,55 @@ struct Dir {
     required: BTreeSet<(String, String, String)>,
     /// spec.relatedImages plus deployment container images.
     images: BTreeSet<String>,
+    /// `spec.version` as written.
+    version_raw: String,
+    /// The plural of every provided and required API (CRD `spec.names.plural`,
+    /// API service `name`, the `<plural>.<group>` of a required CRD's name).
+    plurals: BTreeMap<(String, String, String), BTreeSet<String>>,
+    /// bundleParser: the first `metadata/` file (by name) with a non-empty
+    /// `properties` list, and likewise `dependencies`: (type, value).
+    meta_props: Vec<(String, Value)>,
+    meta_deps: Vec<(String, Value)>,
+    /// The CSV's `operatorframework.io/properties` annotation: (type, value).
+    ann_props: Vec<(String, Value)>,
+    /// `olm.substitutesFor`.
+    substitutes_for: String,
+    /// The CSV as parsed from YAML.
+    csv: Value,
+    /// (kind, metadata.name) of every manifest object.
+    objects: Vec<(String, String)>,
+    /// The directory name opm's image naming uses (`<version>` for
+    /// `<version>/bundle/` layouts).
+    dir_name: String,
+}
+
+/// The `(type, value)` items of the first `metadata/` file whose `key` list
+/// is not empty (files in name order, whatever they are called).
+fn first_meta_list(dir: &Path, key: &str) -> Vec<(String, Value)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("metadata"))
+        .expect("metadata")
+        .map(|e| e.expect("e").path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    for f in files {
+        for doc in yaml_docs(&f) {
+            if let Some(items) = doc.get(key).and_then(Value::as_array) {
+                if !items.is_empty() {
+                    return items
+                        .iter()
+                        .map(|i| {
+                            (
+                                s(i, "/type"),
+                                i.get("value").cloned().unwrap_or(Value::Null),
+                            )
+                        })
+                        .collect();
+                }
+            }
+        }
+    }
+    Vec::new()
 }
 
 fn yaml_docs(path: &Path) -> Vec<Value> {
@@ -74,6 +123,8 @@ fn read_dir_bundle(dir: &Path) -> Dir {
     };
     let mut csv = Value::Null;
     let mut provided = BTreeSet::new();
+    let mut plurals: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut objects = Vec::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("manifests"))
         .expect("manifests")
         .map(|e| e.expect("e").path())
@@ -82,20 +133,27 @@ fn read_dir_bundle(dir: &Path) -> Dir {
     files.sort();
     for f in files {
         for doc in yaml_docs(&f) {
+            if doc.get("kind").is_some() {
+                objects.push((s(&doc, "/kind"), s(&doc, "/metadata/name")));
+            }
             match doc.get("kind").and_then(Value::as_str) {
                 Some("ClusterServiceVersion") => csv = doc,
                 Some("CustomResourceDefinition") => {
                     let g = s(&doc, "/spec/group");
                     let k = s(&doc, "/spec/names/kind");
-                    let versions: Vec<String> = doc
+                    let mut versions: Vec<String> = doc
                         .pointer("/spec/versions")
                         .and_then(Value::as_array)
                         .map(|vs| vs.iter().map(|v| s(v, "/name")).collect())
                         .unwrap_or_default();
                     if versions.is_empty() {
-                        provided.insert((g.clone(), s(&doc, "/spec/version"), k.clone()));
+                        versions.push(s(&doc, "/spec/version"));
                     }
                     for v in versions {
+                        plurals
+                            .entry((g.clone(), v.clone(), k.clone()))
+                            .or_default()
+                            .insert(s(&doc, "/spec/names/plural"));
                         provided.insert((g.clone(), v, k.clone()));
                     }
                 }
@@ -111,17 +169,47 @@ fn read_dir_bundle(dir: &Path) -> Dir {
             .unwrap_or_default()
     };
     for o in list("/spec/apiservicedefinitions/owned") {
+        plurals.entry(gvk(&o)).or_default().insert(s(&o, "/name"));
         provided.insert(gvk(&o));
     }
     let mut required = BTreeSet::new();
     for r in list("/spec/customresourcedefinitions/required") {
         let name = s(&r, "/name");
-        let group = name.split_once('.').map(|x| x.1).unwrap_or("").to_string();
-        required.insert((group, s(&r, "/version"), s(&r, "/kind")));
+        let (plural, group) = name.split_once('.').unwrap_or(("", ""));
+        let key = (group.to_string(), s(&r, "/version"), s(&r, "/kind"));
+        plurals
+            .entry(key.clone())
+            .or_default()
+            .insert(plural.to_string());
+        required.insert(key);
     }
     for r in list("/spec/apiservicedefinitions/required") {
+        plurals.entry(gvk(&r)).or_default().insert(s(&r, "/name"));
         required.insert(gvk(&r));
     }
+    let ann_props: Vec<(String, Value)> = csv
+        .pointer("/metadata/annotations/operatorframework.io~1properties")
+        .and_then(Value::as_str)
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|p| {
+            (
+                s(p, "/type"),
+                p.get("value").cloned().unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let named = if dir.file_name().is_some_and(|n| n == "bundle") {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
+    let dir_name = named
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut images = BTreeSet::new();
     for ri in list("/spec/relatedImages") {
         let i = s(&ri, "/image");
@@ -145,9 +233,10 @@ fn read_dir_bundle(dir: &Path) -> Dir {
         }
     }
     let version_raw = s(&csv, "/spec/version");
+    let csv_name = s(&csv, "/metadata/name");
     Dir {
         dir: dir.to_path_buf(),
-        name: s(&csv, "/metadata/name"),
+        name: csv_name,
         version: semver::Version::parse(&version_raw).expect("semver version"),
         replaces: s(&csv, "/spec/replaces"),
         skips: list("/spec/skips")
@@ -165,6 +254,15 @@ fn read_dir_bundle(dir: &Path) -> Dir {
         provided,
         required,
         images,
+        plurals,
+        meta_props: first_meta_list(dir, "properties"),
+        meta_deps: first_meta_list(dir, "dependencies"),
+        ann_props,
+        substitutes_for: s(&csv, "/metadata/annotations/olm.substitutesFor"),
+        objects,
+        dir_name,
+        version_raw,
+        csv,
     }
 }
 
@@ -336,6 +434,210 @@ fn expected_entries(rows: &BTreeMap<String, Vec<Row>>) -> BTreeSet<Vec<String>> 
         }
     }
     out
+}
+
+/// A JSON column decoded (Go's encoder escapes `<>&`; compare values).
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// A JSON value with sorted keys, for comparing as text.
+fn canon(v: &Value) -> String {
+    serde_json::to_string(v).expect("json")
+}
+
+/// The rows opm's `addOperatorBundle`, `addAPIs`, `addDependencies` and
+/// `addBundleProperties` write for each bundle of `dirs`, derived from the
+/// bundle directories, checked table by table: operatorbundle (name,
+/// version, skiprange, replaces, skips, substitutesfor, bundlepath; csv and
+/// bundle present, holding the CSV and every manifest, unless `cleared`
+/// names the bundle), api (with plurals), api_provider, api_requirer (with
+/// the composite key to operatorbundle), related_image, properties,
+/// dependencies.
+fn check_tables(
+    db: &Path,
+    pkg: &str,
+    dirs: &[Dir],
+    image_of: &dyn Fn(&Dir) -> String,
+    cleared: &BTreeSet<String>,
+) {
+    let c = Connection::open(db).expect("open");
+    let want_ob: BTreeSet<Vec<String>> = dirs
+        .iter()
+        .map(|d| {
+            vec![
+                d.name.clone(),
+                d.version_raw.clone(),
+                image_of(d),
+                d.skip_range.clone(),
+                d.replaces.clone(),
+                d.skips.join(","),
+                d.substitutes_for.clone(),
+                (!cleared.contains(&d.name)).to_string(),
+            ]
+        })
+        .collect();
+    let ob = rows(
+        db,
+        "SELECT name, version, coalesce(bundlepath,''), coalesce(skiprange,''), coalesce(replaces,''), coalesce(skips,''), coalesce(substitutesfor,''),
+         CASE WHEN csv IS NULL AND bundle IS NULL THEN 'false' WHEN csv IS NOT NULL AND bundle IS NOT NULL THEN 'true' ELSE 'mixed' END FROM operatorbundle",
+    );
+    assert_eq!(ob, want_ob, "{pkg} operatorbundle");
+    let gvks = |set: &BTreeSet<(String, String, String)>| -> BTreeSet<Vec<String>> {
+        set.iter()
+            .map(|(g, v, k)| vec![g.clone(), v.clone(), k.clone()])
+            .collect()
+    };
+    // api: one row per group/version/kind any bundle provides or requires,
+    // with a plural one of them gives.
+    let mut plurals: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
+    for d in dirs {
+        for (k, ps) in &d.plurals {
+            plurals
+                .entry(k.clone())
+                .or_default()
+                .extend(ps.iter().cloned());
+        }
+    }
+    let api = rows(db, "SELECT group_name, version, kind, plural FROM api");
+    let api_keys: BTreeSet<(String, String, String)> = api
+        .iter()
+        .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))
+        .collect();
+    let want_keys: BTreeSet<(String, String, String)> = dirs
+        .iter()
+        .flat_map(|d| d.provided.iter().chain(&d.required).cloned())
+        .collect();
+    assert_eq!(api_keys, want_keys, "{pkg} api");
+    for r in &api {
+        let k = (r[0].clone(), r[1].clone(), r[2].clone());
+        assert!(
+            plurals.get(&k).is_some_and(|p| p.contains(&r[3])),
+            "{pkg} api {k:?}: plural {} not among {:?}",
+            r[3],
+            plurals.get(&k)
+        );
+    }
+    for d in dirs {
+        let q = |sql: &str| {
+            let mut st = c.prepare(sql).expect("prepare");
+            let n = st.column_count();
+            st.query_map([&d.name], |r| {
+                Ok((0..n)
+                    .map(|i| match r.get_ref(i).expect("col") {
+                        rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            String::from_utf8_lossy(t).into_owned()
+                        }
+                        rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                        other => format!("{other:?}"),
+                    })
+                    .collect::<Vec<String>>())
+            })
+            .expect("query")
+            .collect::<Result<BTreeSet<_>, _>>()
+            .expect("rows")
+        };
+        let path = match image_of(d) {
+            p if p.is_empty() => "NULL".to_string(),
+            p => p,
+        };
+        let key = vec![d.version_raw.clone(), path.clone()];
+        for (table, set) in [("api_provider", &d.provided), ("api_requirer", &d.required)] {
+            let got = q(&format!(
+                "SELECT group_name, version, kind FROM {table} WHERE operatorbundle_name = ?"
+            ));
+            assert_eq!(got, gvks(set), "{pkg} {} {table}", d.name);
+            let keys = q(&format!("SELECT DISTINCT operatorbundle_version, operatorbundle_path FROM {table} WHERE operatorbundle_name = ?"));
+            if !set.is_empty() {
+                assert_eq!(keys, [key.clone()].into(), "{pkg} {} {table} key", d.name);
+            }
+        }
+        let img = q("SELECT image FROM related_image WHERE operatorbundle_name = ?");
+        let want_img: BTreeSet<Vec<String>> = d.images.iter().map(|i| vec![i.clone()]).collect();
+        assert_eq!(img, want_img, "{pkg} {} related_image", d.name);
+
+        // properties: the metadata list, olm.package (unless the list has
+        // one), the CSV annotation's, one olm.gvk per provided API.
+        let mut want_props: BTreeSet<(String, String)> = d
+            .meta_props
+            .iter()
+            .map(|(t, v)| (t.clone(), canon(v)))
+            .collect();
+        if !d.meta_props.iter().any(|(t, _)| t == "olm.package") {
+            want_props.insert((
+                "olm.package".into(),
+                canon(&serde_json::json!({"packageName": pkg, "version": d.version_raw})),
+            ));
+        }
+        want_props.extend(d.ann_props.iter().map(|(t, v)| (t.clone(), canon(v))));
+        for (g, v, k) in &d.provided {
+            want_props.insert((
+                "olm.gvk".into(),
+                canon(&serde_json::json!({"group": g, "kind": k, "version": v})),
+            ));
+        }
+        let props: BTreeSet<(String, String)> =
+            q("SELECT type, value FROM properties WHERE operatorbundle_name = ?")
+                .into_iter()
+                .map(|r| (r[0].clone(), canon(&json(&r[1]))))
+                .collect();
+        assert_eq!(props, want_props, "{pkg} {} properties", d.name);
+        let keys = q("SELECT DISTINCT operatorbundle_version, operatorbundle_path FROM properties WHERE operatorbundle_name = ?");
+        assert_eq!(
+            keys,
+            [key.clone()].into(),
+            "{pkg} {} properties key",
+            d.name
+        );
+
+        // dependencies: the metadata list plus one olm.gvk per required API.
+        let mut want_deps: BTreeSet<(String, String)> = d
+            .meta_deps
+            .iter()
+            .map(|(t, v)| (t.clone(), canon(v)))
+            .collect();
+        for (g, v, k) in &d.required {
+            want_deps.insert((
+                "olm.gvk".into(),
+                canon(&serde_json::json!({"group": g, "kind": k, "version": v})),
+            ));
+        }
+        let deps: BTreeSet<(String, String)> =
+            q("SELECT type, value FROM dependencies WHERE operatorbundle_name = ?")
+                .into_iter()
+                .map(|r| (r[0].clone(), canon(&json(&r[1]))))
+                .collect();
+        assert_eq!(deps, want_deps, "{pkg} {} dependencies", d.name);
+
+        // csv and bundle: the CSV and every manifest object, as JSON.
+        if !cleared.contains(&d.name) {
+            let (csv, bundle): (String, String) = c
+                .query_row(
+                    "SELECT csv, bundle FROM operatorbundle WHERE name = ?",
+                    [&d.name],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .expect("csv");
+            assert!(
+                csv.ends_with('\n'),
+                "{pkg} {}: json.Encoder adds a newline",
+                d.name
+            );
+            assert_eq!(json(&csv), d.csv, "{pkg} {} csv", d.name);
+            let mut objs: Vec<(String, String)> = serde_json::Deserializer::from_str(&bundle)
+                .into_iter::<Value>()
+                .map(|v| {
+                    let v = v.expect("bundle object");
+                    (s(&v, "/kind"), s(&v, "/metadata/name"))
+                })
+                .collect();
+            let mut want = d.objects.clone();
+            objs.sort();
+            want.sort();
+            assert_eq!(objs, want, "{pkg} {} bundle objects", d.name);
+        }
+    }
 }
 
 /// The catalog's objects by schema.
@@ -624,11 +926,9 @@ fn catalog_packages_replaces_mode_table_by_table() {
                     ]
                 })
                 .collect();
-            assert!(
-                want_deps.is_subset(&deps),
-                "{pkg} {} dependencies {deps:?}",
-                d.name
-            );
+            let deps_gvk: BTreeSet<Vec<String>> =
+                deps.iter().filter(|r| r[0] == "olm.gvk").cloned().collect();
+            assert_eq!(deps_gvk, want_deps, "{pkg} {} olm.gvk dependencies", d.name);
 
             // The released bundles: the catalog (rendered from the bundle
             // images) says the same.
@@ -687,6 +987,13 @@ fn catalog_packages_replaces_mode_table_by_table() {
                 assert_eq!(*sr, d.skip_range, "{pkg} {} skipRange", d.name);
             }
         }
+        check_tables(&db, pkg, &dirs, &image_of, &BTreeSet::new());
+        // Nothing was deprecated.
+        assert_eq!(
+            rows(&db, "SELECT * FROM deprecated"),
+            BTreeSet::new(),
+            "{pkg}"
+        );
         assert_eq!(
             rows(&db, "PRAGMA foreign_key_check"),
             BTreeSet::new(),
@@ -724,6 +1031,11 @@ fn expect_semver(dirs: &[Dir]) -> (BTreeMap<String, Vec<String>>, String) {
         })
         .collect();
     (out, default)
+}
+
+/// `--bundle-image-prefix example.invalid/b`: `<prefix>:<dir name>`.
+fn prefix_image(d: &Dir) -> String {
+    format!("example.invalid/b:{}", d.dir_name)
 }
 
 #[test]
@@ -789,6 +1101,12 @@ fn semver_mode_packages_follow_opm_semver_rules() {
             rows(&db, "SELECT count(*) FROM operatorbundle"),
             [vec![dirs.len().to_string()]].into()
         );
+        let cleared: BTreeSet<String> = dirs
+            .iter()
+            .map(|d| d.name.clone())
+            .filter(|n| !heads.contains(n))
+            .collect();
+        check_tables(&db, pkg, &dirs, &prefix_image, &cleared);
     }
 }
 
@@ -821,6 +1139,9 @@ fn replaces_mode_packages_keep_opm_invariants() {
             ok(&run(&["--mode", "replaces", "--permissive"], &db, &dirs));
         }
         assert_eq!(rows(&db, ENTRIES), expected_entries(&want.rows), "{pkg}");
+        // Directories without an image: empty bundlepath, every bundle
+        // keeps its manifests in replaces mode.
+        check_tables(&db, pkg, &dirs, &|_| String::new(), &BTreeSet::new());
         let c = Connection::open(&db).expect("open");
         // Every replaces edge points at an entry of the same channel.
         let dangling: i64 = c

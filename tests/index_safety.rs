@@ -467,7 +467,7 @@ fn foreign_and_corrupt_files_get_a_clear_error() {
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(
-        e.contains("notes.db: unsupported file type: not an SQLite index database"),
+        e.contains("notes.db: unsupported file type (text): render reads an SQLite index database"),
         "{e}"
     );
 

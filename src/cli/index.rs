@@ -716,22 +716,7 @@ fn load_source(
 ) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
     let p = std::path::Path::new(src);
     if p.is_file() {
-        let mut head = [0u8; 16];
-        let n = std::fs::File::open(p)
-            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-            .with_context(|| format!("reading {src}"))?;
-        if n == 16 && &head == b"SQLite format 3\0" {
-            let idx = Index::open_read(p)?;
-            return index::render::index_to_fbc(&idx);
-        }
-        let fbc_ext = p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "json" | "yaml" | "yml"));
-        if !fbc_ext {
-            bail!("{src}: unsupported file type: not an SQLite index database (no \"SQLite format 3\" header) and not a file-based catalog file (.json, .yaml or .yml)");
-        }
-        return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
+        return index::render::render_file(p);
     }
     if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
         let b = olm_catalog::bundle::Bundle::load_dir(p)?;

@@ -101,8 +101,11 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
     )?
     .execute(params![
         b.name,
-        b.csv_json,
-        b.bundle_json,
+        // A bundle without manifests (an FBC bundle whose content was
+        // cleared before it was rendered) stays cleared: NULL, as opm's
+        // ClearNonHeadBundles leaves it.
+        nullable(&b.csv_json),
+        nullable(&b.bundle_json),
         b.bundle_path,
         b.version,
         b.skip_range,

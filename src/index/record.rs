@@ -208,15 +208,11 @@ impl BundleRecord {
             );
         }
         if let Some(v) = csv.annotation("operatorframework.io/properties") {
-            // opm ignores an annotation that does not decode.
-            if let Ok(Value::Array(props)) = serde_json::from_str::<Value>(v) {
-                for p in props {
-                    let Some(t) = p.get("type").and_then(Value::as_str) else {
-                        continue;
-                    };
-                    let value = p.get("value").cloned().unwrap_or(Value::Null);
-                    push(t, crate::gojson::to_string(&value));
-                }
+            // opm ignores an annotation that does not decode. Each value is
+            // kept as written (opm unmarshals it into a json.RawMessage and
+            // marshals that back: compacted, key order kept, `<>&` escaped).
+            for (t, raw) in annotation_properties(v).unwrap_or_default() {
+                push(&t, raw);
             }
         }
         for api in &provided {
@@ -262,6 +258,142 @@ impl BundleRecord {
     pub fn semver(&self) -> Option<semver::Version> {
         semver::Version::parse(&self.version).ok()
     }
+}
+
+/// The `(type, value)` pairs of a CSV's `operatorframework.io/properties`
+/// annotation, each value as Go's `json.Marshal` writes a `json.RawMessage`
+/// holding it: the bytes as written, compacted, with `<`, `>`, `&`, U+2028
+/// and U+2029 escaped. Keys match case-insensitively and the last one wins,
+/// as Go's decoder does; a missing value is `null`. `None` if the
+/// annotation is not a JSON array of objects.
+pub fn annotation_properties(text: &str) -> Option<Vec<(String, String)>> {
+    // Validate first: the scanner below assumes well-formed JSON.
+    let parsed: Value = serde_json::from_str(text).ok()?;
+    let items = parsed.as_array()?;
+    if items.iter().any(|i| !i.is_object() && !i.is_null()) {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    while i < b.len() && b[i] != b']' {
+        if b[i] == b'{' {
+            let (mut kind, mut value) = (String::new(), None);
+            i = skip_ws(b, i + 1);
+            while i < b.len() && b[i] != b'}' {
+                let key_end = skip_value(b, i)?;
+                let key: String = serde_json::from_str(&text[i..key_end]).ok()?;
+                i = skip_ws(b, key_end);
+                i = skip_ws(b, i + 1); // ':'
+                let end = skip_value(b, i)?;
+                let raw = &text[i..end];
+                if key.eq_ignore_ascii_case("type") {
+                    kind = serde_json::from_str::<Value>(raw)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default();
+                } else if key.eq_ignore_ascii_case("value") {
+                    value = Some(compact_go(raw));
+                }
+                i = skip_ws(b, end);
+                if b.get(i) == Some(&b',') {
+                    i = skip_ws(b, i + 1);
+                }
+            }
+            out.push((kind, value.unwrap_or_else(|| "null".to_string())));
+            i += 1;
+        } else {
+            // `null` in the array: a zero Property.
+            i = skip_value(b, i)?;
+            out.push((String::new(), "null".to_string()));
+        }
+        i = skip_ws(b, i);
+        if b.get(i) == Some(&b',') {
+            i = skip_ws(b, i + 1);
+        }
+    }
+    Some(out)
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the JSON value starting at `i` (well-formed input).
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => {
+            let mut j = i + 1;
+            while j < b.len() {
+                match b[j] {
+                    b'\\' => j += 2,
+                    b'"' => return Some(j + 1),
+                    _ => j += 1,
+                }
+            }
+            None
+        }
+        b'{' | b'[' => {
+            let mut j = skip_ws(b, i + 1);
+            loop {
+                match *b.get(j)? {
+                    b'}' | b']' => return Some(j + 1),
+                    b',' | b':' => j = skip_ws(b, j + 1),
+                    _ => j = skip_ws(b, skip_value(b, j)?),
+                }
+            }
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
+/// Go's `json.Compact` with HTML escaping (what `json.Marshal` does to a
+/// `json.RawMessage`).
+fn compact_go(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in raw.chars() {
+        if in_string {
+            match c {
+                _ if escaped => {
+                    escaped = false;
+                    out.push(c);
+                    continue;
+                }
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if c.is_ascii_whitespace() {
+            continue;
+        }
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// The parsed files of `metadata/` in file-name order (opm reads them in

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::add::split_skips;
 use super::db::Index;
 use super::record::BundleRecord;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
@@ -96,7 +95,8 @@ pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
             image: r.bundle_path.clone(),
         });
     }
-    related.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
+    sort_related_images(&mut related);
+    move_objects_to_end(&mut props);
     fbc::Bundle {
         schema: fbc::SCHEMA_BUNDLE.into(),
         name: r.name.clone(),
@@ -109,8 +109,33 @@ pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
     }
 }
 
-/// Per bundle of a channel: (depth, name) of the entries its entries replace.
-type ChannelTargets = BTreeMap<String, Vec<(i64, String)>>;
+/// opm render's order of related images: by image (`sort.Slice` on the
+/// image; the name breaks ties here, where Go's order is unspecified).
+pub fn sort_related_images(images: &mut [RelatedImage]) {
+    images.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
+}
+
+/// opm render's `moveBundleObjectsToEndOfPropertySlices`: `olm.bundle.object`
+/// and `olm.csv.metadata` properties go last, each group in its order.
+pub fn move_objects_to_end(props: &mut Vec<Property>) {
+    let (objs, others): (Vec<Property>, Vec<Property>) = std::mem::take(props)
+        .into_iter()
+        .partition(|p| p.kind == "olm.bundle.object" || p.kind == "olm.csv.metadata");
+    props.extend(others);
+    props.extend(objs);
+}
+
+/// A bundle's edges in one channel, from its entries.
+#[derive(Clone, Debug, Default)]
+struct EntryEdges {
+    /// What its chain entries replace (the greatest name).
+    replaces: Option<String>,
+    /// What its other entries replace, in entry order.
+    skips: Vec<String>,
+}
+
+/// Per bundle of a channel: its edges.
+type ChannelTargets = BTreeMap<String, EntryEdges>;
 
 /// A bundle row of the index with what render needs.
 #[derive(Clone, Debug, Default)]
@@ -120,8 +145,6 @@ struct Row {
     path: String,
     version: String,
     skip_range: String,
-    replaces: String,
-    skips: Vec<String>,
 }
 
 /// The whole index as FBC (packages, channels, bundles), as `opm render
@@ -139,7 +162,7 @@ pub fn index_to_fbc_filtered(
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT name, csv, bundle, bundlepath, version, skiprange, replaces, skips FROM operatorbundle",
+            "SELECT name, csv, bundle, bundlepath, version, skiprange FROM operatorbundle",
         )?;
         let it = st.query_map([], |r| {
             Ok((
@@ -150,8 +173,6 @@ pub fn index_to_fbc_filtered(
                     path: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
                     version: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
                     skip_range: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
-                    replaces: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                    skips: split_skips(r.get::<_, Option<String>>(7)?.as_deref()),
                 },
             ))
         })?;
@@ -190,6 +211,20 @@ pub fn index_to_fbc_filtered(
             deps.entry(n).or_default().push((t, v));
         }
     }
+    let mut db_images: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    {
+        let mut st = conn.prepare("SELECT image, operatorbundle_name FROM related_image")?;
+        for x in st.query_map([], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+            ))
+        })? {
+            if let (Some(i), Some(n)) = x? {
+                db_images.entry(n).or_default().insert(i);
+            }
+        }
+    }
     let mut provided: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
     let mut required: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
     for (table, map) in [
@@ -211,30 +246,68 @@ pub fn index_to_fbc_filtered(
             map.entry(n).or_default().insert((g, k, v));
         }
     }
-    // Entries: channel -> bundle -> names its entries replace.
+    // Entries: channel -> bundle -> its edges, as opm's ListBundles query
+    // reads them: the chain runs from the entries at the lowest depth
+    // through their `replaces`; a bundle replaces the (greatest) bundle its
+    // chain entries replace, and skips what its other entries replace.
     let mut members: BTreeMap<(String, String), ChannelTargets> = BTreeMap::new();
     {
         let mut st = conn.prepare(
-            "SELECT e.package_name, e.channel_name, e.operatorbundle_name, e.depth, r.operatorbundle_name
+            "SELECT e.entry_id, e.package_name, e.channel_name, e.operatorbundle_name, e.depth, e.replaces, r.operatorbundle_name
              FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
              ORDER BY e.entry_id",
         )?;
-        for x in st.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, Option<String>>(4)?,
-            ))
-        })? {
-            let (p, c, b, d, rep) = x?;
+        type EntryRow = (
+            i64,
+            String,
+            String,
+            String,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+        );
+        let all: Vec<EntryRow> = st
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let tip = all.iter().filter_map(|e| e.4).min();
+        let replaces_of: BTreeMap<i64, i64> =
+            all.iter().filter_map(|e| e.5.map(|r| (e.0, r))).collect();
+        let mut chain: BTreeSet<i64> = all
+            .iter()
+            .filter(|e| tip.is_some() && e.4 == tip)
+            .map(|e| e.0)
+            .collect();
+        let mut stack: Vec<i64> = chain.iter().copied().collect();
+        while let Some(id) = stack.pop() {
+            if let Some(r) = replaces_of.get(&id) {
+                if chain.insert(*r) {
+                    stack.push(*r);
+                }
+            }
+        }
+        for (id, p, c, b, _, _, rep) in all {
             if !rows.contains_key(&b) {
                 continue;
             }
-            let targets = members.entry((p, c)).or_default().entry(b).or_default();
-            if let Some(rep) = rep {
-                targets.push((d.unwrap_or(0), rep));
+            let edges = members.entry((p, c)).or_default().entry(b).or_default();
+            let Some(rep) = rep else { continue };
+            if chain.contains(&id) {
+                // SQL max() over the names.
+                if edges.replaces.as_ref().is_none_or(|r| rep > *r) {
+                    edges.replaces = Some(rep);
+                }
+            } else if !edges.skips.contains(&rep) {
+                edges.skips.push(rep);
             }
         }
     }
@@ -290,7 +363,7 @@ pub fn index_to_fbc_filtered(
             let mut entries = Vec::new();
             for (b, targets) in bundles {
                 let row = &rows[b];
-                entries.push(entry_of(b, row, targets, bundles));
+                entries.push(entry_of(b, row, targets));
                 bundle_pkg.insert(b.clone(), pkg.clone());
             }
             entries.sort_by(|a: &ChannelEntry, b| a.name.cmp(&b.name));
@@ -366,11 +439,24 @@ pub fn index_to_fbc_filtered(
                 json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
             ));
         }
-        let related_images = row
+        // opm: the CSV's spec.relatedImages (none when the csv column was
+        // cleared), then every image of the related_image table not
+        // already there (populateDBRelatedImages), all sorted by image.
+        let mut related_images = row
             .csv
             .as_deref()
             .map(csv_related_images)
             .unwrap_or_default();
+        for img in db_images.get(name).into_iter().flatten() {
+            if !related_images.iter().any(|r| r.image == *img) {
+                related_images.push(RelatedImage {
+                    name: String::new(),
+                    image: img.clone(),
+                });
+            }
+        }
+        sort_related_images(&mut related_images);
+        move_objects_to_end(&mut out);
         cfg.bundles.push(fbc::Bundle {
             schema: fbc::SCHEMA_BUNDLE.into(),
             name: name.clone(),
@@ -387,43 +473,13 @@ pub fn index_to_fbc_filtered(
     Ok(cfg)
 }
 
-/// The FBC entry of `name` in a channel: the bundle it replaces is the
-/// target of its entries that is its own `spec.replaces` (replaces mode) or
-/// a member of the channel it does not skip (semver modes); the other
-/// targets are skips.
-fn entry_of(
-    name: &str,
-    row: &Row,
-    targets: &[(i64, String)],
-    members: &BTreeMap<String, Vec<(i64, String)>>,
-) -> ChannelEntry {
-    let names: Vec<&String> = {
-        let mut seen = BTreeSet::new();
-        targets
-            .iter()
-            .map(|(_, t)| t)
-            .filter(|t| seen.insert(t.as_str()))
-            .collect()
-    };
-    let replaces = if !row.replaces.is_empty() && names.iter().any(|t| **t == row.replaces) {
-        row.replaces.clone()
-    } else {
-        names
-            .iter()
-            .find(|t| members.contains_key(t.as_str()) && !row.skips.contains(t))
-            .map(|t| t.to_string())
-            .unwrap_or_default()
-    };
-    let mut skips: Vec<String> = row.skips.clone();
-    for t in names {
-        if *t != replaces && !skips.contains(t) {
-            skips.push(t.clone());
-        }
-    }
+/// The FBC entry of `name` in a channel (opm's `ListBundles` row: replaces
+/// and skips from the entries, skipRange from the bundle).
+fn entry_of(name: &str, row: &Row, edges: &EntryEdges) -> ChannelEntry {
     ChannelEntry {
         name: name.to_string(),
-        replaces,
-        skips,
+        replaces: edges.replaces.clone().unwrap_or_default(),
+        skips: edges.skips.clone(),
         skip_range: row.skip_range.clone(),
     }
 }
@@ -470,4 +526,43 @@ fn csv_related_images(csv: &str) -> Vec<RelatedImage> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What `render` makes of a file (not a directory): an SQLite index (by its
+/// header, as opm's `checkDBFile` sniffs it), or an FBC file by its
+/// extension (`.yaml`, `.yml`, `.json`; opm renders FBC directories only).
+/// Anything else is refused naming the file and what it looks like, as opm
+/// refuses it with "unsupported file type".
+pub fn render_file(path: &std::path::Path) -> anyhow::Result<DeclarativeConfig> {
+    use anyhow::Context;
+    use std::io::Read;
+    let mut head = Vec::with_capacity(512);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .with_context(|| format!("reading {}", path.display()))?;
+    if head.starts_with(b"SQLite format 3\0") {
+        let idx = Index::open_read(path)?;
+        return index_to_fbc(&idx);
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if matches!(ext.as_str(), "yaml" | "yml" | "json") {
+        return Ok(DeclarativeConfig::load_path(path)?);
+    }
+    let kind = if head.is_empty() {
+        "an empty file"
+    } else if head.contains(&0)
+        || std::str::from_utf8(&head).is_err_and(|e| e.error_len().is_some())
+    {
+        "binary data"
+    } else {
+        "text"
+    };
+    anyhow::bail!(
+        "{}: unsupported file type ({kind}): render reads an SQLite index database, a bundle directory, an FBC directory, or an FBC file ending in .yaml, .yml or .json",
+        path.display()
+    )
 }

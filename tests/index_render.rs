@@ -1,0 +1,425 @@
+//! `render` of an index against opm render's rules (operator-registry
+//! alpha/action/render.go: `sqliteToDeclcfg`, `populateDBRelatedImages`,
+//! `moveBundleObjectsToEndOfPropertySlices`, the related-image sort;
+//! alpha/declcfg/write.go: `WriteJSON`, `writeToEncoder`), with
+//! expectations read from the index itself (render's input), and the round
+//! trip sqlite → FBC → sqlite of a semver index with cleared content,
+//! bundle images, a deprecated bundle and a substitute.
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+fn corpus_dirs(pkg: &str) -> Vec<PathBuf> {
+    let root = common::corpus().join("operators").join(pkg);
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("package dir")
+        .map(|e| e.expect("e").path())
+        .filter(|p| p.join("manifests").is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+fn cli(args: &[&str], paths: &[&Path]) -> std::process::Output {
+    Command::new(common::bin())
+        .args(args)
+        .args(paths)
+        .output()
+        .expect("run")
+}
+
+fn ok(o: std::process::Output) -> std::process::Output {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn add(db: &Path, args: &[&str], dirs: &[PathBuf]) {
+    let mut a = vec!["index", "add", "--database"];
+    let dbs = db.to_string_lossy().into_owned();
+    a.push(&dbs);
+    a.extend_from_slice(args);
+    let paths: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    ok(cli(&a, &paths));
+}
+
+fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
+    let c = Connection::open(db).expect("open");
+    let mut st = c.prepare(sql).expect("prepare");
+    let n = st.column_count();
+    st.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| match r.get_ref(i).expect("col") {
+                rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect())
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
+}
+
+const PREFIX: &str = "example.invalid/b";
+
+/// An index of three packages: semver mode with images (non-heads
+/// cleared), replaces mode with images, replaces mode without.
+fn build_index(db: &Path) {
+    add(
+        db,
+        &["--mode", "semver", "--bundle-image-prefix", PREFIX],
+        &corpus_dirs("machine-deletion-remediation"),
+    );
+    add(
+        db,
+        &["--mode", "replaces", "--bundle-image-prefix", PREFIX],
+        &corpus_dirs("debezium-operator"),
+    );
+    add(db, &["--mode", "replaces"], &corpus_dirs("etcd"));
+}
+
+#[test]
+fn render_of_an_index_follows_opm_render_rules() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("index.db");
+    build_index(&db);
+    let out = ok(cli(&["render", "-o", "json"], &[&db])).stdout;
+    let text = String::from_utf8(out).expect("utf8");
+
+    // WriteJSON: json.Encoder with four-space indent and no HTML escaping:
+    // each object starts a line with `{`, ends with `}` and a newline, and
+    // nested lines are indented by multiples of four spaces.
+    assert!(text.starts_with("{\n") && text.ends_with("}\n"));
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        assert_eq!(indent % 4, 0, "indent: {line}");
+    }
+    for esc in ["\\u003c", "\\u003e", "\\u0026"] {
+        assert!(!text.contains(esc), "HTML-escaped {esc}");
+    }
+    // The skipRanges hold `<`/`>`: written as they are.
+    let ranges = rows(
+        &db,
+        "SELECT skiprange FROM operatorbundle WHERE skiprange LIKE '%<%' OR skiprange LIKE '%>%'",
+    );
+    assert!(!ranges.is_empty());
+    for r in &ranges {
+        assert!(
+            text.contains(&format!("\"skipRange\": \"{}\"", r[0])),
+            "{r:?}"
+        );
+    }
+    let objs: Vec<Value> = serde_json::Deserializer::from_str(&text)
+        .into_iter::<Value>()
+        .map(|v| v.expect("json object"))
+        .collect();
+
+    // writeToEncoder: packages by name; per package its olm.package, its
+    // channels by name, its bundles by name.
+    let key = |o: &Value| -> (String, u8, String) {
+        let schema = o["schema"].as_str().unwrap_or("");
+        let rank = match schema {
+            "olm.package" => 0,
+            "olm.channel" => 1,
+            "olm.bundle" => 2,
+            _ => 3,
+        };
+        let pkg = if rank == 0 { &o["name"] } else { &o["package"] };
+        (
+            pkg.as_str().unwrap_or("").to_string(),
+            rank,
+            o["name"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let keys: Vec<(String, u8, String)> = objs.iter().map(key).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "object order");
+    let packages: BTreeSet<String> = rows(&db, "SELECT name FROM package")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(
+        keys.iter()
+            .filter(|k| k.1 == 0)
+            .map(|k| k.0.clone())
+            .collect::<BTreeSet<_>>(),
+        packages
+    );
+
+    // Per bundle, from the index: relatedImages are the CSV's
+    // spec.relatedImages (none once the csv column is cleared) plus every
+    // related_image row not among them (no name), sorted by image; the
+    // olm.bundle.object properties (one per stored manifest) come last.
+    let c = Connection::open(&db).expect("open");
+    let mut db_images: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in rows(&db, "SELECT operatorbundle_name, image FROM related_image") {
+        db_images
+            .entry(r[0].clone())
+            .or_default()
+            .insert(r[1].clone());
+    }
+    let bundles: Vec<&Value> = objs
+        .iter()
+        .filter(|o| o["schema"] == "olm.bundle")
+        .collect();
+    let in_channels = rows(&db, "SELECT DISTINCT operatorbundle_name FROM channel_entry WHERE operatorbundle_name IN (SELECT name FROM operatorbundle)");
+    assert_eq!(bundles.len(), in_channels.len());
+    let mut cleared_seen = 0;
+    for b in bundles {
+        let name = b["name"].as_str().expect("name");
+        let (csv, bundle, path): (Option<String>, Option<String>, String) = c
+            .query_row(
+                "SELECT csv, bundle, coalesce(bundlepath,'') FROM operatorbundle WHERE name = ?",
+                [name],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("row");
+        assert_eq!(b["image"].as_str().unwrap_or(""), path, "{name} image");
+        let mut want: Vec<(String, String)> = Vec::new();
+        if let Some(csv) = &csv {
+            let v: Value = serde_json::from_str(csv).expect("csv json");
+            for ri in v
+                .pointer("/spec/relatedImages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                want.push((
+                    ri["name"].as_str().unwrap_or("").to_string(),
+                    ri["image"].as_str().unwrap_or("").to_string(),
+                ));
+            }
+        } else {
+            cleared_seen += 1;
+        }
+        for img in db_images.get(name).into_iter().flatten() {
+            if !want.iter().any(|(_, i)| i == img) {
+                want.push((String::new(), img.clone()));
+            }
+        }
+        let got: Vec<(String, String)> = b["relatedImages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|ri| {
+                (
+                    ri["name"].as_str().unwrap_or("").to_string(),
+                    ri["image"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        let images: Vec<&String> = got.iter().map(|(_, i)| i).collect();
+        let mut sorted_images = images.clone();
+        sorted_images.sort();
+        assert_eq!(
+            images, sorted_images,
+            "{name}: relatedImages sorted by image"
+        );
+        want.sort();
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        assert_eq!(got_sorted, want, "{name} relatedImages");
+
+        let props: Vec<&str> = b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .map(|p| p["type"].as_str().unwrap_or(""))
+            .collect();
+        let is_obj = |t: &&str| *t == "olm.bundle.object" || *t == "olm.csv.metadata";
+        if let Some(first) = props.iter().position(is_obj) {
+            assert!(
+                props[first..].iter().all(is_obj),
+                "{name}: objects last: {props:?}"
+            );
+        }
+        let stored = bundle
+            .as_deref()
+            .map(|s| {
+                serde_json::Deserializer::from_str(s)
+                    .into_iter::<Value>()
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(
+            props.iter().filter(|t| **t == "olm.bundle.object").count(),
+            stored,
+            "{name}: one olm.bundle.object per stored manifest"
+        );
+        assert_eq!(
+            props.iter().filter(|t| **t == "olm.package").count(),
+            1,
+            "{name}"
+        );
+    }
+    assert!(cleared_seen > 0, "the semver package has cleared bundles");
+}
+
+#[test]
+fn render_refuses_a_file_of_another_type() {
+    let t = tempfile::tempdir().expect("tmp");
+    let bin = t.path().join("image.png");
+    std::fs::write(&bin, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
+    let txt = t.path().join("notes.txt");
+    std::fs::write(&txt, "hello\n").expect("write");
+    for f in [&bin, &txt] {
+        let o = cli(&["render"], &[f]);
+        assert_eq!(o.status.code(), Some(2));
+        let msg = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            msg.contains("unsupported file type") && msg.contains(&f.display().to_string()),
+            "{msg}"
+        );
+    }
+}
+
+/// A copy of `src` as a substitute: CSV `name`/`version` bumped to
+/// `new_version` and `olm.substitutesFor` naming the original.
+fn substitute(
+    src: &Path,
+    to: &Path,
+    old_name: &str,
+    old_version: &str,
+    new_version: &str,
+) -> String {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(to.join(sub)).expect("mkdir");
+        for e in std::fs::read_dir(src.join(sub)).expect("dir") {
+            let p = e.expect("e").path();
+            std::fs::copy(&p, to.join(sub).join(p.file_name().expect("name"))).expect("copy");
+        }
+    }
+    let new_name = old_name.replace(old_version, new_version);
+    let csv = std::fs::read_dir(to.join("manifests"))
+        .expect("manifests")
+        .map(|e| e.expect("e").path())
+        .find(|p| p.to_string_lossy().contains("clusterserviceversion"))
+        .expect("csv");
+    let text = std::fs::read_to_string(&csv).expect("read");
+    let marker = "metadata:\n  annotations:\n";
+    assert!(text.contains(marker));
+    let text = text
+        .replacen(
+            marker,
+            &format!("{marker}    olm.substitutesFor: {old_name}\n"),
+            1,
+        )
+        .replace(
+            &format!("  name: {old_name}\n"),
+            &format!("  name: {new_name}\n"),
+        )
+        .replace(
+            &format!("  version: {old_version}\n"),
+            &format!("  version: {new_version}\n"),
+        );
+    std::fs::write(&csv, text).expect("write");
+    new_name
+}
+
+#[test]
+fn sqlite_to_fbc_to_sqlite_keeps_a_semver_index() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("a.db");
+    build_index(&db);
+    // A substitute for the semver package's head (--enable-alpha).
+    let mdr = common::corpus().join("operators/machine-deletion-remediation/0.7.0");
+    let sub = substitute(
+        &mdr,
+        &t.path().join("sub"),
+        "machine-deletion-remediation.v0.7.0",
+        "0.7.0",
+        "0.7.1",
+    );
+    add(
+        &db,
+        &[
+            "--mode",
+            "semver",
+            "--enable-alpha",
+            "--bundle-image",
+            &format!("{sub}={PREFIX}:sub"),
+        ],
+        &[t.path().join("sub")],
+    );
+    // A deprecated bundle (its tail truncated).
+    let dep = format!("{PREFIX}:0.4.0");
+    let dbs = db.to_string_lossy().into_owned();
+    ok(cli(
+        &[
+            "index",
+            "deprecatetruncate",
+            "--database",
+            &dbs,
+            "--bundles",
+            &dep,
+        ],
+        &[],
+    ));
+    // What the round trip must carry: cleared content, images, plurals,
+    // the deprecated row, the substitute.
+    assert!(!rows(&db, "SELECT name FROM operatorbundle WHERE csv IS NULL").is_empty());
+    assert!(!rows(&db, "SELECT * FROM deprecated").is_empty());
+    assert!(!rows(
+        &db,
+        "SELECT name FROM operatorbundle WHERE substitutesfor != ''"
+    )
+    .is_empty());
+
+    let fbc = t.path().join("fbc");
+    ok(cli(&["migrate"], &[&db, &fbc]));
+    let db2 = t.path().join("b.db");
+    let b2 = db2.to_string_lossy().into_owned();
+    let fbcs = fbc.to_string_lossy().into_owned();
+    ok(cli(
+        &[
+            "index",
+            "add",
+            "--database",
+            &b2,
+            "--enable-alpha",
+            "--from-fbc",
+            &fbcs,
+        ],
+        &[],
+    ));
+    for q in [
+        "SELECT name, csv, bundle, coalesce(bundlepath,''), coalesce(skiprange,''), version, coalesce(substitutesfor,'') FROM operatorbundle",
+        // Not carried by FBC: the `replaces` column of a deprecated bundle
+        // (it names a truncated bundle; the entry, which FBC shows, lost
+        // that edge), and the skips `addSubstitutesFor` gives a substitute
+        // (`--from-fbc` reads a bundle's skips from its CSV when it has one).
+        "SELECT name, coalesce(replaces,'') FROM operatorbundle WHERE name NOT IN (SELECT operatorbundle_name FROM deprecated)",
+        "SELECT name, coalesce(skips,'') FROM operatorbundle WHERE coalesce(substitutesfor,'') = ''",
+        "SELECT name, default_channel FROM package",
+        "SELECT name, package_name, head_operatorbundle_name FROM channel",
+        "SELECT e.channel_name, e.operatorbundle_name, coalesce(r.operatorbundle_name, ''), e.depth FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces",
+        "SELECT group_name, version, kind, plural FROM api",
+        "SELECT group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM api_provider",
+        "SELECT group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM api_requirer",
+        "SELECT image, operatorbundle_name FROM related_image",
+        "SELECT type, value, operatorbundle_name FROM properties",
+        "SELECT type, value, operatorbundle_name FROM dependencies",
+        "SELECT operatorbundle_name FROM deprecated",
+    ] {
+        let (a, b) = (rows(&db, q), rows(&db2, q));
+        let short = |r: &Vec<String>| -> Vec<String> {
+            r.iter()
+                .map(|c| c.chars().take(80).collect::<String>())
+                .collect()
+        };
+        let only_a: Vec<Vec<String>> = a.difference(&b).map(short).collect();
+        let only_b: Vec<Vec<String>> = b.difference(&a).map(short).collect();
+        assert!(
+            only_a.is_empty() && only_b.is_empty(),
+            "{q}\nonly before: {only_a:#?}\nonly after: {only_b:#?}"
+        );
+    }
+}
