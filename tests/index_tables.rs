@@ -282,11 +282,10 @@ fn opm_semver(
                 }
                 let reps = nodes.get(&current).cloned().unwrap_or_default();
                 let next: Vec<&String> = reps.iter().filter(|r| nodes.contains_key(*r)).collect();
-                let mut sd = depth + 1;
-                for syn in reps.iter().filter(|r| !nodes.contains_key(*r)) {
+                let synthesized = reps.iter().filter(|r| !nodes.contains_key(*r));
+                for (sd, syn) in (depth + 1..).zip(synthesized) {
                     out.push((syn.clone(), None, sd));
                     out.push((current.clone(), Some(out.len() - 1), sd));
-                    sd += 1;
                 }
                 // Several: Go's map order picks one and the others are
                 // left out, so the depth check below fails; follow the

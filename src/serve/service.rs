@@ -177,34 +177,17 @@ impl registry_server::Registry for RegistryService {
         _req: Request<proto::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let r = self.current.get();
-        // Messages are built on a blocking thread and handed over a small
-        // bounded channel in batches: memory stays at a few batches however
-        // large the catalog (bundles without an image carry all their
-        // manifests), and a batch goes out without a wake-up per message.
-        const BATCH: usize = 64;
-        type Batch = Vec<Result<proto::Bundle, Status>>;
-        let (tx, rx) = tokio::sync::mpsc::channel::<Batch>(2);
-        tokio::task::spawn_blocking(move || {
-            let mut batch: Batch = Vec::with_capacity(BATCH);
-            let mut send = |b: proto::Bundle| {
-                batch.push(Ok(b));
-                if batch.len() < BATCH {
-                    return true;
-                }
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                tx.blocking_send(full).is_ok()
-            };
-            let result = r.list_bundles(&mut send);
-            if let Err(e) = result {
-                batch.push(Err(status(e)));
-            }
-            if !batch.is_empty() {
-                let _ = tx.blocking_send(batch);
-            }
-        });
-        use futures::StreamExt as _;
-        let messages =
-            tokio_stream::wrappers::ReceiverStream::new(rx).flat_map(futures::stream::iter);
-        Ok(Response::new(Box::pin(messages)))
+        // Built whole, then sent: handing messages over a channel one batch
+        // at a time measured several times slower on the corpus catalogs.
+        let bundles = blocking(move || {
+            let mut out = Vec::new();
+            r.list_bundles(&mut |b| {
+                out.push(b);
+                true
+            })?;
+            Ok(out)
+        })
+        .await?;
+        stream(Ok(bundles))
     }
 }

@@ -156,6 +156,62 @@ fn split_bundle(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((csv, objects))
 }
 
+/// (properties, dependencies, plurals) of an index: read on a second
+/// thread at start, beside the channel tables.
+type PropTables = (
+    HashMap<Str, Vec<PropRow>>,
+    HashMap<Str, Vec<PropRow>>,
+    HashMap<(String, String, String), String>,
+);
+
+fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
+    let conn = open(path)?;
+    let ctx = || format!("reading SQLite index {}", path.display());
+    let read_props = |table: &str| -> anyhow::Result<HashMap<Str, Vec<PropRow>>> {
+        let mut out: HashMap<Str, Vec<PropRow>> = HashMap::new();
+        let sql = format!(
+            "SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM {table}"
+        );
+        let mut st = conn.prepare(&sql).with_context(ctx)?;
+        let mut rows = st.query([]).with_context(ctx)?;
+        while let Some(r) = rows.next().with_context(ctx)? {
+            let kind: Option<String> = r.get(0)?;
+            let value: Option<String> = r.get(1)?;
+            let name: Option<String> = r.get(2)?;
+            let (Some(kind), Some(value), Some(name)) = (kind, value, name) else {
+                continue;
+            };
+            out.entry(s(&name)).or_default().push(PropRow {
+                kind: s(&kind),
+                value: s(&value),
+                version: r.get(3)?,
+                path: r.get(4)?,
+            });
+        }
+        Ok(out)
+    };
+    let properties = read_props("properties")?;
+    let dependencies = read_props("dependencies")?;
+
+    let mut plurals: HashMap<(String, String, String), String> = HashMap::new();
+    let mut st = conn
+        .prepare("SELECT group_name, version, kind, plural FROM api")
+        .with_context(ctx)?;
+    let mut rows = st.query([]).with_context(ctx)?;
+    while let Some(r) = rows.next().with_context(ctx)? {
+        let g: Option<String> = r.get(0)?;
+        let v: Option<String> = r.get(1)?;
+        let k: Option<String> = r.get(2)?;
+        let p: Option<String> = r.get(3)?;
+        if let (Some(g), Some(v), Some(k), Some(p)) = (g, v, k, p) {
+            plurals.insert((g, v, k), p);
+        }
+    }
+    drop(rows);
+    drop(st);
+    Ok((properties, dependencies, plurals))
+}
+
 impl SqliteRegistry {
     /// Opens an index and reads its tables; fails with a clear message when
     /// the file is missing, not SQLite, or not an operator-registry index.
@@ -189,6 +245,10 @@ impl SqliteRegistry {
             }
         }
 
+        let side = {
+            let path = path.to_path_buf();
+            std::thread::spawn(move || read_prop_tables(&path))
+        };
         let mut packages = BTreeMap::new();
         let mut st = conn
             .prepare("SELECT name, default_channel FROM package")
@@ -284,48 +344,12 @@ impl SqliteRegistry {
         drop(rows);
         drop(st);
 
-        let read_props = |table: &str| -> anyhow::Result<HashMap<Str, Vec<PropRow>>> {
-            let mut out: HashMap<Str, Vec<PropRow>> = HashMap::new();
-            let sql = format!(
-                "SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM {table}"
-            );
-            let mut st = conn.prepare(&sql).with_context(ctx)?;
-            let mut rows = st.query([]).with_context(ctx)?;
-            while let Some(r) = rows.next().with_context(ctx)? {
-                let kind: Option<String> = r.get(0)?;
-                let value: Option<String> = r.get(1)?;
-                let name: Option<String> = r.get(2)?;
-                let (Some(kind), Some(value), Some(name)) = (kind, value, name) else {
-                    continue;
-                };
-                out.entry(s(&name)).or_default().push(PropRow {
-                    kind: s(&kind),
-                    value: s(&value),
-                    version: r.get(3)?,
-                    path: r.get(4)?,
-                });
-            }
-            Ok(out)
-        };
-        let properties = read_props("properties")?;
-        let dependencies = read_props("dependencies")?;
-
-        let mut plurals: HashMap<(String, String, String), String> = HashMap::new();
-        let mut st = conn
-            .prepare("SELECT group_name, version, kind, plural FROM api")
-            .with_context(ctx)?;
-        let mut rows = st.query([]).with_context(ctx)?;
-        while let Some(r) = rows.next().with_context(ctx)? {
-            let g: Option<String> = r.get(0)?;
-            let v: Option<String> = r.get(1)?;
-            let k: Option<String> = r.get(2)?;
-            let p: Option<String> = r.get(3)?;
-            if let (Some(g), Some(v), Some(k), Some(p)) = (g, v, k, p) {
-                plurals.insert((g, v, k), p);
-            }
-        }
-        drop(rows);
-        drop(st);
+        let (properties, dependencies, plurals) = side.join().map_err(|_| {
+            anyhow::anyhow!(
+                "reading SQLite index {}: reader thread failed",
+                path.display()
+            )
+        })??;
 
         // GetApisForEntry depends on the entry's bundle name only.
         let mut apis = HashMap::new();

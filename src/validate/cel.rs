@@ -537,7 +537,7 @@ impl Parser {
                     "true" | "false" => Ok(Ty::Bool),
                     "null" => Ok(Ty::Null),
                     "properties" => Ok(Ty::List),
-                    _ if self.scope.iter().any(|v| *v == name) => Ok(Ty::Dyn),
+                    _ if self.scope.contains(&name) => Ok(Ty::Dyn),
                     _ if TYPE_NAMES.contains(&name.as_str()) => Ok(Ty::Type),
                     _ => Err(format!(
                         "ERROR: undeclared reference to '{name}' (in container '')"
