@@ -2,26 +2,15 @@
 //! rules and the corpus's FBC catalogs.
 mod common;
 
+use common::package_bundle_dirs as bundle_dirs;
+
+use common::rows;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rusqlite::Connection;
-
-fn bundle_dirs(pkg: &str) -> Vec<PathBuf> {
-    let dir = common::corpus().join("operators").join(pkg);
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&dir).expect("package dir") {
-        let p = e.expect("entry").path();
-        if p.join("manifests").is_dir() {
-            out.push(p);
-        } else if p.join("bundle/manifests").is_dir() {
-            out.push(p.join("bundle"));
-        }
-    }
-    out.sort();
-    out
-}
 
 fn add(db: &Path, mode: &str, dirs: &[PathBuf], extra: &[&str]) -> std::process::Output {
     Command::new(common::bin())
@@ -36,25 +25,6 @@ fn add(db: &Path, mode: &str, dirs: &[PathBuf], extra: &[&str]) -> std::process:
 
 fn ok(o: std::process::Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
-    let c = Connection::open(db).expect("open");
-    let mut st = c.prepare(sql).expect("prepare");
-    let n = st.column_count();
-    st.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).expect("col") {
-                rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect())
-    })
-    .expect("query")
-    .collect::<Result<_, _>>()
-    .expect("rows")
 }
 
 /// Entries as (channel, bundle, replaced bundle, depth): entry ids differ by insertion order only.

@@ -14,6 +14,8 @@
 //!   refusal exactly when a bundle would be pruned.
 mod common;
 
+use common::rows;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -267,16 +269,10 @@ fn read_dir_bundle(dir: &Path) -> Dir {
 }
 
 fn package_dirs(pkg: &str) -> Vec<Dir> {
-    let dir = common::corpus().join("operators").join(pkg);
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&dir).expect("package dir") {
-        let p = e.expect("entry").path();
-        if p.join("manifests").is_dir() {
-            out.push(read_dir_bundle(&p));
-        } else if p.join("bundle/manifests").is_dir() {
-            out.push(read_dir_bundle(&p.join("bundle")));
-        }
-    }
+    let mut out: Vec<Dir> = common::package_bundle_dirs(pkg)
+        .iter()
+        .map(|p| read_dir_bundle(p))
+        .collect();
     for d in &out {
         assert!(
             d.version.build.is_empty(),
@@ -393,25 +389,6 @@ fn run(args: &[&str], db: &Path, dirs: &[Dir]) -> std::process::Output {
 
 fn ok(o: &std::process::Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
-    let c = Connection::open(db).expect("open");
-    let mut st = c.prepare(sql).expect("prepare");
-    let n = st.column_count();
-    st.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).expect("col") {
-                rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect())
-    })
-    .expect("query")
-    .collect::<Result<_, _>>()
-    .expect("rows")
 }
 
 fn v(x: &[&str]) -> Vec<String> {

@@ -5,11 +5,12 @@
 //! `DeprecateFromRegistry`; pkg/sqlite/deprecate.go `MaybeRemovePackages`).
 mod common;
 
+use common::rows;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rusqlite::Connection;
 
 /// Writes a bundle directory `root/<name>` and returns it.
 #[allow(clippy::too_many_arguments)]
@@ -64,25 +65,6 @@ fn ok(o: std::process::Output) -> String {
 fn fails(o: std::process::Output) -> String {
     assert!(!o.status.success(), "expected a failure");
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
-    let c = Connection::open(db).expect("open");
-    let mut st = c.prepare(sql).expect("prepare");
-    let n = st.column_count();
-    st.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).expect("col") {
-                rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect())
-    })
-    .expect("query")
-    .collect::<Result<_, _>>()
-    .expect("rows")
 }
 
 fn set(items: &[&[&str]]) -> BTreeSet<Vec<String>> {

@@ -7,6 +7,8 @@
 //! bundle images, a deprecated bundle and a substitute.
 mod common;
 
+use common::rows;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,25 +47,6 @@ fn add(db: &Path, args: &[&str], dirs: &[PathBuf]) {
     a.extend_from_slice(args);
     let paths: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
     ok(cli(&a, &paths));
-}
-
-fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
-    let c = Connection::open(db).expect("open");
-    let mut st = c.prepare(sql).expect("prepare");
-    let n = st.column_count();
-    st.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).expect("col") {
-                rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect())
-    })
-    .expect("query")
-    .collect::<Result<_, _>>()
-    .expect("rows")
 }
 
 const PREFIX: &str = "example.invalid/b";

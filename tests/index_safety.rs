@@ -5,6 +5,8 @@
 //! databases, second writers, and files that are not opm indexes.
 mod common;
 
+use common::package_bundle_dirs as bundle_dirs;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -12,21 +14,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-
-fn bundle_dirs(pkg: &str) -> Vec<PathBuf> {
-    let dir = common::corpus().join("operators").join(pkg);
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&dir).expect("package dir") {
-        let p = e.expect("entry").path();
-        if p.join("manifests").is_dir() {
-            out.push(p);
-        } else if p.join("bundle/manifests").is_dir() {
-            out.push(p.join("bundle"));
-        }
-    }
-    out.sort();
-    out
-}
 
 fn cmd(args: &[&str], db: &Path, dirs: &[PathBuf]) -> Command {
     let mut c = Command::new(common::bin());

@@ -16,11 +16,12 @@
 //!   keep their bytes (opm marshals a `json.RawMessage`).
 mod common;
 
+use common::rows;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rusqlite::Connection;
 use serde_json::Value;
 
 /// What the tests here need of a bundle directory.
@@ -85,16 +86,10 @@ fn read_dir_bundle(dir: &Path) -> Dir {
 
 /// The package's bundles in version order.
 fn package_dirs(pkg: &str) -> Vec<Dir> {
-    let root = common::corpus().join("operators").join(pkg);
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&root).expect("package dir") {
-        let p = e.expect("entry").path();
-        if p.join("manifests").is_dir() {
-            out.push(read_dir_bundle(&p));
-        } else if p.join("bundle/manifests").is_dir() {
-            out.push(read_dir_bundle(&p.join("bundle")));
-        }
-    }
+    let mut out: Vec<Dir> = common::package_bundle_dirs(pkg)
+        .iter()
+        .map(|p| read_dir_bundle(p))
+        .collect();
     out.sort_by(|a, b| a.version.cmp(&b.version));
     out
 }
@@ -111,25 +106,6 @@ fn add(db: &Path, args: &[&str], dirs: &[&Dir]) -> std::process::Output {
 
 fn ok(o: &std::process::Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
-    let c = Connection::open(db).expect("open");
-    let mut st = c.prepare(sql).expect("prepare");
-    let n = st.column_count();
-    st.query_map([], |r| {
-        Ok((0..n)
-            .map(|i| match r.get_ref(i).expect("col") {
-                rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect())
-    })
-    .expect("query")
-    .collect::<Result<_, _>>()
-    .expect("rows")
 }
 
 /// Entries as (channel, bundle, replaced bundle, depth).

@@ -6,44 +6,16 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use olm_catalog::gojson;
-
-fn bundle_dirs() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let ops = common::corpus().join("operators");
-    let mut pkgs: Vec<PathBuf> = std::fs::read_dir(&ops)
-        .expect("corpus operators")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    pkgs.sort();
-    for pkg in pkgs {
-        let mut versions: Vec<PathBuf> = std::fs::read_dir(&pkg)
-            .expect("package dir")
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        versions.sort();
-        for v in versions {
-            if v.join("manifests").is_dir() {
-                out.push(v);
-            } else if v.join("bundle/manifests").is_dir() {
-                out.push(v.join("bundle"));
-            }
-        }
-    }
-    out
-}
 
 #[test]
 fn stored_corpus_manifests_take_the_fast_path_with_the_same_bytes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("index.db");
     let list = dir.path().join("bundles.txt");
-    let dirs = bundle_dirs();
+    let dirs = common::corpus_bundle_dirs();
     assert!(dirs.len() > 700, "corpus bundles: {}", dirs.len());
     let text: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     std::fs::write(&list, text.join("\n")).expect("write list");

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 /// The community-operators-prod corpus. CI has it beside the clone at
 /// `../shared`; `OLM_CATALOG_CORPUS` overrides. Missing corpus fails the test:
@@ -21,6 +22,57 @@ pub fn corpus() -> PathBuf {
         "corpus not found: expected ../shared/corpus/community-operators-prod beside the repository \
          (or set OLM_CATALOG_CORPUS)"
     );
+}
+
+/// The bundle directories of corpus package `pkg`, sorted by path: each
+/// `VERSION/` holding `manifests/`, or `VERSION/bundle/` where the bundle
+/// sits one level deeper (rabbitmq-messaging-topology-operator).
+pub fn package_bundle_dirs(pkg: &str) -> Vec<PathBuf> {
+    let dir = corpus().join("operators").join(pkg);
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("package dir") {
+        let p = e.expect("entry").path();
+        if p.join("manifests").is_dir() {
+            out.push(p);
+        } else if p.join("bundle/manifests").is_dir() {
+            out.push(p.join("bundle"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// [`package_bundle_dirs`] of every corpus package, packages by name.
+pub fn corpus_bundle_dirs() -> Vec<PathBuf> {
+    let mut pkgs: Vec<String> = std::fs::read_dir(corpus().join("operators"))
+        .expect("corpus operators")
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    pkgs.sort();
+    pkgs.iter().flat_map(|p| package_bundle_dirs(p)).collect()
+}
+
+/// The rows `sql` selects from the SQLite file `db`, every column as text
+/// (NULL as "NULL"), as a set: table contents compared whatever their order.
+pub fn rows(db: &Path, sql: &str) -> BTreeSet<Vec<String>> {
+    let c = rusqlite::Connection::open(db).expect("open");
+    let mut st = c.prepare(sql).expect("prepare");
+    let n = st.column_count();
+    st.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| match r.get_ref(i).expect("col") {
+                rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect())
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
 }
 
 /// The repository's fixtures directory.
