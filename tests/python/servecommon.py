@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -132,3 +133,29 @@ def run_failing(catalog, *extra, timeout=30):
         timeout=timeout,
     )
     return p.returncode, p.stderr
+
+
+class ServedCatalogTest(unittest.TestCase):
+    """Base of the answer tests: one server over a catalog for the whole
+    class (`serve` from setUpClass), and opm's error answers checked."""
+
+    @classmethod
+    def serve(cls, catalog):
+        cls.server = Server(catalog).start()
+        cls.server.wait_serving()
+        cls.channel = cls.server.channel()
+        cls.stub = stubs()[1].RegistryStub(cls.channel)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.channel.close()
+        cls.server.stop()
+
+    def assert_unknown(self, call, message):
+        """opm returns plain Go errors: code UNKNOWN with the error text."""
+        with self.assertRaises(grpc.RpcError) as ctx:
+            r = call()
+            if hasattr(r, "__iter__"):
+                list(r)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNKNOWN)
+        self.assertEqual(ctx.exception.details(), message)

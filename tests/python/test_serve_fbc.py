@@ -15,14 +15,13 @@ import json
 import os
 import unittest
 
-import grpc
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from servecommon import Server, stubs
+from servecommon import ServedCatalogTest, stubs
 
-pb, pb_grpc = stubs()
+pb, _ = stubs()
 
 
 def load_catalog(root):
@@ -97,29 +96,13 @@ def entries(stream):
     return sorted((e.packageName, e.channelName, e.bundleName, e.replaces) for e in stream)
 
 
-class FbcServeTest(unittest.TestCase):
+class FbcServeTest(ServedCatalogTest):
     @classmethod
     def setUpClass(cls):
         root = os.environ["OLM_CATALOG_FBC"]
         cls.model = Model(load_catalog(root))
         assert cls.model.packages, "no packages under " + root
-        cls.server = Server(root).start()
-        cls.server.wait_serving()
-        cls.channel = cls.server.channel()
-        cls.stub = pb_grpc.RegistryStub(cls.channel)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.channel.close()
-        cls.server.stop()
-
-    def assert_unknown(self, call, message):
-        with self.assertRaises(grpc.RpcError) as ctx:
-            r = call()
-            if hasattr(r, "__iter__"):
-                list(r)
-        self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNKNOWN)
-        self.assertEqual(ctx.exception.details(), message)
+        cls.serve(root)
 
     def check_bundle(self, b, pkg, ch, name, trimmed=True):
         m = self.model

@@ -9,12 +9,11 @@ import json
 import os
 import unittest
 
-import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from servecommon import Server, stubs
+from servecommon import ServedCatalogTest, stubs
 
-pb, pb_grpc = stubs()
+pb, _ = stubs()
 
 E = "etcdoperator.v"
 CLUSTER = ("etcd.database.coreos.com", "v1beta2", "EtcdCluster")
@@ -30,26 +29,10 @@ def gvks(msgs):
     return sorted((g.group, g.version, g.kind, g.plural) for g in msgs)
 
 
-class SqliteServeTest(unittest.TestCase):
+class SqliteServeTest(ServedCatalogTest):
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(os.environ["OLM_CATALOG_SQLITE"]).start()
-        cls.server.wait_serving()
-        cls.channel = cls.server.channel()
-        cls.stub = pb_grpc.RegistryStub(cls.channel)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.channel.close()
-        cls.server.stop()
-
-    def assert_unknown(self, call, message):
-        with self.assertRaises(grpc.RpcError) as ctx:
-            r = call()
-            if hasattr(r, "__iter__"):
-                list(r)
-        self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNKNOWN)
-        self.assertEqual(ctx.exception.details(), message)
+        cls.serve(os.environ["OLM_CATALOG_SQLITE"])
 
     def test_health(self):
         r = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(), timeout=5)

@@ -26,13 +26,12 @@ import json
 import os
 import unittest
 
-import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from servecommon import Server, stubs
+from servecommon import ServedCatalogTest, stubs
 from test_serve_fbc import Model, load_catalog
 
-pb, pb_grpc = stubs()
+pb, _ = stubs()
 
 
 def entry_rows(model, pkg, ch):
@@ -74,30 +73,14 @@ def norm(kv):
     return sorted((t, json.dumps(json.loads(v), sort_keys=True)) for t, v in kv)
 
 
-class SqliteCorpusServeTest(unittest.TestCase):
+class SqliteCorpusServeTest(ServedCatalogTest):
     @classmethod
     def setUpClass(cls):
         cls.model = Model(load_catalog(os.environ["OLM_CATALOG_FBC"]))
         m = cls.model
         assert m.packages
         cls.rows = {key: entry_rows(m, *key) for key in m.channels}
-        cls.server = Server(os.environ["OLM_CATALOG_SQLITE"]).start()
-        cls.server.wait_serving()
-        cls.channel = cls.server.channel()
-        cls.stub = pb_grpc.RegistryStub(cls.channel)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.channel.close()
-        cls.server.stop()
-
-    def assert_unknown(self, call, message):
-        with self.assertRaises(grpc.RpcError) as ctx:
-            r = call()
-            if hasattr(r, "__iter__"):
-                list(r)
-        self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNKNOWN)
-        self.assertEqual(ctx.exception.details(), message)
+        cls.serve(os.environ["OLM_CATALOG_SQLITE"])
 
     def in_index(self, pkg, name):
         return (pkg, name) in self.model.bundles
