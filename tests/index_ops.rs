@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-
 /// Writes a bundle directory `root/<name>` and returns it.
 #[allow(clippy::too_many_arguments)]
 fn bundle(
