@@ -663,7 +663,8 @@ impl Registry for FbcRegistry {
         ))
     }
 
-    fn list_bundles(&self, send: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
+    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
+        let mut out = Vec::with_capacity(self.bundle_count);
         for (pn, p) in &self.packages {
             for (cn, c) in &p.channels {
                 for e in c.bundles.values() {
@@ -676,23 +677,22 @@ impl Registry for FbcRegistry {
                         }
                         _ => None,
                     };
-                    let b = BundleView {
-                        data: &e.data,
-                        package: pn,
-                        channel: cn,
-                        skip_range: &e.skip_range,
-                        replaces: &e.replaces,
-                        skips: &e.skips,
-                        with_apis: true,
-                    }
-                    .to_proto(manifests);
-                    if !send(b) {
-                        return Ok(());
-                    }
+                    out.push(
+                        BundleView {
+                            data: &e.data,
+                            package: pn,
+                            channel: cn,
+                            skip_range: &e.skip_range,
+                            replaces: &e.replaces,
+                            skips: &e.skips,
+                            with_apis: true,
+                        }
+                        .to_proto(manifests),
+                    );
                 }
             }
         }
-        Ok(())
+        Ok(out)
     }
 
     fn summary(&self) -> String {
@@ -805,19 +805,7 @@ entries:
                 .0,
             r#"package "demo", channel "stable", bundle "nope" not found"#
         );
-        let mut listed = Vec::new();
-        r.list_bundles(&mut |b| {
-            listed.push(b);
-            true
-        })
-        .expect("list");
-        let mut first = 0;
-        r.list_bundles(&mut |_| {
-            first += 1;
-            false
-        })
-        .expect("list");
-        assert_eq!(first, 1, "stops when the client is gone");
+        let listed = r.list_bundles().expect("list");
         assert_eq!(listed.len(), 3);
         assert!(listed
             .iter()

@@ -228,10 +228,8 @@ pub trait Registry: Send + Sync {
         version: &str,
         kind: &str,
     ) -> QueryResult<proto::Bundle>;
-    /// Every (bundle, channel) pair, handed to `send` one at a time so that
-    /// a large catalog is never held as messages all at once; stops early
-    /// when `send` returns false (the client went away).
-    fn list_bundles(&self, send: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()>;
+    /// Every (bundle, channel) pair, without manifests.
+    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>>;
     /// One line saying what was loaded.
     fn summary(&self) -> String;
 }

@@ -177,17 +177,7 @@ impl registry_server::Registry for RegistryService {
         _req: Request<proto::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let r = self.current.get();
-        // Built whole, then sent: handing messages over a channel one batch
-        // at a time measured several times slower on the corpus catalogs.
-        let bundles = blocking(move || {
-            let mut out = Vec::new();
-            r.list_bundles(&mut |b| {
-                out.push(b);
-                true
-            })?;
-            Ok(out)
-        })
-        .await?;
+        let bundles = blocking(move || r.list_bundles()).await?;
         stream(Ok(bundles))
     }
 }

@@ -727,9 +727,10 @@ impl Registry for SqliteRegistry {
         }
     }
 
-    fn list_bundles(&self, send: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
+    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
         // One bundle per (name, version, path, channel), as opm's map keys them.
         let mut seen = HashSet::new();
+        let mut out = Vec::new();
         let details = self.details()?;
         let none = BundleDetails {
             skip_range: s(""),
@@ -787,11 +788,9 @@ impl Registry for SqliteRegistry {
                 b.csv_json = csv;
                 b.object = objects;
             }
-            if !send(b) {
-                return Ok(());
-            }
+            out.push(b);
         }
-        Ok(())
+        Ok(out)
     }
 
     fn summary(&self) -> String {
