@@ -65,9 +65,10 @@ pub struct Node {
     pub value: Value,
     /// Where the value stands in the source.
     pub span: Span,
-    /// For scalars the text as written (before resolution), so that checks can
-    /// say "`1.2` was read as a number"; `None` for collections.
-    pub raw: Option<Box<str>>,
+    /// For scalars that did not resolve to a string, the text as written;
+    /// [`Node::raw`] gives it for every scalar. Strings are not stored twice:
+    /// their text is the value.
+    raw: Option<Box<str>>,
     /// Whether the scalar was quoted or a block scalar (always a string then).
     pub quoted: bool,
 }
@@ -196,6 +197,15 @@ pub fn path_to_string(path: &[Seg]) -> String {
 }
 
 impl Node {
+    /// For a scalar, the text as written (before resolution), so that checks
+    /// can say "`1.2` was read as a number"; `None` for collections.
+    pub fn raw(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => self.raw.as_deref(),
+        }
+    }
+
     /// The value of `key` if this is a mapping that has it.
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|e| &e.value)
@@ -406,9 +416,9 @@ fn is_yaml_float(text: &str) -> bool {
 
 /// Writes a resolved scalar key the way sigs.k8s.io/yaml turns a non-string
 /// key into a JSON object key.
-fn key_string(node: &Node) -> Result<String, &'static str> {
-    Ok(match &node.value {
-        Value::Str(s) => s.clone(),
+fn key_string(node: Node) -> Result<String, &'static str> {
+    Ok(match node.value {
+        Value::Str(s) => s,
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
@@ -482,22 +492,23 @@ impl Builder {
             } => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => {
-                    if key.raw.as_deref() == Some("<<") && !key.quoted {
+                    if key.raw() == Some("<<") && !key.quoted {
                         merges.push(node);
                         return Ok(None);
                     }
-                    let name = key_string(&key).map_err(|m| err(m, key.span))?;
+                    let key_span = key.span;
+                    let name = key_string(key).map_err(|m| err(m, key_span))?;
                     if let Some(pos) = entries.iter().position(|e| e.key == name) {
                         let old = entries.remove(pos);
                         self.duplicate_keys.push(DuplicateKey {
                             key: name.clone(),
                             first: old.key_span,
-                            second: key.span,
+                            second: key_span,
                         });
                     }
                     entries.push(Entry {
                         key: name,
-                        key_span: key.span,
+                        key_span,
                         value: node,
                     });
                 }
@@ -599,13 +610,16 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
                 let tagged_str = tag
                     .as_ref()
                     .is_some_and(|t| t.suffix == "str" || t.handle == "!" && t.suffix.is_empty());
-                let resolved = if quoted || tagged_str {
-                    Value::Str(value.to_string())
+                let (resolved, raw) = if quoted || tagged_str {
+                    (Value::Str(value.into_owned()), None)
                 } else {
-                    resolve_plain(&value)
+                    match resolve_plain(&value) {
+                        v @ Value::Str(_) => (v, None),
+                        v => (v, Some(value.as_ref().into())),
+                    }
                 };
                 let node = Node {
-                    raw: Some(value.to_string().into_boxed_str()),
+                    raw,
                     value: resolved,
                     span: here,
                     quoted,
@@ -704,6 +718,124 @@ pub fn position_of_byte(bytes: &[u8], offset: usize) -> Span {
     Span::point(line, column)
 }
 
+/// Why a [`Node`] did not deserialize into a type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeError(String);
+
+impl fmt::Display for DeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DeError {}
+
+impl serde::de::Error for DeError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        DeError(msg.to_string())
+    }
+}
+
+/// Deserializes straight from the located tree, with the same values
+/// [`Node::to_json`] would give (NaN and infinities as null), so decoding a
+/// manifest needs no intermediate JSON tree: whole-catalog graph checks
+/// spend their time in YAML, not in copies of it.
+impl<'de> serde::Deserializer<'de> for &'de Node {
+    type Error = DeError;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.value {
+            Value::Null => v.visit_unit(),
+            Value::Bool(b) => v.visit_bool(*b),
+            Value::Int(i) => v.visit_i64(*i),
+            Value::UInt(u) => v.visit_u64(*u),
+            Value::Float(f) if f.is_finite() => v.visit_f64(*f),
+            Value::Float(_) => v.visit_unit(),
+            Value::Str(s) => v.visit_borrowed_str(s),
+            Value::Seq(items) => v.visit_seq(serde::de::value::SeqDeserializer::new(items.iter())),
+            Value::Map(entries) => v.visit_map(NodeMap {
+                entries: entries.iter(),
+                value: None,
+            }),
+        }
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, DeError> {
+        match &self.value {
+            Value::Null => v.visit_none(),
+            Value::Float(f) if !f.is_finite() => v.visit_none(),
+            _ => v.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        v: V,
+    ) -> Result<V::Value, DeError> {
+        v.visit_newtype_struct(self)
+    }
+
+    fn deserialize_ignored_any<V: serde::de::Visitor<'de>>(
+        self,
+        v: V,
+    ) -> Result<V::Value, DeError> {
+        v.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct enum
+        identifier
+    }
+}
+
+impl<'de> serde::de::IntoDeserializer<'de, DeError> for &'de Node {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+/// A mapping's entries as serde map access; keys are borrowed strings.
+struct NodeMap<'de> {
+    entries: std::slice::Iter<'de, Entry>,
+    value: Option<&'de Node>,
+}
+
+impl<'de> serde::de::MapAccess<'de> for NodeMap<'de> {
+    type Error = DeError;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, DeError> {
+        let Some(e) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some(&e.value);
+        seed.deserialize(serde::de::value::BorrowedStrDeserializer::new(&e.key))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, DeError> {
+        match self.value.take() {
+            Some(n) => seed.deserialize(n),
+            None => Err(serde::de::Error::custom(
+                "a map value was asked for before its key",
+            )),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,10 +877,7 @@ mod tests {
         assert_eq!(j["h"], serde_json::json!(1000.0));
         assert_eq!(j["i"], serde_json::json!(-5));
         assert_eq!(j["j"], serde_json::json!(1000));
-        assert_eq!(
-            doc.root.get("e").and_then(|n| n.raw.as_deref()),
-            Some("1.2")
-        );
+        assert_eq!(doc.root.get("e").and_then(|n| n.raw()), Some("1.2"));
     }
 
     #[test]

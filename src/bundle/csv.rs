@@ -124,6 +124,11 @@ impl Csv {
         })
     }
 
+    /// Decodes a CSV straight from its located YAML tree (no JSON copy).
+    pub fn from_node(node: &crate::yaml::Node) -> Result<Csv, DecodeError> {
+        decode_node(node)
+    }
+
     /// `metadata.name`.
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
@@ -145,6 +150,70 @@ impl Csv {
             .version
             .as_deref()
             .and_then(|v| semver::Version::parse(v).ok())
+    }
+}
+
+/// Decodes a typed view from a located YAML tree, naming the field on error.
+fn decode_node<'de, T: Deserialize<'de>>(node: &'de crate::yaml::Node) -> Result<T, DecodeError> {
+    serde_path_to_error::deserialize(node).map_err(|e| DecodeError {
+        path: e.path().to_string(),
+        message: e.inner().to_string(),
+    })
+}
+
+/// The fields of a CSV that place it in an upgrade graph: name, version,
+/// `replaces`, `skips` and the annotations (`olm.skipRange`,
+/// `olm.substitutesFor`).
+///
+/// opm reads these the same way, each on its own (its CSV type keeps `spec`
+/// as raw JSON and decodes `replaces` or `skips` when asked), so a CSV whose
+/// other fields have the wrong shape still has a place in opm's graph; and
+/// checking a whole catalog does not pay for decoding install strategies.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CsvGraphView {
+    /// `metadata`.
+    #[serde(deserialize_with = "null_default")]
+    pub metadata: ObjectMeta,
+    /// `spec`, the graph's part of it.
+    #[serde(deserialize_with = "null_default")]
+    pub spec: CsvGraphSpec,
+}
+
+/// `spec.version`, `spec.replaces` and `spec.skips`, decoded as in [`CsvSpec`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CsvGraphSpec {
+    /// `version`.
+    #[serde(deserialize_with = "lenient_string")]
+    pub version: Option<String>,
+    /// `replaces`.
+    #[serde(deserialize_with = "lenient_string")]
+    pub replaces: Option<String>,
+    /// `skips`.
+    #[serde(deserialize_with = "null_default")]
+    pub skips: Vec<String>,
+}
+
+impl CsvGraphView {
+    /// Decodes the graph's fields from a CSV's located YAML tree.
+    pub fn from_node(node: &crate::yaml::Node) -> Result<CsvGraphView, DecodeError> {
+        decode_node(node)
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or("")
+    }
+
+    /// A `metadata.annotations` value.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.metadata.annotations.get(key).map(String::as_str)
+    }
+
+    /// The `olm.skipRange` annotation.
+    pub fn skip_range(&self) -> Option<&str> {
+        self.annotation("olm.skipRange")
     }
 }
 

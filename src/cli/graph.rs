@@ -137,16 +137,31 @@ impl GraphCommand {
 
 impl CheckArgs {
     fn run(self) -> CmdResult {
+        // Packages are independent: load and check them in parallel, then
+        // report in argument order (and the first failing argument's error).
+        let per_dir: Vec<anyhow::Result<Vec<Report>>> = {
+            use rayon::prelude::*;
+            self.dirs
+                .par_iter()
+                .map(|dir| {
+                    let graphs = load_one(dir, &self.source)?;
+                    Ok(graphs
+                        .iter()
+                        .map(|g| {
+                            let mut report = Report {
+                                subject: format!("{} (package {})", dir.display(), g.package),
+                                findings: checks::check(g),
+                            };
+                            report.sort();
+                            report
+                        })
+                        .collect())
+                })
+                .collect()
+        };
         let mut reports = Vec::new();
-        for dir in &self.dirs {
-            for g in load_one(dir, &self.source)? {
-                let mut report = Report {
-                    subject: format!("{} (package {})", dir.display(), g.package),
-                    findings: checks::check(&g),
-                };
-                report.sort();
-                reports.push(report);
-            }
+        for r in per_dir {
+            reports.extend(r?);
         }
         let out = match self.output {
             Format::Human => {

@@ -176,6 +176,8 @@ pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
         )));
     }
     let mut files = Vec::new();
+    // CRDs are most of a bundle's bytes; a SIMD substring search skips them.
+    let csv_finder = memchr::memmem::Finder::new(b"ClusterServiceVersion");
     for sub in ["manifests", "metadata"] {
         let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
             continue;
@@ -189,8 +191,7 @@ pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
         for p in paths {
             let bytes =
                 std::fs::read(&p).map_err(|e| unreadable(format!("{}: {e}", p.display())))?;
-            let keep =
-                sub == "metadata" || bytes.windows(21).any(|w| w == b"ClusterServiceVersion");
+            let keep = sub == "metadata" || csv_finder.find(&bytes).is_some();
             if keep {
                 let name = p
                     .file_name()
@@ -216,20 +217,14 @@ pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
         )
         .at(Location::file(dir.join("manifests"))));
     };
-    let csv = match bundle.csv() {
-        Some(Ok(c)) => c,
-        Some(Err(e)) => {
+    let csv = match crate::bundle::csv::CsvGraphView::from_node(&m.root) {
+        Ok(c) => c,
+        Err(e) => {
             return Err(Finding::error(
                 "graph-bundle-unreadable",
                 format!("the ClusterServiceVersion does not decode: {e}"),
             )
             .at(m.location(&e.segments())))
-        }
-        None => {
-            return Err(
-                Finding::error("graph-bundle-unreadable", "no ClusterServiceVersion")
-                    .at(Location::file(dir)),
-            )
         }
     };
     let name = csv.name().to_string();

@@ -27,7 +27,7 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
     let csv_m = bundle
         .csv_manifest()
         .ok_or_else(|| format!("{dir}: the bundle has no ClusterServiceVersion"))?;
-    let csv_json = &csv_m.json;
+    let csv_json = csv_m.json();
     let csv = crate::bundle::Csv::from_json(csv_json)
         .map_err(|e| format!("{}: {e}", csv_m.file.display_path.display()))?;
     let name = csv.name().to_string();
@@ -95,7 +95,7 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
     }
     // Provided: every served version of every CRD in the bundle.
     for crd in bundle.crds() {
-        let spec = crd.json.get("spec");
+        let spec = crd.json().get("spec");
         let group = spec
             .and_then(|s| s.get("group"))
             .and_then(Value::as_str)
@@ -239,7 +239,7 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
         objects: bundle
             .manifests
             .iter()
-            .map(|m| crate::gojson::to_string(&m.json))
+            .map(|m| crate::gojson::to_string(m.json()))
             .collect(),
     })
 }

@@ -83,12 +83,12 @@ impl BundleRecord {
         let mut objects = Vec::new();
         let mut csv_value = None;
         for m in &bundle.manifests {
-            if m.json.is_null() || m.json.as_object().is_some_and(|o| o.is_empty()) {
+            if m.json().is_null() || m.json().as_object().is_some_and(|o| o.is_empty()) {
                 continue;
             }
-            let line = encode_line(&m.json);
+            let line = encode_line(m.json());
             bundle_json.push_str(&line);
-            objects.push(crate::gojson::to_string(&m.json));
+            objects.push(crate::gojson::to_string(m.json()));
             if m.is_csv() {
                 csv_count += 1;
                 if csv_count > 1 {
@@ -104,7 +104,7 @@ impl BundleRecord {
         let csv_manifest = csv_value.ok_or_else(|| {
             format!("{dir}: no ClusterServiceVersion in manifests/ (opm: \"csv name not found\")")
         })?;
-        let csv = crate::bundle::Csv::from_json(&csv_manifest.json).map_err(|e| {
+        let csv = crate::bundle::Csv::from_json(csv_manifest.json()).map_err(|e| {
             format!(
                 "{}: the ClusterServiceVersion does not decode at {}: {}",
                 csv_manifest.file.display_path.display(),
@@ -451,7 +451,7 @@ pub fn gvk_json(group: &str, kind: &str, version: &str) -> String {
 fn provided_apis(bundle: &Bundle, csv: &crate::bundle::Csv) -> Result<BTreeSet<ApiKey>, String> {
     let mut out = BTreeSet::new();
     for crd in bundle.crds() {
-        let spec = crd.json.get("spec").cloned().unwrap_or(Value::Null);
+        let spec = crd.json().get("spec").cloned().unwrap_or(Value::Null);
         let s = |p: &str| {
             spec.pointer(p)
                 .and_then(Value::as_str)

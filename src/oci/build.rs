@@ -276,7 +276,7 @@ impl BundleImage {
         let csv = parsed
             .csv_manifest()
             .ok_or_else(|| invalid(format!("no ClusterServiceVersion{}", first_error(&parsed))))?;
-        csv.json
+        csv.json()
             .pointer("/spec/version")
             .and_then(|v| v.as_str())
             .filter(|v| !v.is_empty())

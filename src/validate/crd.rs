@@ -103,10 +103,7 @@ fn text(n: Option<&Node>) -> String {
     match n.map(|n| &n.value) {
         Some(Value::Str(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
-        Some(_) => n
-            .and_then(|n| n.raw.as_deref())
-            .unwrap_or_default()
-            .to_string(),
+        Some(_) => n.and_then(|n| n.raw()).unwrap_or_default().to_string(),
     }
 }
 

@@ -56,7 +56,7 @@ fn text(n: &Node) -> String {
     match &n.value {
         Value::Str(s) => s.clone(),
         Value::Null => String::new(),
-        _ => n.raw.as_deref().map(String::from).unwrap_or_default(),
+        _ => n.raw().map(String::from).unwrap_or_default(),
     }
 }
 

@@ -254,7 +254,7 @@ fn check_dependencies(ctx: &Context, out: &mut Vec<Finding>) {
                         let text = vn
                             .as_str()
                             .map(String::from)
-                            .unwrap_or_else(|| vn.raw.as_deref().unwrap_or_default().to_string());
+                            .unwrap_or_else(|| vn.raw().unwrap_or_default().to_string());
                         if let Err(e) = SemverRange::parse(&text) {
                             out.push(
                                 finding_hint(
@@ -361,7 +361,7 @@ fn check_properties(ctx: &Context, out: &mut Vec<Finding>) {
     let mut from_csv: Vec<(String, String)> = Vec::new();
     if let Some(m) = ctx.bundle.csv_manifest() {
         let ann = m
-            .json
+            .json()
             .pointer("/metadata/annotations/olm.properties")
             .and_then(|v| v.as_str());
         if let Some(list) = ann.and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()) {
@@ -649,7 +649,7 @@ fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
                     .value
                     .as_str()
                     .map(String::from)
-                    .or_else(|| e.value.raw.as_deref().map(String::from))
+                    .or_else(|| e.value.raw().map(String::from))
                     .unwrap_or_default();
                 let vv = names::label_value(&text);
                 if !vv.is_empty() {

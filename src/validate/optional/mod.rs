@@ -186,7 +186,7 @@ pub(crate) fn scalar(node: Option<&Node>) -> Option<Cow<'_, str>> {
     match &node.value {
         Value::Str(s) => Some(Cow::Borrowed(s)),
         Value::Null | Value::Seq(_) | Value::Map(_) => None,
-        _ => node.raw.as_deref().map(Cow::Borrowed),
+        _ => node.raw().map(Cow::Borrowed),
     }
 }
 
