@@ -4,6 +4,12 @@
 #
 #   scripts/bench-serve.sh             both corpus catalogs below
 #   scripts/bench-serve.sh CATALOG     one catalog (index.db or FBC dir)
+#   KEEP_DB=FILE scripts/bench-serve.sh   also keeps the corpus index as FILE
+#
+# Latencies come from two clients: Python grpcio (what the tests use) and a
+# native tonic client (benches/serve_rpc.rs). The Python client's own cost
+# per streamed message dominates a ListBundles of ~1000 messages, so the
+# native figure is the server's.
 #
 # The corpus catalogs: its file-based catalogs (catalogs/v4.18), and a SQLite
 # index of every corpus bundle directory, built here with one `index add`
@@ -16,9 +22,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus="${OLM_CATALOG_CORPUS:-../shared/corpus/community-operators-prod}"
 [ -d "$corpus" ] || corpus=/work/shared/corpus/community-operators-prod
-bin=target/release/olm-catalog
-[ -x "$bin" ] || cargo build --release --locked --bin olm-catalog
-bench() { python3 tests/python/bench_serve.py --bin "$bin" --catalog "$1"; }
+# OLM_CATALOG_PROFILE=profiling measures the release code with symbols (perf).
+profile=${OLM_CATALOG_PROFILE:-release}
+cargo build --quiet --profile "$profile" --locked --bin olm-catalog
+cargo bench --quiet --profile "$profile" --locked --bench serve_rpc --no-run 2>/dev/null
+bin=target/$profile/olm-catalog
+native=$(ls -t target/"$profile"/deps/serve_rpc-* | grep -v '\.d$' | head -1)
+bench() { python3 tests/python/bench_serve.py --bin "$bin" --native "$native" --catalog "$1"; }
 
 if [ $# -gt 0 ]; then
     bench "$1"
@@ -26,7 +36,7 @@ if [ $# -gt 0 ]; then
 fi
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP_DB:-}" ] && cp "$tmp/corpus.db" "$KEEP_DB"; rm -rf "$tmp"' EXIT
 n=0
 for pkg in "$corpus"/operators/*/; do
     pkg=${pkg%/}
