@@ -25,7 +25,7 @@ corpus="${OLM_CATALOG_CORPUS:-../shared/corpus/community-operators-prod}"
 # OLM_CATALOG_PROFILE=profiling measures the release code with symbols (perf).
 profile=${OLM_CATALOG_PROFILE:-release}
 cargo build --quiet --profile "$profile" --locked --bin olm-catalog
-cargo bench --quiet --profile "$profile" --locked --bench serve_rpc --no-run 2>/dev/null
+cargo bench --quiet --profile "$profile" --locked --bench serve_rpc --no-run
 bin=target/$profile/olm-catalog
 native=$(ls -t target/"$profile"/deps/serve_rpc-* | grep -v '\.d$' | head -1)
 bench() { python3 tests/python/bench_serve.py --bin "$bin" --native "$native" --catalog "$1"; }

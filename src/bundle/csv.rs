@@ -118,30 +118,27 @@ pub struct Csv {
 impl Csv {
     /// Decodes a CSV from its JSON.
     pub fn from_json(json: &Value) -> Result<Csv, DecodeError> {
-        serde_path_to_error::deserialize(json).map_err(|e| DecodeError {
-            path: e.path().to_string(),
-            message: e.inner().to_string(),
-        })
+        decode(json)
     }
 
     /// Decodes a CSV straight from its located YAML tree (no JSON copy).
     pub fn from_node(node: &crate::yaml::Node) -> Result<Csv, DecodeError> {
-        decode_node(node)
+        decode(node)
     }
 
     /// `metadata.name`.
     pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or("")
+        self.metadata.name()
     }
 
     /// A `metadata.annotations` value.
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.metadata.annotations.get(key).map(String::as_str)
+        self.metadata.annotation(key)
     }
 
     /// The `olm.skipRange` annotation.
     pub fn skip_range(&self) -> Option<&str> {
-        self.annotation("olm.skipRange")
+        self.metadata.skip_range()
     }
 
     /// `spec.version` parsed as semver, if it is strict semver.
@@ -153,9 +150,10 @@ impl Csv {
     }
 }
 
-/// Decodes a typed view from a located YAML tree, naming the field on error.
-fn decode_node<'de, T: Deserialize<'de>>(node: &'de crate::yaml::Node) -> Result<T, DecodeError> {
-    serde_path_to_error::deserialize(node).map_err(|e| DecodeError {
+/// Decodes a typed view (from JSON or the located YAML tree), naming the
+/// field on error.
+fn decode<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, DecodeError> {
+    serde_path_to_error::deserialize(d).map_err(|e| DecodeError {
         path: e.path().to_string(),
         message: e.inner().to_string(),
     })
@@ -198,22 +196,7 @@ pub struct CsvGraphSpec {
 impl CsvGraphView {
     /// Decodes the graph's fields from a CSV's located YAML tree.
     pub fn from_node(node: &crate::yaml::Node) -> Result<CsvGraphView, DecodeError> {
-        decode_node(node)
-    }
-
-    /// `metadata.name`.
-    pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or("")
-    }
-
-    /// A `metadata.annotations` value.
-    pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.metadata.annotations.get(key).map(String::as_str)
-    }
-
-    /// The `olm.skipRange` annotation.
-    pub fn skip_range(&self) -> Option<&str> {
-        self.annotation("olm.skipRange")
+        decode(node)
     }
 }
 
@@ -233,6 +216,23 @@ pub struct ObjectMeta {
     /// `labels`.
     #[serde(deserialize_with = "string_map")]
     pub labels: BTreeMap<String, String>,
+}
+
+impl ObjectMeta {
+    /// `name`, empty if missing.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// An `annotations` value.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.get(key).map(String::as_str)
+    }
+
+    /// The `olm.skipRange` annotation.
+    pub fn skip_range(&self) -> Option<&str> {
+        self.annotation("olm.skipRange")
+    }
 }
 
 /// `spec` of a CSV.
@@ -616,5 +616,46 @@ mod tests {
             e.segments(),
             crate::path!["spec", "installModes", 0, "supported"]
         );
+    }
+
+    /// The tree decodes to what its JSON copy decodes to, errors included.
+    #[test]
+    fn decoding_the_tree_equals_decoding_its_json() {
+        let good =
+            "metadata:\n  name: x.v1.2\n  annotations: {olm.skipRange: '<1.2.0', n: 5, f: .nan}\n\
+                    spec:\n  version: 1.2\n  replaces: x.v1.1\n  skips: ~\n  \
+                    installModes: [{type: OwnNamespace, supported: yes}]\n";
+        let bad = "spec:\n  replaces: x.v1.1\n  installModes:\n  - supported: 'yes'\n";
+        for text in [good, bad] {
+            let docs = crate::yaml::parse_documents(text).expect("parses");
+            let root = &docs[0].root;
+            let (tree, json) = (Csv::from_node(root), Csv::from_json(&root.to_json()));
+            assert_eq!(format!("{tree:?}"), format!("{json:?}"), "{text}");
+        }
+        let root = &crate::yaml::parse_documents(bad).expect("parses")[0].root;
+        let e = Csv::from_node(root).expect_err("wrong type");
+        assert_eq!(e.path, "spec.installModes[0].supported");
+        assert!(e.message.contains("expected a boolean"), "{}", e.message);
+    }
+
+    /// The graph's view decodes past fields of the wrong shape that it does
+    /// not read (as opm does), and names the field when one it reads is wrong.
+    #[test]
+    fn graph_view_reads_only_its_fields() {
+        let parse = |t: &str| crate::yaml::parse_documents(t).expect("parses");
+        let docs = parse(
+            "metadata: {name: x.v2, annotations: {olm.skipRange: '<2.0.0'}}\n\
+             spec: {version: 2.0.0, replaces: x.v1, skips: [x.v1.5], installModes: [{supported: 'yes'}]}\n",
+        );
+        let v = CsvGraphView::from_node(&docs[0].root).expect("decodes");
+        assert_eq!(v.metadata.name(), "x.v2");
+        assert_eq!(v.metadata.skip_range(), Some("<2.0.0"));
+        assert_eq!(v.spec.version.as_deref(), Some("2.0.0"));
+        assert_eq!(v.spec.replaces.as_deref(), Some("x.v1"));
+        assert_eq!(v.spec.skips, ["x.v1.5"]);
+        assert!(Csv::from_node(&docs[0].root).is_err());
+        let docs = parse("spec: {skips: {a: b}}\n");
+        let e = CsvGraphView::from_node(&docs[0].root).expect_err("skips is a mapping");
+        assert_eq!(e.path, "spec.skips");
     }
 }

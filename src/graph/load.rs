@@ -227,12 +227,12 @@ pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
             .at(m.location(&e.segments())))
         }
     };
-    let name = csv.name().to_string();
+    let name = csv.metadata.name().to_string();
     let raw_version = csv.spec.version.clone().unwrap_or_default();
     let version = Version::parse(&raw_version).ok();
     let channels = bundle.channels();
     let package = bundle.package().unwrap_or("").to_string();
-    let skip_range = csv.skip_range().unwrap_or("").to_string();
+    let skip_range = csv.metadata.skip_range().unwrap_or("").to_string();
     let replaces = csv.spec.replaces.clone().unwrap_or_default();
     let loc = Some(m.location(&[]));
     let entry = Entry {
@@ -252,6 +252,7 @@ pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
         raw_version: raw_version.clone(),
         version: version.clone(),
         substitutes_for: csv
+            .metadata
             .annotation("olm.substitutesFor")
             .unwrap_or("")
             .to_string(),
