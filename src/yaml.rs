@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+pub mod prune;
+
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 /// Deepest nesting of sequences and mappings accepted.

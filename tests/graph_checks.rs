@@ -447,3 +447,60 @@ linkStyle 5,7,8 stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;
     let e = olm_catalog::graph::draw::mermaid(&[g]).expect_err("invalid version");
     assert!(e.contains("\"one\""), "{e}");
 }
+
+/// The graph reads a CSV pruned to its fields: a syntax error in text it
+/// does not read does not stop it, one in a field it reads is reported at
+/// its line, and a CSV the pruner does not understand is read whole.
+#[test]
+#[allow(clippy::result_large_err)] // load_bundle's own Err type
+fn bundles_load_from_the_graph_fields_of_their_csv() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let bundle = |name: &str, csv: &str| {
+        let dir = tmp.path().join(name);
+        for (file, text) in [
+            ("manifests/csv.yaml", csv),
+            (
+                "metadata/annotations.yaml",
+                "annotations:\n  operators.operatorframework.io.bundle.package.v1: p\n  \
+                 operators.operatorframework.io.bundle.channels.v1: stable\n",
+            ),
+        ] {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, text).expect("write");
+        }
+        load::load_bundle(&dir)
+    };
+    let head = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
+                metadata:\n  name: p.v1.1.0\n";
+    let broken_install = format!(
+        "{head}spec:\n  install:\n    spec: [unclosed\n  version: 1.1.0\n  replaces: p.v1.0.0\n"
+    );
+    let b = bundle("install", &broken_install).expect("the install strategy is not read");
+    assert_eq!(b.info.raw_version, "1.1.0");
+    assert_eq!(b.entry.replaces, "p.v1.0.0");
+    assert_eq!(b.entry.replaces_location.expect("located").line, 9);
+
+    let broken_replaces = format!("{head}spec:\n  version: 1.1.0\n  replaces: [p.v1.0.0\n");
+    let f = bundle("replaces", &broken_replaces).expect_err("replaces does not parse");
+    assert_eq!(f.rule, "graph-bundle-unreadable");
+    assert!(f.message.contains("not valid YAML"), "{}", f.message);
+    let loc = f.location.expect("located");
+    assert!(loc.file.ends_with("manifests/csv.yaml"), "{loc:?}");
+    assert!(loc.line >= 6, "{loc:?}");
+
+    let json = r#"{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "p.v1.2.0"}, "spec": {"version": "1.2.0", "skips": ["p.v1.1.0"]}}"#;
+    let b = bundle("json", json).expect("JSON CSVs are read whole");
+    assert_eq!(b.entry.skips, ["p.v1.1.0"]);
+
+    // A duplicate key is judged on the whole text: the last value wins.
+    let dup = format!("{head}spec:\n  version: 1.0.0\n  icon: [x\n  version: 1.1.0\n");
+    let b = bundle("dup", &dup).expect_err("the icon does not parse in the whole text");
+    assert!(b.message.contains("not valid YAML"), "{}", b.message);
+    let dup = format!("{head}spec:\n  version: 1.0.0\n  version: 1.1.0\n");
+    assert_eq!(
+        bundle("dup2", &dup).expect("loads").info.raw_version,
+        "1.1.0"
+    );
+}

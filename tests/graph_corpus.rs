@@ -566,3 +566,78 @@ fn hand_checked_corpus_edges() {
         }
     }
 }
+
+/// Every corpus CSV pruned to the graph's keys decodes to the same graph
+/// view as the whole file, at the same lines; and pruning applies to nearly
+/// all of them (it is what keeps `graph check` on the corpus fast).
+#[test]
+fn pruned_csvs_decode_like_whole_ones() {
+    use olm_catalog::bundle::csv::{CsvGraphView, CSV_GRAPH_KEYS};
+    use olm_catalog::path;
+    use olm_catalog::yaml::{parse_documents, prune::prune, Node};
+    let csv_root = |docs: &[olm_catalog::yaml::Document]| -> Option<Node> {
+        docs.iter()
+            .find(|d| d.root.get("kind").and_then(Node::as_str) == Some("ClusterServiceVersion"))
+            .map(|d| d.root.clone())
+    };
+    let (mut csvs, mut pruned_count) = (0, 0);
+    for bundle in walkdir::WalkDir::new(common::corpus().join("operators"))
+        .min_depth(4)
+        .max_depth(5)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().parent().is_some_and(|p| p.ends_with("manifests")))
+    {
+        let Ok(text) = std::fs::read_to_string(bundle.path()) else {
+            continue;
+        };
+        if !text.contains("ClusterServiceVersion") {
+            continue;
+        }
+        let whole = parse_documents(&text).expect("corpus CSVs parse");
+        let Some(whole_root) = csv_root(&whole) else {
+            continue;
+        };
+        csvs += 1;
+        let Some(pruned_text) = prune(&text, CSV_GRAPH_KEYS) else {
+            continue;
+        };
+        pruned_count += 1;
+        let name = bundle.path().display();
+        assert_eq!(
+            pruned_text.matches('\n').count(),
+            text.matches('\n').count(),
+            "{name}"
+        );
+        let pruned = parse_documents(&pruned_text).expect("pruned CSVs parse");
+        let pruned_root = csv_root(&pruned).expect("the CSV is still there");
+        let (a, b) = (
+            CsvGraphView::from_node(&whole_root)
+                .map(|v| v.graph_facts())
+                .map_err(|e| e.path),
+            CsvGraphView::from_node(&pruned_root)
+                .map(|v| v.graph_facts())
+                .map_err(|e| e.path),
+        );
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+        for p in [
+            path!["metadata", "name"].to_vec(),
+            path!["spec", "version"].to_vec(),
+            path!["spec", "replaces"].to_vec(),
+            path!["metadata", "annotations", "olm.skipRange"].to_vec(),
+        ] {
+            if whole_root.at(&p).is_some() {
+                assert_eq!(
+                    whole_root.locate(&p),
+                    pruned_root.locate(&p),
+                    "{name} {p:?}"
+                );
+            }
+        }
+    }
+    assert!(csvs > 700, "{csvs} CSVs");
+    assert!(
+        pruned_count * 100 >= csvs * 95,
+        "only {pruned_count} of {csvs} CSVs pruned"
+    );
+}

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use crate::yaml::prune::Rule;
+
 /// Why a CSV does not decode into the typed view.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("field `{path}`: {message}")]
@@ -193,10 +195,60 @@ pub struct CsvGraphSpec {
     pub skips: Vec<String>,
 }
 
+/// The keys of a CSV that [`CsvGraphView`] reads, or whose shape can make
+/// it fail, for [`crate::yaml::prune::prune`]: a pruned CSV decodes to the
+/// same view as the whole one. Annotation values other than these two are
+/// not kept: `string_map` accepts any value, so dropping them changes nothing
+/// (and `alm-examples` is often most of the file).
+pub const CSV_GRAPH_KEYS: &[(&str, Rule)] = &[
+    ("apiVersion", Rule::Keep),
+    ("kind", Rule::Keep),
+    (
+        "metadata",
+        Rule::Select(&[
+            ("name", Rule::Keep),
+            ("namespace", Rule::Keep),
+            ("labels", Rule::Keep),
+            (
+                "annotations",
+                Rule::Select(&[
+                    ("olm.skipRange", Rule::Keep),
+                    ("olm.substitutesFor", Rule::Keep),
+                ]),
+            ),
+        ]),
+    ),
+    (
+        "spec",
+        Rule::Select(&[
+            ("version", Rule::Keep),
+            ("replaces", Rule::Keep),
+            ("skips", Rule::Keep),
+        ]),
+    ),
+];
+
 impl CsvGraphView {
     /// Decodes the graph's fields from a CSV's located YAML tree.
     pub fn from_node(node: &crate::yaml::Node) -> Result<CsvGraphView, DecodeError> {
         decode(node)
+    }
+
+    /// What the graph reads, in one comparable value: name, version,
+    /// replaces, skips, `olm.skipRange`, `olm.substitutesFor` (a view of a
+    /// pruned CSV lacks the other annotations, so views are compared by this).
+    pub fn graph_facts(&self) -> [String; 6] {
+        [
+            self.metadata.name().to_string(),
+            self.spec.version.clone().unwrap_or_default(),
+            self.spec.replaces.clone().unwrap_or_default(),
+            self.spec.skips.join(","),
+            self.metadata.skip_range().unwrap_or_default().to_string(),
+            self.metadata
+                .annotation("olm.substitutesFor")
+                .unwrap_or_default()
+                .to_string(),
+        ]
     }
 }
 
@@ -657,5 +709,42 @@ mod tests {
         let docs = parse("spec: {skips: {a: b}}\n");
         let e = CsvGraphView::from_node(&docs[0].root).expect_err("skips is a mapping");
         assert_eq!(e.path, "spec.skips");
+    }
+    /// A CSV pruned to [`CSV_GRAPH_KEYS`] decodes to the graph view of the
+    /// whole CSV, errors in the fields read included, on the same lines.
+    #[test]
+    fn pruned_csv_decodes_to_the_same_graph_view() {
+        let good = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
+                    metadata:\n  annotations:\n    alm-examples: |-\n      [{\"a\": 1}]\n    \
+                    olm.skipRange: '>=1.0.0 <1.2.0'\n    capabilities: Basic Install\n  name: x.v1.2\n  \
+                    labels: {a: b}\nspec:\n  install:\n    spec:\n      deployments: []\n  \
+                    version: 1.2.0\n  skips:\n  - x.v1.1.1\n  replaces: x.v1.1\n  \
+                    installModes: [{supported: 'yes'}]\nstatus: {}\n";
+        let bad =
+            "kind: ClusterServiceVersion\nmetadata:\n  name: x\n  labels: [a]\nspec:\n  icon: x\n";
+        for text in [good, bad] {
+            let pruned = crate::yaml::prune::prune(text, CSV_GRAPH_KEYS).expect("block style");
+            assert!(pruned.len() < text.len());
+            assert_eq!(pruned.lines().count(), text.lines().count());
+            let view = |t: &str| {
+                let docs = crate::yaml::parse_documents(t).expect("parses");
+                CsvGraphView::from_node(&docs[0].root)
+                    .map(|v| v.graph_facts())
+                    .map_err(|e| e.path)
+            };
+            assert_eq!(
+                format!("{:?}", view(&pruned)),
+                format!("{:?}", view(text)),
+                "{text}"
+            );
+        }
+        let docs = crate::yaml::parse_documents(
+            &crate::yaml::prune::prune(good, CSV_GRAPH_KEYS).expect("block style"),
+        )
+        .expect("parses");
+        assert_eq!(
+            docs[0].root.locate(&crate::path!["spec", "replaces"]).line,
+            18
+        );
     }
 }

@@ -12,9 +12,11 @@ use semver::Version;
 
 use super::modes::{self, Mode, ModeBundle};
 use super::{BundleInfo, Channel, Entry, PackageGraph};
+use crate::bundle::csv::CSV_GRAPH_KEYS;
 use crate::bundle::Bundle;
 use crate::diag::{Finding, Location};
 use crate::path;
+use crate::yaml::prune::prune;
 
 /// What the graph tooling reads from a package's `ci.yaml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -175,7 +177,8 @@ pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
             dir.display()
         )));
     }
-    let mut files = Vec::new();
+    // (path in the bundle, whole text, text pruned to the graph's keys)
+    let mut read: Vec<(String, Vec<u8>, Option<String>)> = Vec::new();
     // CRDs are most of a bundle's bytes; a SIMD substring search skips them.
     let csv_finder = memchr::memmem::Finder::new(b"ClusterServiceVersion");
     for sub in ["manifests", "metadata"] {
@@ -191,19 +194,48 @@ pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
         for p in paths {
             let bytes =
                 std::fs::read(&p).map_err(|e| unreadable(format!("{}: {e}", p.display())))?;
-            let keep = sub == "metadata" || csv_finder.find(&bytes).is_some();
-            if keep {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                files.push(crate::bundle::RawFile {
-                    rel_path: format!("{sub}/{name}"),
-                    content: Ok(bytes),
-                });
+            if sub == "manifests" && csv_finder.find(&bytes).is_none() {
+                continue;
             }
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // Most of a CSV is text the graph does not read (install strategy,
+            // alm-examples); scanning it was most of the time spent here.
+            let pruned = (sub == "manifests")
+                .then(|| std::str::from_utf8(&bytes).ok())
+                .flatten()
+                .and_then(|text| prune(text, CSV_GRAPH_KEYS));
+            read.push((format!("{sub}/{name}"), bytes, pruned));
         }
     }
+    if read.iter().any(|(_, _, pruned)| pruned.is_some()) {
+        let files = read
+            .iter_mut()
+            .map(|(rel_path, bytes, pruned)| crate::bundle::RawFile {
+                rel_path: rel_path.clone(),
+                content: Ok(match pruned.take() {
+                    Some(text) => text.into_bytes(),
+                    None => bytes.clone(),
+                }),
+            })
+            .collect();
+        let bundle = Bundle::from_files(dir, files);
+        // Anything amiss (a pruned text that does not parse, a duplicate key)
+        // is judged on the whole texts, so the findings are exactly those of
+        // an unpruned load.
+        if bundle.load_findings.is_empty() && bundle.csv_manifest().is_some() {
+            return from_bundle(&bundle);
+        }
+    }
+    let files = read
+        .into_iter()
+        .map(|(rel_path, bytes, _)| crate::bundle::RawFile {
+            rel_path,
+            content: Ok(bytes),
+        })
+        .collect();
     from_bundle(&Bundle::from_files(dir, files))
 }
 
@@ -211,6 +243,23 @@ pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
 pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
     let dir = &bundle.dir;
     let Some(m) = bundle.csv_manifest() else {
+        // A CSV that does not parse is the likely reason: say where.
+        if let Some(f) = bundle
+            .load_findings
+            .iter()
+            .find(|f| f.level == crate::diag::Level::Error)
+        {
+            let mut out = Finding::error(
+                "graph-bundle-unreadable",
+                format!(
+                    "the bundle has no ClusterServiceVersion it can read: {}",
+                    f.message
+                ),
+            );
+            out.location = f.location.clone();
+            out.hint = f.hint.clone();
+            return Err(out);
+        }
         return Err(Finding::error(
             "graph-bundle-unreadable",
             "the bundle has no ClusterServiceVersion, so it has no place in the graph",
