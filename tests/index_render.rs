@@ -406,3 +406,29 @@ fn sqlite_to_fbc_to_sqlite_keeps_a_semver_index() {
         );
     }
 }
+
+/// `render … | head`: a reader that stops early is not an error.
+#[test]
+fn render_into_a_closed_pipe_is_quiet() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let catalog = common::corpus().join("catalogs/v4.18/koku-metrics-operator");
+    let mut child = Command::new(common::bin())
+        .arg("render")
+        .arg(&catalog)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut first = [0u8; 100];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("some output");
+    // stdout is dropped here: the pipe is closed with ~700 KB unread.
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{:?}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
