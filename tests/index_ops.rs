@@ -943,3 +943,59 @@ fn export_then_add_gives_the_same_rows() {
     let count = format!("SELECT count(*) FROM dependencies WHERE {in_channels}");
     assert_eq!(rows(&db, &count), rows(&db2, &count));
 }
+
+/// opm's loader refuses a bundle whose `operatorframework.io/properties`
+/// annotation does not decode; so does `index add`, naming file and line,
+/// and the index is left as it was.
+#[test]
+fn a_properties_annotation_that_does_not_decode_is_refused() {
+    let t = tempfile::tempdir().expect("tmp");
+    let good = bundle(
+        t.path(),
+        "props",
+        "props.v1.0.0",
+        "1.0.0",
+        "stable",
+        None,
+        None,
+        &[],
+    );
+    let bad = bundle(
+        t.path(),
+        "props",
+        "props.v1.1.0",
+        "1.1.0",
+        "stable",
+        None,
+        Some("props.v1.0.0"),
+        &[(
+            "operatorframework.io/properties",
+            r#"[{"type": "olm.gvk", "value": "not an object"}]"#,
+        )],
+    );
+    let db = t.path().join("index.db");
+    let db_s = db.to_str().expect("utf-8");
+    ok(olm(&[
+        "index",
+        "add",
+        "-d",
+        db_s,
+        good.to_str().expect("utf-8"),
+    ]));
+    let before = std::fs::read(&db).expect("read");
+    let e = fails(olm(&[
+        "index",
+        "add",
+        "-d",
+        db_s,
+        bad.to_str().expect("utf-8"),
+    ]));
+    assert!(
+        e.contains("props.v1.1.0/manifests/csv.yaml:7:")
+            && e.contains(
+                "operatorframework.io/properties] does not decode: [0].value: expected an object"
+            ),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+}

@@ -207,10 +207,26 @@ impl BundleRecord {
                 super::add::package_property(&package, &version),
             );
         }
-        if let Some(v) = csv.annotation("operatorframework.io/properties") {
-            // opm ignores an annotation that does not decode. Each value is
-            // kept as written (opm unmarshals it into a json.RawMessage and
-            // marshals that back: compacted, key order kept, `<>&` escaped).
+        if let Some(v) = csv.annotation(PROPERTIES_ANNOTATION) {
+            // opm's loader refuses a bundle whose annotation does not decode
+            // (addBundleProperties returns the error; only `opm render` warns).
+            if let Err(why) = check_annotation_properties(v) {
+                let at = csv_manifest.location(&crate::path![
+                    "metadata",
+                    "annotations",
+                    PROPERTIES_ANNOTATION
+                ]);
+                return Err(format!(
+                    "{}:{}:{}: metadata.annotations[{PROPERTIES_ANNOTATION}] does not decode: \
+                     {why} (opm refuses to add the bundle)",
+                    at.file.display(),
+                    at.line,
+                    at.column
+                ));
+            }
+            // Each value is kept as written (opm unmarshals it into a
+            // json.RawMessage and marshals that back: compacted, key order
+            // kept, `<>&` escaped).
             for (t, raw) in annotation_properties(v).unwrap_or_default() {
                 push(&t, raw);
             }
@@ -258,6 +274,86 @@ impl BundleRecord {
     pub fn semver(&self) -> Option<semver::Version> {
         semver::Version::parse(&self.version).ok()
     }
+}
+
+/// The CSV annotation listing extra bundle properties.
+const PROPERTIES_ANNOTATION: &str = "operatorframework.io/properties";
+
+/// Whether opm's loader accepts a CSV's `operatorframework.io/properties`
+/// annotation: a JSON array (or `null`) of property objects (or `null`s)
+/// whose `type` is a string, and whose `value`, for the types opm checks
+/// (`olm.label`, `olm.package`, `olm.gvk`), is an object (or `null`) with
+/// string fields. Err says what is wrong and where in the array.
+pub fn check_annotation_properties(text: &str) -> Result<(), String> {
+    let parsed: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
+    let items = match &parsed {
+        Value::Null => return Ok(()),
+        Value::Array(items) => items,
+        other => {
+            return Err(format!(
+                "expected a JSON array of properties, found {}",
+                crate::bundle::csv::json_type(other)
+            ))
+        }
+    };
+    // Go matches field names case-insensitively (with two spellings of one
+    // name, which one Go keeps depends on source order; here the last in the map).
+    let field = |o: &serde_json::Map<String, Value>, name: &str| -> Option<Value> {
+        o.iter()
+            .rfind(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    for (i, item) in items.iter().enumerate() {
+        let o = match item {
+            Value::Null => continue,
+            Value::Object(o) => o,
+            other => {
+                return Err(format!(
+                    "[{i}]: expected a property object, found {}",
+                    crate::bundle::csv::json_type(other)
+                ))
+            }
+        };
+        let kind = match field(o, "type") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s,
+            Some(other) => {
+                return Err(format!(
+                    "[{i}].type: expected a string, found {}",
+                    crate::bundle::csv::json_type(&other)
+                ))
+            }
+        };
+        let fields: &[&str] = match kind.as_str() {
+            "olm.label" => &["label"],
+            "olm.package" => &["packageName", "version"],
+            "olm.gvk" => &["group", "kind", "version"],
+            _ => continue,
+        };
+        let value = match field(o, "value") {
+            None => return Err(format!("[{i}]: a {kind} property needs a value")),
+            Some(Value::Null) => continue,
+            Some(Value::Object(v)) => v,
+            Some(other) => {
+                return Err(format!(
+                    "[{i}].value: expected an object for {kind}, found {}",
+                    crate::bundle::csv::json_type(&other)
+                ))
+            }
+        };
+        for name in fields {
+            match field(&value, name) {
+                None | Some(Value::Null) | Some(Value::String(_)) => {}
+                Some(other) => {
+                    return Err(format!(
+                        "[{i}].value.{name}: expected a string, found {}",
+                        crate::bundle::csv::json_type(&other)
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `(type, value)` pairs of a CSV's `operatorframework.io/properties`
@@ -554,6 +650,50 @@ impl ImageNaming {
                 format!("{}:{}", p.trim_end_matches('/'), base)
             }
             None => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_annotation_properties as check;
+
+    #[test]
+    fn properties_annotation_is_checked_as_opm_loads_it() {
+        for ok in [
+            "null",
+            "[]",
+            "[null]",
+            r#"[{"type": "olm.maxOpenShiftVersion", "value": 4.12}]"#,
+            r#"[{"type": "custom"}]"#,
+            r#"[{"Type": "olm.gvk", "VALUE": {"group": "a", "Kind": "B", "version": null}}]"#,
+            r#"[{"type": "olm.package", "value": null}]"#,
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("[{", "not JSON"),
+            (
+                r#"{"type": "x"}"#,
+                "expected a JSON array of properties, found a mapping",
+            ),
+            ("[1]", "[0]: expected a property object, found a number"),
+            (r#"[{"type": 1}]"#, "[0].type: expected a string"),
+            (
+                r#"[{"type": "olm.gvk"}]"#,
+                "[0]: a olm.gvk property needs a value",
+            ),
+            (
+                r#"[null, {"type": "olm.label", "value": "x"}]"#,
+                "[1].value: expected an object",
+            ),
+            (
+                r#"[{"type": "olm.package", "value": {"version": 1}}]"#,
+                "[0].value.version: expected a string",
+            ),
+        ] {
+            let e = check(bad).expect_err(bad);
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 }
