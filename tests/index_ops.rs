@@ -944,6 +944,65 @@ fn export_then_add_gives_the_same_rows() {
     assert_eq!(rows(&db, &count), rows(&db2, &count));
 }
 
+/// A bundle the replaces walk strands stays in the index with no channel;
+/// `index list bundles` shows it (channel empty) instead of hiding it.
+#[test]
+fn list_bundles_shows_bundles_in_no_channel() {
+    let t = tempfile::tempdir().expect("tmp");
+    let v1 = bundle(
+        t.path(),
+        "lone",
+        "lone.v1.0.0",
+        "1.0.0",
+        "stable",
+        None,
+        None,
+        &[],
+    );
+    // 2.0.0 replaces nothing: opm's walk from the head never reaches 1.0.0.
+    let v2 = bundle(
+        t.path(),
+        "lone",
+        "lone.v2.0.0",
+        "2.0.0",
+        "stable",
+        None,
+        None,
+        &[],
+    );
+    let db = t.path().join("index.db");
+    let db_s = db.to_str().expect("utf-8");
+    ok(olm(&[
+        "index",
+        "add",
+        "-d",
+        db_s,
+        v1.to_str().expect("utf-8"),
+    ]));
+    // opm refuses an add that strands a bundle unless --permissive.
+    let v2_s = v2.to_str().expect("utf-8");
+    ok(olm(&["index", "add", "-d", db_s, v2_s, "--permissive"]));
+    let out = olm(&["index", "list", "bundles", "-d", db_s, "-o", "json"]);
+    ok(out.clone());
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let got: Vec<(String, String, String)> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| {
+            let f = |k: &str| r[k].as_str().unwrap_or("?").to_string();
+            (f("channel"), f("name"), f("version"))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("stable".into(), "lone.v2.0.0".into(), "2.0.0".into()),
+            (String::new(), "lone.v1.0.0".into(), "1.0.0".into()),
+        ]
+    );
+}
+
 /// opm's loader refuses a bundle whose `operatorframework.io/properties`
 /// annotation does not decode; so does `index add`, naming file and line,
 /// and the index is left as it was.

@@ -161,7 +161,7 @@ pub enum ListWhat {
     Packages,
     /// Channels.
     Channels,
-    /// Bundles per channel.
+    /// Bundles per channel, then bundles in no channel (channel empty).
     Bundles,
 }
 

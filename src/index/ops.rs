@@ -535,30 +535,78 @@ pub fn list_channels(conn: &rusqlite::Connection) -> anyhow::Result<Vec<ChannelR
     Ok(v)
 }
 
-/// Lists bundles per channel (from the rendered catalog).
+/// Lists bundles per channel (from the rendered catalog), then the bundles
+/// in no channel (channel empty): the index holds them, and a listing that
+/// hid them would hide why a bundle is not installable.
 pub fn list_bundles(index: &super::Index) -> anyhow::Result<Vec<BundleRow>> {
     let cfg = super::render::index_to_fbc(index)?;
+    let by_name: BTreeMap<(&str, &str), &crate::fbc::Bundle> = cfg
+        .bundles
+        .iter()
+        .map(|b| ((b.package.as_str(), b.name.as_str()), b))
+        .collect();
+    let row = |package: &str, channel: &str, name: &str, replaces: &str| {
+        let b = by_name.get(&(package, name));
+        let version = b
+            .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
+            .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
+            .unwrap_or("")
+            .to_string();
+        BundleRow {
+            package: package.to_string(),
+            channel: channel.to_string(),
+            name: name.to_string(),
+            version,
+            image: b.map(|b| b.image.clone()).unwrap_or_default(),
+            replaces: replaces.to_string(),
+        }
+    };
     let mut out = Vec::new();
+    let mut channelled = BTreeSet::new();
     for c in &cfg.channels {
         for e in &c.entries {
-            let b = cfg
-                .bundles
-                .iter()
-                .find(|b| b.name == e.name && b.package == c.package);
-            let version = b
-                .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
-                .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
-                .unwrap_or("")
-                .to_string();
-            out.push(BundleRow {
-                package: c.package.clone(),
-                channel: c.name.clone(),
-                name: e.name.clone(),
-                version,
-                image: b.map(|b| b.image.clone()).unwrap_or_default(),
-                replaces: e.replaces.clone(),
-            });
+            channelled.insert((c.package.as_str(), e.name.as_str()));
+            out.push(row(&c.package, &c.name, &e.name, &e.replaces));
         }
+    }
+    // Rendering (like opm's) leaves out bundles in no channel; the
+    // operatorbundle table has them, their package in an olm.package property.
+    let mut st = index.conn.prepare(
+        "SELECT b.name, coalesce(b.version, ''), coalesce(b.bundlepath, ''), \
+         coalesce((SELECT p.value FROM properties p WHERE p.operatorbundle_name = b.name \
+                   AND p.type = 'olm.package' LIMIT 1), '') \
+         FROM operatorbundle b \
+         WHERE b.name NOT IN (SELECT operatorbundle_name FROM channel_entry) ORDER BY b.name",
+    )?;
+    let unchannelled = st.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    for u in unchannelled {
+        let (name, version, image, package_json) = u?;
+        let package = serde_json::from_str::<serde_json::Value>(&package_json)
+            .ok()
+            .and_then(|v| {
+                v.get("packageName")
+                    .and_then(|p| p.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_default();
+        if channelled.contains(&(package.as_str(), name.as_str())) {
+            continue;
+        }
+        out.push(BundleRow {
+            package,
+            channel: String::new(),
+            name,
+            version,
+            image,
+            replaces: String::new(),
+        });
     }
     Ok(out)
 }
