@@ -622,7 +622,9 @@ fn basic_template_bundle_entries() {
         );
         let e = template::basic_parts(&text, p).expect_err(bad);
         assert!(
-            e.contains("unexpected fields present in basic template bundle"),
+            e.starts_with(
+                "basic.yaml:3:3: entries[0]: unexpected fields present in basic template bundle"
+            ),
             "{e}"
         );
     }

@@ -154,7 +154,9 @@ impl Csv {
 
 /// Decodes a typed view (from JSON or the located YAML tree), naming the
 /// field on error.
-fn decode<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, DecodeError> {
+pub(crate) fn decode<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<T, DecodeError> {
     serde_path_to_error::deserialize(d).map_err(|e| DecodeError {
         path: e.path().to_string(),
         message: e.inner().to_string(),

@@ -138,6 +138,11 @@ pub fn schema_of(text: &str, path: &Path) -> Result<String, String> {
 }
 
 fn parse_one(text: &str, path: &Path) -> Result<Value, String> {
+    parse_root(text, path).map(|root| root.to_json())
+}
+
+/// The first non-null document of a template, located.
+fn parse_root(text: &str, path: &Path) -> Result<crate::yaml::Node, String> {
     let docs = crate::yaml::parse_documents(text).map_err(|e| {
         format!(
             "{}:{}:{}: {}",
@@ -148,8 +153,8 @@ fn parse_one(text: &str, path: &Path) -> Result<Value, String> {
         )
     })?;
     docs.into_iter()
-        .map(|d| d.root.to_json())
-        .find(|v| !v.is_null())
+        .map(|d| d.root)
+        .find(|r| !matches!(r.value, crate::yaml::Value::Null))
         .ok_or_else(|| format!("{}: the template is empty", path.display()))
 }
 
@@ -171,7 +176,12 @@ pub fn render(
 
 /// The non-bundle objects of a basic template and its bundle images, in order.
 pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<String>), String> {
-    let v = parse_one(text, path)?;
+    let root = parse_root(text, path)?;
+    let entry_at = |i: usize| {
+        let span = root.locate(&crate::path!["entries", i]);
+        format!("{}:{}:{}", path.display(), span.line, span.column)
+    };
+    let v = root.to_json();
     let schema = v.get("schema").and_then(Value::as_str).unwrap_or("");
     if schema != SCHEMA_BASIC {
         return Err(format!(
@@ -204,14 +214,14 @@ pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<St
             if image.is_empty() || extra {
                 return Err(format!(
                     "{}: entries[{i}]: unexpected fields present in basic template bundle (a basic template bundle has an image and no package, properties or relatedImages)",
-                    path.display()
+                    entry_at(i)
                 ));
             }
             images.push(image.to_string());
             continue;
         }
         cfg.push_object(e)
-            .map_err(|m| format!("{}: entries[{i}]: {m}", path.display()))?;
+            .map_err(|m| format!("{}: entries[{i}]: {m}", entry_at(i)))?;
     }
     Ok((cfg, images))
 }
@@ -295,11 +305,93 @@ fn kind_priority(kind: &str) -> u8 {
     }
 }
 
-/// Parses and defaults a semver template as opm's `readFile` does.
+/// The field names of [`SemverTemplate`] as written in a template.
+const SEMVER_FIELDS: &[&str] = &[
+    "schema",
+    "generateMajorChannels",
+    "generateMinorChannels",
+    "defaultChannelTypePreference",
+    "avoidSkipPatch",
+    "candidate",
+    "fast",
+    "stable",
+];
+
+/// Renames the keys of a mapping that match one of `fields` but for case to
+/// that field, as Go's JSON decoder matches field names; with two spellings
+/// of one field, the later wins (Go decodes both into the same field).
+fn fold_keys(node: &mut crate::yaml::Node, fields: &[&str]) {
+    let crate::yaml::Value::Map(entries) = &mut node.value else {
+        return;
+    };
+    for e in entries.iter_mut() {
+        if let Some(f) = fields
+            .iter()
+            .find(|f| **f != e.key && f.eq_ignore_ascii_case(&e.key))
+        {
+            e.key = f.to_string();
+        }
+    }
+    let mut i = 0;
+    while i < entries.len() {
+        if entries[i + 1..]
+            .iter()
+            .any(|later| later.key == entries[i].key)
+        {
+            entries.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Parses and defaults a semver template as opm's `readFile` does
+/// (`yaml.UnmarshalStrict`: unknown fields and duplicate keys are errors,
+/// field names match regardless of case). Errors name file, line and field.
 pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
-    let v = parse_one(text, path)?;
-    let mut sv: SemverTemplate =
-        serde_json::from_value(v).map_err(|e| format!("{}: {e}", path.display()))?;
+    let at = |span: crate::yaml::Span| format!("{}:{}:{}", path.display(), span.line, span.column);
+    let docs =
+        crate::yaml::parse_documents(text).map_err(|e| format!("{}: {}", at(e.span), e.message))?;
+    let doc = docs
+        .into_iter()
+        .find(|d| !matches!(d.root.value, crate::yaml::Value::Null))
+        .ok_or_else(|| format!("{}: the template is empty", path.display()))?;
+    if let Some(dup) = doc.duplicate_keys.first() {
+        return Err(format!(
+            "{}: key `{}` appears twice in one mapping (first at line {}); opm reads templates strictly and refuses that",
+            at(dup.second),
+            dup.key,
+            dup.first.line
+        ));
+    }
+    let mut root = doc.root;
+    fold_keys(&mut root, SEMVER_FIELDS);
+    if let crate::yaml::Value::Map(entries) = &mut root.value {
+        for e in entries
+            .iter_mut()
+            .filter(|e| ARCHETYPES.contains(&e.key.as_str()))
+        {
+            fold_keys(&mut e.value, &["bundles"]);
+            let crate::yaml::Value::Map(fields) = &mut e.value.value else {
+                continue;
+            };
+            for f in fields.iter_mut().filter(|f| f.key == "bundles") {
+                if let crate::yaml::Value::Seq(items) = &mut f.value.value {
+                    for item in items {
+                        fold_keys(item, &["image"]);
+                    }
+                }
+            }
+        }
+    }
+    let mut sv: SemverTemplate = crate::bundle::csv::decode(&root).map_err(|e| {
+        format!(
+            "{}: {}: {}",
+            at(root.locate(&e.segments())),
+            e.path,
+            e.message
+        )
+    })?;
     if sv.schema != SCHEMA_SEMVER {
         return Err(format!(
             "{}: input file has unknown schema, should be {SCHEMA_SEMVER:?}",
@@ -632,6 +724,46 @@ mod tests {
         assert_eq!(image_tag("localhost:5000/a/b"), None);
         assert_eq!(image_tag("quay.io/a/b@sha256:abc"), None);
         assert_eq!(image_tag("quay.io/a/b:v1@sha256:abc"), Some("v1"));
+    }
+
+    /// opm reads the semver template with `yaml.UnmarshalStrict`: field names
+    /// match regardless of case, unknown fields and duplicate keys fail.
+    /// Errors here name the line and the field.
+    #[test]
+    fn semver_template_is_read_as_opm_reads_it() {
+        let p = Path::new("t.yaml");
+        let sv = parse_semver(
+            "Schema: olm.semver\nGenerateMajorChannels: yes\nSTABLE:\n  Bundles:\n  - Image: r/a-v1.0.0\n",
+            p,
+        )
+        .expect("case-insensitive field names");
+        assert!(sv.generate_major_channels && !sv.generate_minor_channels);
+        assert_eq!(sv.stable.bundles[0].image, "r/a-v1.0.0");
+        // Two spellings of one field: the later one wins.
+        let sv = parse_semver(
+            "schema: olm.semver\nstable: {bundles: [{image: r/a-v1.0.0}]}\nStable: {bundles: [{image: r/a-v2.0.0}]}\n",
+            p,
+        )
+        .expect("folded duplicates");
+        assert_eq!(sv.stable.bundles[0].image, "r/a-v2.0.0");
+        for (text, want) in [
+            (
+                "schema: olm.semver\ngenerateMinorChannels: maybe\n",
+                "t.yaml:2:24: generateMinorChannels: invalid type: string \"maybe\", expected a boolean",
+            ),
+            (
+                "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a-v1.0.0\n    tag: x\n",
+                "t.yaml:5:10: stable.bundles[0].tag: unknown field `tag`, expected `image`",
+            ),
+            (
+                "schema: olm.semver\nfast: {}\nfast: {}\n",
+                "t.yaml:3:1: key `fast` appears twice in one mapping (first at line 2)",
+            ),
+            ("schema: olm.basic\n", "t.yaml: input file has unknown schema"),
+        ] {
+            let e = parse_semver(text, p).expect_err(text);
+            assert!(e.starts_with(want), "{text}: {e}");
+        }
     }
 
     /// A renderer for images named `repo/a-v<version>`: bundle `a-v<version>`.
