@@ -187,6 +187,18 @@ fn duplicate_and_unreadable_bundles_in_a_package_directory() {
         .find(|f| f.rule == "graph-duplicate-bundle")
         .expect("dup");
     assert!(dup.message.contains("brk.v1.0.0"), "{}", dup.message);
+    // The other definition is named, and two entries of one name are a
+    // duplicate, not two heads.
+    assert!(
+        dup.related
+            .iter()
+            .any(|l| l.file.to_string_lossy().contains("1.0.0/manifests")),
+        "{dup:?}"
+    );
+    assert!(
+        !rules.contains(&"graph-multiple-heads".to_string()),
+        "{rules:?}"
+    );
 }
 
 /// Replaces mode: opm adds 0.9.0, then 1.0.0 (which replaces nothing, so

@@ -508,20 +508,25 @@ pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -
         .rev()
         .find(|b| b.mode_bundle.default_channel.as_deref() == Some(g.default_channel.as_str()))
         .and_then(|b| b.default_channel_location.clone());
-    let mut seen = BTreeSet::new();
+    let mut first_of: BTreeMap<&str, &LoadedBundle> = BTreeMap::new();
+    let where_is = |b: &LoadedBundle| {
+        b.entry
+            .location
+            .clone()
+            .unwrap_or_else(|| Location::file(&b.dir))
+    };
     for b in bundles {
-        if !seen.insert(b.info.name.clone()) {
+        if let Some(first) = first_of.get(b.info.name.as_str()) {
             g.load_findings.push(
                 Finding::error(
                     "graph-duplicate-bundle",
                     format!("two bundle directories define the CSV {}", b.info.name),
                 )
-                .at(b
-                    .entry
-                    .location
-                    .clone()
-                    .unwrap_or_else(|| Location::file(&b.dir))),
+                .at(where_is(b))
+                .related(where_is(first)),
             );
+        } else {
+            first_of.insert(&b.info.name, b);
         }
     }
     g

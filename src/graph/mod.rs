@@ -131,12 +131,15 @@ impl std::fmt::Display for HeadError {
 }
 
 impl Channel {
-    /// The entries that no other entry replaces or skips, in entry order.
+    /// The entries that no other entry replaces or skips, in entry order,
+    /// each name once (opm keys a channel's bundles by name; two entries of
+    /// one name are a duplicate, reported as such, not two heads).
     pub fn heads(&self) -> Vec<&Entry> {
         let incoming = self.incoming();
+        let mut seen = BTreeSet::new();
         self.entries
             .iter()
-            .filter(|e| !incoming.contains(e.name.as_str()))
+            .filter(|e| !incoming.contains(e.name.as_str()) && seen.insert(e.name.as_str()))
             .collect()
     }
 
