@@ -162,6 +162,26 @@ fn skip_range_across_channels() {
 }
 
 #[test]
+fn path_names_the_channel_that_holds_the_bundle() {
+    let dir = common::fixtures().join("graph/pkg-semver");
+    let mut g = load::load_package_dir(&dir, None).expect("loads");
+    let mut lonely = g.channel("stable").expect("stable").clone();
+    lonely.name = "lonely".into();
+    lonely.entries.retain(|e| e.name == "demo.v2.0.0-rc.1");
+    let e = &mut lonely.entries[0];
+    (e.replaces, e.skips, e.skip_range) = (String::new(), Vec::new(), String::new());
+    g.channels.push(lonely);
+    let p = path::upgrade_path(&g, "1.0.0", None, Some("lonely")).expect("path");
+    assert!(p.steps.is_empty());
+    assert!(
+        p.end
+            .ends_with("so OLM offers no upgrade (it is in channel stable: try --channel)"),
+        "{}",
+        p.end
+    );
+}
+
+#[test]
 fn semver_template_renders_channels_and_default() {
     let file = common::fixtures().join("graph/semver-template/semver.yaml");
     let text = std::fs::read_to_string(&file).expect("read");

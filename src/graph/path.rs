@@ -123,8 +123,28 @@ pub fn upgrade_path(
             break if is_head {
                 format!("{cur_name} is the head of channel {}", ch.name)
             } else if ch.entry(&cur_name).is_none() && steps.is_empty() {
+                // Say where it is, so the next command is obvious.
+                let elsewhere: Vec<&str> = g
+                    .channels
+                    .iter()
+                    .filter(|c| c.entry(&cur_name).is_some())
+                    .map(|c| c.name.as_str())
+                    .collect();
+                let hint = if !elsewhere.is_empty() {
+                    format!(
+                        " (it is in channel {}: try --channel)",
+                        elsewhere.join(", ")
+                    )
+                } else if g.bundles.contains_key(&cur_name) {
+                    " (the package has the bundle, but no channel lists it)".to_string()
+                } else {
+                    format!(
+                        " (no bundle of the graph built from {} has that version)",
+                        g.source.display()
+                    )
+                };
                 format!(
-                    "no entry of channel {} replaces or skips {cur_name}, and no skipRange admits {}; it is not in the channel either, so OLM offers no upgrade",
+                    "no entry of channel {} replaces or skips {cur_name}, and no skipRange admits {}; it is not in the channel either, so OLM offers no upgrade{hint}",
                     ch.name,
                     cur_version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "its version".into())
                 )
