@@ -641,3 +641,121 @@ fn pruned_csvs_decode_like_whole_ones() {
         "only {pruned_count} of {csvs} CSVs pruned"
     );
 }
+
+/// Pruning never changes what the graph reads from a text that parses both
+/// whole and pruned: corpus CSVs mutated line by line (indentation, deleted
+/// and duplicated lines, stray colons and dashes) keep their graph facts, or
+/// fail to parse (then the loader reads the whole text).
+#[test]
+fn pruning_mutated_csvs_never_changes_the_graph_facts() {
+    use olm_catalog::bundle::csv::{CsvGraphView, CSV_GRAPH_KEYS};
+    use olm_catalog::yaml::{parse_documents, prune::prune, Node};
+    let facts = |text: &str| -> Option<Result<[String; 6], String>> {
+        let docs = parse_documents(text).ok()?;
+        let root = docs
+            .iter()
+            .find(|d| d.root.get("kind").and_then(Node::as_str) == Some("ClusterServiceVersion"))?;
+        Some(
+            CsvGraphView::from_node(&root.root)
+                .map(|v| v.graph_facts())
+                .map_err(|e| e.path),
+        )
+    };
+    let iterations: usize = std::env::var("PRUNE_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    let mut seed: u64 = std::env::var("PRUNE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut compared, mut total) = (0, 0);
+    for pkg_version in [
+        "kepler-operator/0.20.0",
+        "aqua/2022.4.6",
+        "koku-metrics-operator/4.0.0",
+    ] {
+        let dir = common::corpus()
+            .join("operators")
+            .join(pkg_version)
+            .join("manifests");
+        let Some(csv) = std::fs::read_dir(&dir)
+            .expect("manifests")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains("clusterserviceversion"))
+        else {
+            panic!("{}: no CSV", dir.display());
+        };
+        let text = std::fs::read_to_string(&csv).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        // Half the mutations land near the keys the graph reads.
+        let hot: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                let k = l.trim_start();
+                [
+                    "metadata:",
+                    "annotations:",
+                    "name:",
+                    "olm.skipRange",
+                    "spec:",
+                    "version:",
+                    "replaces:",
+                    "skips:",
+                ]
+                .iter()
+                .any(|p| k.starts_with(p))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for _ in 0..iterations {
+            let mut m: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            for _ in 0..1 + next(3) {
+                let i = if next(2) == 0 {
+                    next(m.len())
+                } else {
+                    (hot[next(hot.len())] + next(7))
+                        .saturating_sub(3)
+                        .min(m.len() - 1)
+                };
+                match next(8) {
+                    6 => m.insert(i, format!("{}q: \"open", " ".repeat(next(8)))),
+                    7 => m.insert(i, format!("{}close' \"", " ".repeat(next(8)))),
+                    0 => m[i] = format!("  {}", m[i]),
+                    1 => m[i] = m[i].trim_start_matches(' ').to_string(),
+                    2 => {
+                        m.remove(i);
+                    }
+                    3 => {
+                        let l = m[i].clone();
+                        m.insert(i, l);
+                    }
+                    4 => m[i] = format!("{}: x", m[i]),
+                    _ => m.insert(i, format!("{}- y", " ".repeat(next(6)))),
+                }
+            }
+            let mutated = m.join("\n") + "\n";
+            total += 1;
+            let Some(pruned) = prune(&mutated, CSV_GRAPH_KEYS) else {
+                continue;
+            };
+            if let (Some(whole), Some(part)) = (facts(&mutated), facts(&pruned)) {
+                compared += 1;
+                assert_eq!(whole, part, "{pkg_version}: mutated text:\n{mutated}");
+            }
+        }
+    }
+    eprintln!("{compared} of {total} mutated CSVs parsed whole and pruned, and agreed");
+    assert!(
+        compared * 8 >= total,
+        "only {compared} of {total} mutations compared"
+    );
+}

@@ -11,8 +11,11 @@
 //! plain scalars, one per line, and block sequences. Anything else on the
 //! path to a selected key (flow collections, quoted or complex keys, merge
 //! keys, tabs, directives) makes it give up, and the caller parses the whole
-//! text instead. What is inside a blanked subtree is never looked at, except
-//! its indentation.
+//! text instead. Inside a blanked subtree only indentation and where
+//! multi-line scalars start and end are looked at: a quoted or block scalar
+//! ends where the parser ends it, and a quoted continuation line the parser
+//! would refuse (not indented past its key), or a flow collection over
+//! several lines, makes it give up too.
 
 /// What to do with one mapping key's value.
 #[derive(Debug)]
@@ -40,6 +43,8 @@ pub fn prune(text: &str, rules: &'static [(&'static str, Rule)]) -> Option<Strin
     let mut pending: Option<(usize, &'static [(&'static str, Rule)])> = None;
     // Inside a kept (false) or blanked (true) value whose key is at this indentation.
     let mut inside: Option<(usize, bool)> = None;
+    // The multi-line scalars of that value.
+    let mut scalars = Scalars::default();
     if text.starts_with('\u{feff}') {
         return None;
     }
@@ -47,15 +52,36 @@ pub fn prune(text: &str, rules: &'static [(&'static str, Rule)]) -> Option<Strin
         let body = line.trim_end_matches(['\n', '\r']);
         let indent = body.bytes().take_while(|&b| b == b' ').count();
         let rest = &body[indent..];
-        if rest.starts_with('\t') {
-            return None;
-        }
         let no_content = rest.is_empty() || rest.starts_with('#');
         if let Some((key_indent, blank)) = inside {
-            if no_content
-                || indent > key_indent
-                || (indent == key_indent && is_sequence_entry(rest))
+            let continues = if scalars.quote.is_some() {
+                // A quoted scalar goes on whatever the line looks like; the
+                // parser refuses a continuation line not indented past the
+                // key, so leave that verdict to it.
+                if !rest.trim_start().is_empty() && indent <= key_indent {
+                    return None;
+                }
+                scalars.continue_quote(body);
+                true
+            } else if scalars
+                .block_parent
+                .is_some_and(|p| rest.trim_start().is_empty() || indent > p)
             {
+                true
+            } else {
+                scalars.block_parent = None;
+                let inner = no_content
+                    || indent > key_indent
+                    || (indent == key_indent && is_sequence_entry(rest));
+                if inner && !no_content {
+                    if rest.starts_with('\t') {
+                        return None;
+                    }
+                    scalars.node(rest, indent)?;
+                }
+                inner
+            };
+            if continues {
                 if blank {
                     if line.ends_with('\n') {
                         out.push('\n');
@@ -66,6 +92,9 @@ pub fn prune(text: &str, rules: &'static [(&'static str, Rule)]) -> Option<Strin
                 continue;
             }
             inside = None;
+        }
+        if rest.starts_with('\t') {
+            return None;
         }
         out.push_str(line);
         if no_content {
@@ -100,7 +129,6 @@ pub fn prune(text: &str, rules: &'static [(&'static str, Rule)]) -> Option<Strin
         }
         let (key, value) = split_key_line(rest)?;
         match frame_rules.iter().find(|(k, _)| *k == key).map(|(_, r)| r) {
-            Some(Rule::Keep) => inside = Some((indent, false)),
             Some(Rule::Select(selected)) => {
                 let value = value.trim_start();
                 if !(value.is_empty() || value.starts_with('#')) {
@@ -108,16 +136,161 @@ pub fn prune(text: &str, rules: &'static [(&'static str, Rule)]) -> Option<Strin
                 }
                 pending = Some((indent, selected));
             }
-            None => {
-                out.truncate(out.len() - line.len());
-                if line.ends_with('\n') {
-                    out.push('\n');
+            rule => {
+                let blank = rule.is_none();
+                if blank {
+                    out.truncate(out.len() - line.len());
+                    if line.ends_with('\n') {
+                        out.push('\n');
+                    }
                 }
-                inside = Some((indent, true));
+                inside = Some((indent, blank));
+                scalars = Scalars::default();
+                scalars.node(rest, indent)?;
             }
         }
     }
     Some(out)
+}
+
+/// The multi-line scalars open in the subtree being kept or blanked: its end
+/// is where the parser finds it, not where a line inside a string happens to
+/// look like a key.
+#[derive(Debug, Default)]
+struct Scalars {
+    /// Inside a quoted scalar opened with this quote.
+    quote: Option<u8>,
+    /// Inside a block scalar (`|`, `>`) whose owner (key or `-`) starts at
+    /// this column: it ends at the first non-empty line not indented past it.
+    block_parent: Option<usize>,
+}
+
+impl Scalars {
+    /// Scans a line (from `s`, at column `col`) that starts a node: `- `
+    /// entries, a key, then its value. `None` for a flow collection that
+    /// goes on past the line, or anything else not understood.
+    fn node(&mut self, s: &str, col: usize) -> Option<()> {
+        let (mut s, mut col) = (s, col);
+        while is_sequence_entry(s) {
+            let after = s[1..].trim_start_matches(' ');
+            if after.is_empty() {
+                return Some(());
+            }
+            col += s.len() - after.len();
+            s = after;
+            if s.starts_with('\t') {
+                return None;
+            }
+        }
+        let owner = col;
+        // A quoted key: `"a b": value`.
+        if let Some(&q) = s.as_bytes().first().filter(|q| **q == b'"' || **q == b'\'') {
+            let Some(end) = close_quote(&s[1..], q) else {
+                self.quote = Some(q);
+                return Some(());
+            };
+            let after = s[1 + end..].trim_start_matches(' ');
+            return match after.strip_prefix(':') {
+                Some(v) if v.is_empty() || v.starts_with(' ') => self.value(v, owner),
+                _ => Some(()),
+            };
+        }
+        if b"[{".contains(&s.as_bytes().first().copied().unwrap_or(b' ')) {
+            return self.value(s, owner);
+        }
+        // A plain key: the first `: ` (a plain scalar holds none); a ` #`
+        // before it starts a comment.
+        let bytes = s.as_bytes();
+        for i in 0..bytes.len() {
+            match bytes[i] {
+                b'#' if i > 0 && bytes[i - 1] == b' ' => return Some(()),
+                b':' if matches!(bytes.get(i + 1), None | Some(b' ')) => {
+                    return self.value(&s[i + 1..], owner)
+                }
+                _ => {}
+            }
+        }
+        Some(())
+    }
+
+    /// Scans a value that starts on a key's or entry's line.
+    fn value(&mut self, v: &str, owner: usize) -> Option<()> {
+        let mut v = v.trim_start_matches(' ');
+        // Properties (`&anchor`, `!tag`) come before the value.
+        while v.starts_with('&') || v.starts_with('!') {
+            v = v.find(' ').map_or("", |i| v[i..].trim_start_matches(' '));
+        }
+        match v.as_bytes().first() {
+            Some(&q @ (b'"' | b'\'')) if close_quote(&v[1..], q).is_none() => {
+                self.quote = Some(q);
+            }
+            Some(b'|' | b'>') => {
+                // The header: indicators, then nothing but a comment.
+                let header =
+                    v[1..].trim_start_matches(|c: char| c.is_ascii_digit() || c == '+' || c == '-');
+                if !(header.is_empty() || header.starts_with(" #") || header.trim().is_empty()) {
+                    return None;
+                }
+                self.block_parent = Some(owner);
+            }
+            Some(b'[' | b'{') => {
+                // One-line flow collections only.
+                let mut depth = 0i32;
+                let mut quote = None;
+                let b = v.as_bytes();
+                let mut i = 0;
+                while i < b.len() {
+                    match (quote, b[i]) {
+                        (Some(b'"'), b'\\') => i += 1,
+                        (Some(q), c) if c == q => quote = None,
+                        (Some(_), _) => {}
+                        (None, c @ (b'"' | b'\'')) => quote = Some(c),
+                        (None, b'[' | b'{') => depth += 1,
+                        (None, b']' | b'}') => depth -= 1,
+                        (None, b'#') if i > 0 && b[i - 1] == b' ' => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                if depth != 0 || quote.is_some() {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        Some(())
+    }
+
+    /// Scans a continuation line of an open quoted scalar.
+    fn continue_quote(&mut self, line: &str) {
+        if let Some(q) = self.quote {
+            if close_quote(line, q).is_some() {
+                self.quote = None;
+            }
+        }
+    }
+}
+
+/// The byte just past the quote closing a scalar whose text starts at `s`
+/// (escapes: `\x` in double quotes, `''` in single quotes).
+fn close_quote(s: &str, q: u8) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if q == b'"' && b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == q {
+            if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            return Some(i + 1);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `---` or `...` alone or followed by a space.
@@ -195,6 +368,45 @@ mod tests {
             "--- !tag\nkind: A\n",
             "- kind: A\n",
             "\u{feff}kind: A\n",
+        ] {
+            assert_eq!(prune(text, RULES), None, "{text:?}");
+        }
+    }
+
+    /// Multi-line scalars end where the parser ends them, not where a line
+    /// of their text looks like a key.
+    #[test]
+    fn multi_line_scalars_are_followed() {
+        let quoted = "spec:\n  icon: '[{\"a\":\n    1}]'\n  version: 1.0.0\n";
+        assert_eq!(
+            prune(quoted, RULES).as_deref(),
+            Some("spec:\n\n\n  version: 1.0.0\n")
+        );
+        // A quoted line inside a block scalar is text.
+        let block = "spec:\n  icon: |-\n    \"unbalanced\n\n    more\n  version: 1.0.0\n";
+        assert_eq!(
+            prune(block, RULES).as_deref(),
+            Some("spec:\n\n\n\n\n  version: 1.0.0\n")
+        );
+        let escaped = "spec:\n  icon: \"a \\\" b\n    c\"\n  version: 1.0.0\n";
+        assert_eq!(
+            prune(escaped, RULES).as_deref(),
+            Some("spec:\n\n\n  version: 1.0.0\n")
+        );
+        let doubled = "spec:\n  icon:\n  - x: 'it''s\n      open'\n  version: 1\n";
+        assert_eq!(
+            prune(doubled, RULES).as_deref(),
+            Some("spec:\n\n\n\n  version: 1\n")
+        );
+        for text in [
+            // A continuation line not indented past its key: the parser
+            // refuses it; pruning must not read it as a key.
+            "spec:\n  icon: \"text\n  version: 9.9.9\"\n",
+            "spec:\n  version: \"1.0\n  skips: []\"\n",
+            // A flow collection over several lines.
+            "spec:\n  icon: [a,\n    b]\n  version: 1\n",
+            // Not a block scalar header.
+            "spec:\n  icon: >=1.0.0\n",
         ] {
             assert_eq!(prune(text, RULES), None, "{text:?}");
         }
