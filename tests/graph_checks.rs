@@ -494,12 +494,17 @@ fn bundles_load_from_the_graph_fields_of_their_csv() {
     let head = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
                 metadata:\n  name: p.v1.1.0\n";
     let broken_install = format!(
-        "{head}spec:\n  install:\n    spec: [unclosed\n  version: 1.1.0\n  replaces: p.v1.0.0\n"
+        "{head}spec:\n  install:\n    spec:\n      a: 1\n     b: 2\n  version: 1.1.0\n  replaces: p.v1.0.0\n"
     );
     let b = bundle("install", &broken_install).expect("the install strategy is not read");
     assert_eq!(b.info.raw_version, "1.1.0");
     assert_eq!(b.entry.replaces, "p.v1.0.0");
-    assert_eq!(b.entry.replaces_location.expect("located").line, 9);
+    assert_eq!(b.entry.replaces_location.expect("located").line, 11);
+    // A flow collection left open is not followed: the whole text is read
+    // and its error reported.
+    let open_flow = format!("{head}spec:\n  install: [unclosed\n  version: 1.1.0\n");
+    let f = bundle("flow", &open_flow).expect_err("read whole");
+    assert!(f.message.contains("not valid YAML"), "{}", f.message);
 
     let broken_replaces = format!("{head}spec:\n  version: 1.1.0\n  replaces: [p.v1.0.0\n");
     let f = bundle("replaces", &broken_replaces).expect_err("replaces does not parse");
