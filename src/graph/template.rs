@@ -138,23 +138,20 @@ pub fn schema_of(text: &str, path: &Path) -> Result<String, String> {
 }
 
 fn parse_one(text: &str, path: &Path) -> Result<Value, String> {
-    parse_root(text, path).map(|root| root.to_json())
+    parse_doc(text, path).map(|doc| doc.root.to_json())
+}
+
+/// `file:line:column` of a place in a template, for messages.
+fn place(path: &Path, span: crate::yaml::Span) -> String {
+    format!("{}:{}:{}", path.display(), span.line, span.column)
 }
 
 /// The first non-null document of a template, located.
-fn parse_root(text: &str, path: &Path) -> Result<crate::yaml::Node, String> {
-    let docs = crate::yaml::parse_documents(text).map_err(|e| {
-        format!(
-            "{}:{}:{}: {}",
-            path.display(),
-            e.span.line,
-            e.span.column,
-            e.message
-        )
-    })?;
+fn parse_doc(text: &str, path: &Path) -> Result<crate::yaml::Document, String> {
+    let docs = crate::yaml::parse_documents(text)
+        .map_err(|e| format!("{}: {}", place(path, e.span), e.message))?;
     docs.into_iter()
-        .map(|d| d.root)
-        .find(|r| !matches!(r.value, crate::yaml::Value::Null))
+        .find(|d| !matches!(d.root.value, crate::yaml::Value::Null))
         .ok_or_else(|| format!("{}: the template is empty", path.display()))
 }
 
@@ -176,11 +173,8 @@ pub fn render(
 
 /// The non-bundle objects of a basic template and its bundle images, in order.
 pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<String>), String> {
-    let root = parse_root(text, path)?;
-    let entry_at = |i: usize| {
-        let span = root.locate(&crate::path!["entries", i]);
-        format!("{}:{}:{}", path.display(), span.line, span.column)
-    };
+    let root = parse_doc(text, path)?.root;
+    let entry_at = |i: usize| place(path, root.locate(&crate::path!["entries", i]));
     let v = root.to_json();
     let schema = v.get("schema").and_then(Value::as_str).unwrap_or("");
     if schema != SCHEMA_BASIC {
@@ -349,17 +343,11 @@ fn fold_keys(node: &mut crate::yaml::Node, fields: &[&str]) {
 /// (`yaml.UnmarshalStrict`: unknown fields and duplicate keys are errors,
 /// field names match regardless of case). Errors name file, line and field.
 pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
-    let at = |span: crate::yaml::Span| format!("{}:{}:{}", path.display(), span.line, span.column);
-    let docs =
-        crate::yaml::parse_documents(text).map_err(|e| format!("{}: {}", at(e.span), e.message))?;
-    let doc = docs
-        .into_iter()
-        .find(|d| !matches!(d.root.value, crate::yaml::Value::Null))
-        .ok_or_else(|| format!("{}: the template is empty", path.display()))?;
+    let doc = parse_doc(text, path)?;
     if let Some(dup) = doc.duplicate_keys.first() {
         return Err(format!(
             "{}: key `{}` appears twice in one mapping (first at line {}); opm reads templates strictly and refuses that",
-            at(dup.second),
+            place(path, dup.second),
             dup.key,
             dup.first.line
         ));
@@ -387,7 +375,7 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
     let mut sv: SemverTemplate = crate::bundle::csv::decode(&root).map_err(|e| {
         format!(
             "{}: {}: {}",
-            at(root.locate(&e.segments())),
+            place(path, root.locate(&e.segments())),
             e.path,
             e.message
         )
