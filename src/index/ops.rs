@@ -545,32 +545,28 @@ pub fn list_bundles(index: &super::Index) -> anyhow::Result<Vec<BundleRow>> {
         .iter()
         .map(|b| ((b.package.as_str(), b.name.as_str()), b))
         .collect();
-    let row = |package: &str, channel: &str, name: &str, replaces: &str| {
-        let b = by_name.get(&(package, name));
-        let version = b
-            .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
-            .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
-            .unwrap_or("")
-            .to_string();
-        BundleRow {
-            package: package.to_string(),
-            channel: channel.to_string(),
-            name: name.to_string(),
-            version,
-            image: b.map(|b| b.image.clone()).unwrap_or_default(),
-            replaces: replaces.to_string(),
-        }
-    };
     let mut out = Vec::new();
-    let mut channelled = BTreeSet::new();
     for c in &cfg.channels {
         for e in &c.entries {
-            channelled.insert((c.package.as_str(), e.name.as_str()));
-            out.push(row(&c.package, &c.name, &e.name, &e.replaces));
+            let b = by_name.get(&(c.package.as_str(), e.name.as_str()));
+            let version = b
+                .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
+                .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
+                .unwrap_or("")
+                .to_string();
+            out.push(BundleRow {
+                package: c.package.clone(),
+                channel: c.name.clone(),
+                name: e.name.clone(),
+                version,
+                image: b.map(|b| b.image.clone()).unwrap_or_default(),
+                replaces: e.replaces.clone(),
+            });
         }
     }
     // Rendering (like opm's) leaves out bundles in no channel; the
-    // operatorbundle table has them, their package in an olm.package property.
+    // operatorbundle table has them (no channel_entry row, so none listed
+    // above), their package in an olm.package property.
     let mut st = index.conn.prepare(
         "SELECT b.name, coalesce(b.version, ''), coalesce(b.bundlepath, ''), \
          coalesce((SELECT p.value FROM properties p WHERE p.operatorbundle_name = b.name \
@@ -596,9 +592,6 @@ pub fn list_bundles(index: &super::Index) -> anyhow::Result<Vec<BundleRow>> {
                     .map(String::from)
             })
             .unwrap_or_default();
-        if channelled.contains(&(package.as_str(), name.as_str())) {
-            continue;
-        }
         out.push(BundleRow {
             package,
             channel: String::new(),

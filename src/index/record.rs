@@ -298,11 +298,11 @@ pub fn check_annotation_properties(text: &str) -> Result<(), String> {
     };
     // Go matches field names case-insensitively (with two spellings of one
     // name, which one Go keeps depends on source order; here the last in the map).
-    let field = |o: &serde_json::Map<String, Value>, name: &str| -> Option<Value> {
+    fn field<'a>(o: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a Value> {
         o.iter()
             .rfind(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
+            .map(|(_, v)| v)
+    }
     for (i, item) in items.iter().enumerate() {
         let o = match item {
             Value::Null => continue,
@@ -316,11 +316,11 @@ pub fn check_annotation_properties(text: &str) -> Result<(), String> {
         };
         let kind = match field(o, "type") {
             None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s,
+            Some(Value::String(s)) => s.clone(),
             Some(other) => {
                 return Err(format!(
                     "[{i}].type: expected a string, found {}",
-                    crate::bundle::csv::json_type(&other)
+                    crate::bundle::csv::json_type(other)
                 ))
             }
         };
@@ -337,17 +337,17 @@ pub fn check_annotation_properties(text: &str) -> Result<(), String> {
             Some(other) => {
                 return Err(format!(
                     "[{i}].value: expected an object for {kind}, found {}",
-                    crate::bundle::csv::json_type(&other)
+                    crate::bundle::csv::json_type(other)
                 ))
             }
         };
         for name in fields {
-            match field(&value, name) {
+            match field(value, name) {
                 None | Some(Value::Null) | Some(Value::String(_)) => {}
                 Some(other) => {
                     return Err(format!(
                         "[{i}].value.{name}: expected a string, found {}",
-                        crate::bundle::csv::json_type(&other)
+                        crate::bundle::csv::json_type(other)
                     ))
                 }
             }
