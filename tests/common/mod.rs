@@ -24,6 +24,23 @@ pub fn corpus() -> PathBuf {
     );
 }
 
+/// What the real opm answered (`../shared/opm-golden`, see its README); CI has
+/// it beside the clone like the corpus, `OLM_CATALOG_GOLDEN` overrides.
+/// Missing golden data fails the test.
+pub fn golden() -> PathBuf {
+    if let Ok(p) = std::env::var("OLM_CATALOG_GOLDEN") {
+        return PathBuf::from(p);
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for base in manifest.ancestors().skip(1) {
+        let p = base.join("shared/opm-golden");
+        if p.is_dir() {
+            return p;
+        }
+    }
+    panic!("golden data not found: expected ../shared/opm-golden beside the repository (or set OLM_CATALOG_GOLDEN)");
+}
+
 /// The bundle directories of corpus package `pkg`, sorted by path: each
 /// `VERSION/` holding `manifests/`, or `VERSION/bundle/` where the bundle
 /// sits one level deeper (rabbitmq-messaging-topology-operator).
