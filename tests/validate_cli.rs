@@ -221,27 +221,173 @@ fn sarif_output() {
             && r["locations"][0]["physicalLocation"]["region"]["startLine"] == 21));
 }
 
+/// What operator-sdk fails as "unable to find a csv": each named path that
+/// is not a bundle fails (exit 1) with a `not-a-bundle` error.
 #[test]
-fn glob_over_a_package_folder() {
-    // What `bundle validate operators/*/*` passes: bundles, a file and a
-    // folder of bundles.
+fn a_path_that_is_not_a_bundle_fails() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    std::fs::write(tmp.path().join("ci.yaml"), "reviewers: []\n").expect("write");
-    std::fs::create_dir(tmp.path().join("catalog-templates")).expect("mkdir");
-    let file = tmp.path().join("ci.yaml");
-    let templates = tmp.path().join("catalog-templates");
+    let t = tmp.path();
+    std::fs::write(t.join("ci.yaml"), "reviewers: []\n").expect("write");
+    std::fs::create_dir(t.join("empty")).expect("mkdir");
+    std::fs::create_dir(t.join("catalog-templates")).expect("mkdir");
+    std::fs::write(
+        t.join("catalog-templates/v4.18.yaml"),
+        "schema: olm.semver\n",
+    )
+    .expect("write");
+    // A package folder (VERSION/ inside) and the nested layout
+    // VERSION/certification/{manifests,metadata}.
+    copy_tree(&fixture(GOOD), &t.join("pkg/0.0.2"));
+    copy_tree(&fixture(GOOD), &t.join("1.22.0/certification"));
+    let cases: &[(&str, &str)] = &[
+        ("ci.yaml", "is a file, not a bundle directory"),
+        ("empty", "is an empty directory, not a bundle"),
+        (
+            "catalog-templates",
+            "has no manifests/ or metadata/ directory",
+        ),
+        ("pkg", "its subdirectory 0.0.2/ is a bundle"),
+        ("1.22.0", "its subdirectory certification/ is a bundle"),
+    ];
+    for (rel, says) in cases {
+        let o = run(&["--color", "never"], &[&t.join(rel)]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "{rel}: {out}");
+        assert!(out.contains("error[not-a-bundle]"), "{rel}: {out}");
+        assert!(out.contains(says), "{rel}: {out}");
+        assert!(out.contains("unable to find a csv"), "{rel}: {out}");
+        assert!(
+            out.contains("1 checked: 1 error, 0 warnings"),
+            "{rel}: {out}"
+        );
+    }
+    // With the nested bundle named, it passes.
+    let o = run(&[], &[&t.join("1.22.0/certification")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// `bundle validate --skip-non-bundles operators/*/*`: the glob also picks
+/// up ci.yaml and template folders; they are skipped, counted, and listed
+/// with -v, while the bundles are checked as usual.
+#[test]
+fn skip_non_bundles_over_a_glob() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = tmp.path();
+    std::fs::write(t.join("ci.yaml"), "reviewers: []\n").expect("write");
+    std::fs::create_dir(t.join("catalog-templates")).expect("mkdir");
+    let (file, templates, good) = (
+        t.join("ci.yaml"),
+        t.join("catalog-templates"),
+        fixture(GOOD),
+    );
+
+    let o = run(&["--skip-non-bundles"], &[&good, &file, &templates]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(!out.contains("not-a-bundle"), "{out}");
+    assert!(out.contains("1 checked: 0 errors, 0 warnings"), "{out}");
+    assert!(
+        out.contains("2 skipped: not bundles (-v lists them)"),
+        "{out}"
+    );
+
+    let o = run(&["--skip-non-bundles", "-v"], &[&good, &file, &templates]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains(&format!("skipped {}: ", file.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("skipped {}: ", templates.display())),
+        "{out}"
+    );
+    assert!(out.contains("2 skipped: not bundles\n"), "{out}");
+
+    // Errors of the bundles still fail the run.
+    let o = run(&["--skip-non-bundles"], &[&fixture(BLIND), &file]);
+    assert_eq!(o.status.code(), Some(1));
+
+    // JSON stays to its schema; the count goes to stderr.
+    let o = run(&["--skip-non-bundles", "-o", "json"], &[&good, &file]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["summary"]["checked"], 1);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 skipped: not bundle"));
+
+    // Nothing but non-bundles: nothing was validated, which must not pass.
+    let o = run(&["--skip-non-bundles"], &[&file, &templates]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no bundle among the 2 paths"));
+
+    // A missing path is never skipped: it is an I/O failure.
+    let o = run(&["--skip-non-bundles"], &[&good, &t.join("nope")]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Many inputs, some unreadable or broken: each bad one is a finding for
+/// it, and every other input is still validated and reported.
+#[test]
+fn one_bad_bundle_among_many_is_one_finding() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = tmp.path();
+    // A bundle whose manifests/ is a broken symbolic link.
+    copy_tree(&fixture(GOOD), &t.join("dangling"));
+    std::fs::remove_dir_all(t.join("dangling/manifests")).expect("rm");
+    std::os::unix::fs::symlink(t.join("gone"), t.join("dangling/manifests")).expect("symlink");
+    // A bundle whose CSV is not UTF-8.
+    copy_tree(&fixture(GOOD), &t.join("binary"));
+    std::fs::write(
+        t.join("binary/manifests/memcached-operator.clusterserviceversion.yaml"),
+        b"kind: \xff\xfe\n",
+    )
+    .expect("write");
     let good = fixture(GOOD);
-    let o = run(&[], &[&good, &file, &templates]);
+    let broken = fixture(BROKEN);
+    let (dangling, binary) = (t.join("dangling"), t.join("binary"));
+    let dirs: [&Path; 5] = [&dangling, &good, &broken, &binary, &good];
+    let o = run(&["-o", "json"], &dirs);
     assert_eq!(
         o.status.code(),
-        Some(0),
-        "non-bundles are warnings: {}",
-        stdout(&o)
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
-    let out = stdout(&o);
-    assert!(out.contains("warning[not-a-bundle]"));
-    assert!(out.contains("is a file, not a bundle directory; skipped"));
-    assert!(out.contains("3 checked: 0 errors, 2 warnings"));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let reports = v["reports"].as_array().expect("reports");
+    assert_eq!(reports.len(), 5, "every input has its report");
+    let rules = |i: usize| -> Vec<String> {
+        reports[i]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert!(
+        rules(0).contains(&"bundle-unreadable".to_string()),
+        "{:?}",
+        rules(0)
+    );
+    assert!(rules(1).is_empty(), "{:?}", rules(1));
+    assert!(
+        rules(2).contains(&"yaml-syntax".to_string()),
+        "{:?}",
+        rules(2)
+    );
+    assert!(
+        rules(3).contains(&"file-not-utf8".to_string()),
+        "{:?}",
+        rules(3)
+    );
+    assert!(rules(4).is_empty(), "{:?}", rules(4));
+    for i in 0..5 {
+        assert_eq!(
+            reports[i]["subject"].as_str(),
+            Some(dirs[i].display().to_string().as_str()),
+            "reports keep argument order"
+        );
+    }
 }
 
 #[test]

@@ -782,13 +782,16 @@ const V1_CRD_CASES: &[CrdCase] = &[
 ];
 
 /// A v1beta1 CRD that passes: scope, versions, singular and listKind come
-/// from the v1beta1 defaults, the schema and columns are top-level.
+/// from the v1beta1 defaults, the schema and columns are top-level, and
+/// `preserveUnknownFields` is false (v1beta1 defaults it to true, which the
+/// validator refuses).
 const V1BETA1_CRD: &str = "apiVersion: apiextensions.k8s.io/v1beta1
 kind: CustomResourceDefinition
 metadata:
   name: legacies.cache.example.com
 spec:
   group: cache.example.com
+  preserveUnknownFields: false
   names:
     kind: Legacy
     plural: legacies
@@ -809,16 +812,22 @@ const V1BETA1_CRD_CASES: &[CrdCase] = &[
     (&[("  version: v1alpha1\n", "  version: v1alpha1\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n  - name: v1beta1\n    served: true\n    storage: false\n")], None),
     (&[("  version: v1alpha1\n", "  version: v1alpha1\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n")], Some("crd-versions-invalid")),
     (&[("  version: v1alpha1\n", "")], Some("crd-versions-invalid")),
-    (&[("      type: object\n", "      type: object\n      properties:\n        size:\n          type: integer\n          default: 1\n")], Some("crd-preserve-unknown-fields-invalid")),
-    (&[("      type: object\n", "      type: object\n      properties:\n        size:\n          type: integer\n          default: 1\n"), ("  version: v1alpha1\n", "  version: v1alpha1\n  preserveUnknownFields: false\n")], None),
+    // v1beta1 defaults preserveUnknownFields to true, which is refused
+    // (operator-framework/api fails aqua, hawtio-operator and cockroachdb so).
+    (&[("  preserveUnknownFields: false\n", "")], Some("crd-preserve-unknown-fields-invalid")),
+    (&[("  preserveUnknownFields: false\n", "  preserveUnknownFields: true\n")], Some("crd-preserve-unknown-fields-invalid")),
+    (&[("  preserveUnknownFields: false\n", ""), ("      type: object\n", "      type: object\n      properties:\n        size:\n          type: integer\n          default: 1\n")], Some("crd-preserve-unknown-fields-invalid")),
+    (&[("      type: object\n", "      type: object\n      properties:\n        size:\n          type: integer\n          default: 1\n")], None),
     // A property called `default` is not a default.
     (&[("      type: object\n", "      type: object\n      properties:\n        default:\n          type: integer\n")], None),
     (&[("    JSONPath: .spec.size\n", "    jsonPath: .spec.size\n")], None),
     (&[("    JSONPath: .spec.size\n", "    description: no path\n")], Some("crd-printer-column-invalid")),
-    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  conversion:\n    strategy: Webhook\n    webhookClientConfig:\n      service: {name: s, namespace: n}\n")], Some("crd-conversion-invalid")),
-    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  preserveUnknownFields: false\n  conversion:\n    strategy: Webhook\n    webhookClientConfig:\n      service: {name: s, namespace: n}\n")], None),
-    // Protected groups need approval in v1 only.
-    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: legacies.cache.example.com", "name: legacies.cache.k8s.io")], None),
+    (&[("  preserveUnknownFields: false\n", ""), ("  version: v1alpha1\n", "  version: v1alpha1\n  conversion:\n    strategy: Webhook\n    webhookClientConfig:\n      service: {name: s, namespace: n}\n")], Some("crd-conversion-invalid")),
+    (&[("  version: v1alpha1\n", "  version: v1alpha1\n  conversion:\n    strategy: Webhook\n    webhookClientConfig:\n      service: {name: s, namespace: n}\n")], None),
+    // Protected groups need approval in v1beta1 too (cockroachdb's
+    // charts.helm.k8s.io fails operator-framework/api so).
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: legacies.cache.example.com", "name: legacies.cache.k8s.io")], Some("crd-api-approval-missing")),
+    (&[("group: cache.example.com", "group: cache.k8s.io"), ("name: legacies.cache.example.com", "name: legacies.cache.k8s.io\n  annotations:\n    api-approved.kubernetes.io: unapproved, legacy")], None),
 ];
 
 fn run_crd_cases(base_file: &str, base_text: Option<&str>, cases: &[CrdCase]) {
@@ -923,18 +932,116 @@ fn paths_that_are_not_bundles() {
     fs::write(&file, "reviewers: []\n").expect("write");
     let r = validate::validate_dir(&file, &Options::default());
     assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
-    assert_eq!(r.errors(), 0);
+    assert_eq!(r.errors(), 1, "operator-sdk fails it: so do we");
+    assert!(validate::is_non_bundle(&r));
     copy_dir(&good(), &tmp.path().join("pkg/0.0.2"));
     let r = validate::validate_dir(&tmp.path().join("pkg"), &Options::default());
     assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
+    assert_eq!(r.errors(), 1);
     assert!(r.findings[0]
         .hint
         .as_deref()
         .unwrap_or("")
-        .contains("subdirectories are bundles"));
+        .contains("its subdirectory 0.0.2/ is a bundle"));
+    fs::create_dir(tmp.path().join("empty")).expect("mkdir");
+    let r = validate::validate_dir(&tmp.path().join("empty"), &Options::default());
+    assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
+    assert!(r.findings[0].message.contains("empty directory"));
     let r = validate::validate_dir(&tmp.path().join("nope"), &Options::default());
     assert_eq!(rules_of(&r), vec!["bundle-unreadable"]);
     assert_eq!(r.errors(), 1);
+    assert!(
+        !validate::is_non_bundle(&r),
+        "a missing path is never skipped"
+    );
+    // A bundle with errors is not a non-bundle either.
+    let f = Fixture::new();
+    f.remove(CSV);
+    assert!(!validate::is_non_bundle(&f.report()));
+}
+
+/// A CSV beside manifests/ (aqua/6.5.0 of the corpus has its whole bundle
+/// there too): operator-framework/api's loader reads the bundle folder as
+/// the manifests folder and fails; opm ignores the file.
+#[test]
+fn a_csv_outside_manifests_is_an_error() {
+    let f = Fixture::new();
+    f.write("stray.clusterserviceversion.yaml", &f.read(CSV));
+    let r = f.report();
+    let line = line_of(&r, "bundle-csv-outside-manifests");
+    let kind_line = f
+        .read(CSV)
+        .lines()
+        .position(|l| l.starts_with("kind:"))
+        .expect("kind line") as u32
+        + 1;
+    assert_eq!(line, kind_line, "points at kind:");
+    assert_eq!(r.errors(), 1, "{:#?}", r.findings);
+
+    // Deeper down, and in a JSON file, the same; hidden folders, other
+    // kinds and a CSV that is only a later document are not read there.
+    let f = Fixture::new();
+    fs::create_dir_all(f.dir().join("extra/deep")).expect("mkdir");
+    fs::create_dir_all(f.dir().join(".git")).expect("mkdir");
+    f.write(
+        "extra/deep/csv.json",
+        "{\"apiVersion\": \"operators.coreos.com/v1alpha1\", \"kind\": \"ClusterServiceVersion\"}",
+    );
+    f.write(".git/csv.yaml", "kind: ClusterServiceVersion\n");
+    f.write(
+        "tests.yaml",
+        "kind: Configuration\n# not a ClusterServiceVersion\n",
+    );
+    f.write(
+        "two.yaml",
+        "kind: ConfigMap\n---\nkind: ClusterServiceVersion\n",
+    );
+    let r = f.report();
+    let stray: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|x| x.rule == "bundle-csv-outside-manifests")
+        .collect();
+    assert_eq!(stray.len(), 1, "{stray:#?}");
+    assert!(
+        stray[0].message.contains("csv.json"),
+        "{}",
+        stray[0].message
+    );
+}
+
+/// Three rules are errors, not warnings; operator-sdk checks none of them,
+/// and each finding says so.
+#[test]
+fn stricter_rules_are_errors_and_say_operator_sdk_skips_them() {
+    let note = rules::BLIND_SPOT_NOTE;
+    let check = |r: &Report, rule: &str| {
+        assert_rule(r, rule);
+        let f = r.findings.iter().find(|x| x.rule == rule).expect("finding");
+        assert_eq!(f.level, Level::Error, "{rule}");
+        assert!(
+            f.hint.as_deref().unwrap_or("").contains(note),
+            "{rule}: {:?}",
+            f.hint
+        );
+    };
+    let f = Fixture::new();
+    f.edit(
+        CSV,
+        "spec:\n  displayName: Memcached Operator\n",
+        "spec:\n  displayName: First\n  displayName: Memcached Operator\n",
+    );
+    check(&f.report(), "yaml-duplicate-key");
+    let f = Fixture::new();
+    f.edit(CSV, "  version: 0.0.2\n", "");
+    check(&f.report(), "csv-version-missing");
+    let f = Fixture::new();
+    f.edit(
+        ANN,
+        "channel.default.v1: stable",
+        "channel.default.v1: beta",
+    );
+    check(&f.report(), "annotation-default-channel-not-in-channels");
 }
 
 #[test]

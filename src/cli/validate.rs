@@ -18,13 +18,16 @@ use olm_catalog::validate::{self, select, Options};
 #[command(after_help = "Examples:\n  \
 olm-catalog bundle validate ./bundle\n  \
 olm-catalog bundle validate operators/*/*             # many bundles, checked in parallel\n  \
+olm-catalog bundle validate --skip-non-bundles -v operators/*/*   # a tree with ci.yaml and template folders\n  \
 olm-catalog bundle validate ./bundle --select-optional suite=operatorframework\n  \
 olm-catalog bundle validate ./bundle --select-optional name=alpha-deprecated-apis --k8s-version 1.25\n  \
 olm-catalog bundle validate ./bundle --output sarif > findings.sarif\n\n\
 Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage or I/O failure \
 (a path that does not exist, a file that cannot be read: rule io-error). A folder without manifests/ or metadata/ that \
-holds a package manifest (package.yaml, *.package.yaml) gets the package manifest checks; other \
-paths that are not bundles (files, folders) are reported as warnings and skipped. Rules and \
+holds a package manifest (package.yaml, *.package.yaml) gets the package manifest checks; any other \
+path that is not a bundle (a file, an empty or other folder) is an error (not-a-bundle), as in \
+operator-sdk. With --skip-non-bundles such paths are skipped instead: counted in the summary, \
+listed with -v; if every path is skipped, nothing was validated and the exit code is 1. Rules and \
 their origins: docs/validate.md.")]
 pub struct ValidateArgs {
     /// Bundle directories (each holding manifests/ and metadata/)
@@ -40,6 +43,14 @@ pub struct ValidateArgs {
     /// Kubernetes version the bundle targets, for alpha-deprecated-apis (e.g. 1.25)
     #[arg(long = "k8s-version", value_name = "VERSION")]
     pub k8s_version: Option<String>,
+    /// Skip paths that are not bundles (files such as ci.yaml, folders
+    /// without manifests/ or metadata/) instead of failing them: for a glob
+    /// that walks a tree. They are counted in the summary; -v lists them.
+    #[arg(long = "skip-non-bundles")]
+    pub skip_non_bundles: bool,
+    /// List the skipped paths and why each is not a bundle (on stderr)
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "human")]
     pub output: Format,
@@ -94,8 +105,11 @@ impl ValidateArgs {
             image_platforms,
         };
         let missing: Vec<&PathBuf> = self.dirs.iter().filter(|d| !d.exists()).collect();
-        let reports = validate::validate_dirs(&self.dirs, &options);
-        let text = match self.output {
+        let all = validate::validate_dirs(&self.dirs, &options);
+        let (skipped, reports): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|r| self.skip_non_bundles && validate::is_non_bundle(r));
+        let mut text = match self.output {
             Format::Human => {
                 let color = match self.color {
                     ColorChoice::Always => true,
@@ -109,6 +123,28 @@ impl ValidateArgs {
             Format::Json => diag::render_json(&reports),
             Format::Sarif => diag::render_sarif(&reports, &validate::rules::summary),
         };
+        if !skipped.is_empty() {
+            // Human output says it after the summary; machine formats keep
+            // stdout to their schema, so there it goes to stderr.
+            let mut note = String::new();
+            if self.verbose {
+                for r in &skipped {
+                    let why = r.findings.first().map(|f| f.message.as_str()).unwrap_or("");
+                    note.push_str(&format!("skipped {}: {why}\n", r.subject));
+                }
+            }
+            note.push_str(&format!(
+                "{} skipped: not bundle{}{}\n",
+                skipped.len(),
+                if skipped.len() == 1 { "" } else { "s" },
+                if self.verbose { "" } else { " (-v lists them)" }
+            ));
+            if self.output == Format::Human {
+                text.push_str(&note);
+            } else {
+                let _ = std::io::stderr().write_all(note.as_bytes());
+            }
+        }
         let mut stdout = std::io::stdout().lock();
         if let Err(e) = stdout
             .write_all(text.as_bytes())
@@ -133,6 +169,16 @@ impl ValidateArgs {
             .collect();
         if !io_failures.is_empty() {
             anyhow::bail!("I/O failure: {}", io_failures.join("; "));
+        }
+        if reports.is_empty() && !skipped.is_empty() {
+            // `--skip-non-bundles` over paths none of which is a bundle: a
+            // wrong path or glob must not pass silently.
+            eprintln!(
+                "no bundle among the {} path{} given: nothing was validated",
+                skipped.len(),
+                if skipped.len() == 1 { "" } else { "s" }
+            );
+            return Ok(EXIT_FINDINGS);
         }
         let errors: usize = reports.iter().map(|r| r.errors()).sum();
         Ok(if errors > 0 { EXIT_FINDINGS } else { 0 })

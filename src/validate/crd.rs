@@ -152,34 +152,25 @@ impl Crd<'_> {
 
     /// A finding of `rule` at `path`, in the API server's words.
     fn bad(&mut self, rule: &str, path: &[Seg], msg: impl AsRef<str>) {
-        let path = &resolve(&self.m.root, path);
-        let f = finding(
-            rule,
-            format!(
-                "CRD `{}`: {}: {}",
-                self.m.name,
-                path_to_string(path),
-                msg.as_ref()
-            ),
-        )
-        .at(self.m.location(path));
-        self.out.push(f);
+        let shown = path_to_string(&resolve(&self.m.root, path));
+        self.bad_shown(rule, path, &shown, msg.as_ref(), None);
     }
 
     fn bad_hint(&mut self, rule: &str, path: &[Seg], msg: impl AsRef<str>, hint: &str) {
+        let shown = path_to_string(&resolve(&self.m.root, path));
+        self.bad_shown(rule, path, &shown, msg.as_ref(), Some(hint));
+    }
+
+    /// A finding located at `path` that names the field as `shown` (the API
+    /// server writes map keys as `annotations[key]`).
+    fn bad_shown(&mut self, rule: &str, path: &[Seg], shown: &str, msg: &str, hint: Option<&str>) {
         let path = &resolve(&self.m.root, path);
-        let f = finding_hint(
-            rule,
-            format!(
-                "CRD `{}`: {}: {}",
-                self.m.name,
-                path_to_string(path),
-                msg.as_ref()
-            ),
-            hint,
-        )
-        .at(self.m.location(path));
-        self.out.push(f);
+        let message = format!("CRD `{}`: {shown}: {msg}", self.m.name);
+        let f = match hint {
+            Some(h) => finding_hint(rule, message, h),
+            None => finding(rule, message),
+        };
+        self.out.push(f.at(self.m.location(path)));
     }
 }
 
@@ -213,9 +204,7 @@ pub fn check(m: &Manifest, out: &mut Vec<Finding>) {
     }
     check_preserve_unknown_fields(&mut c);
     check_conversion(&mut c);
-    if v1 {
-        check_api_approval(&mut c);
-    }
+    check_api_approval(&mut c);
 }
 
 fn check_name_and_group(c: &mut Crd) {
@@ -781,12 +770,21 @@ fn check_preserve_unknown_fields(c: &mut Crd) {
             }
         }
     }
-    if c.v1 && is_true(c.at(&puf)) {
+    // `validatePreserveUnknownFields` runs on every CRD, after the v1beta1
+    // default: a v1beta1 CRD that does not say `false` is refused too.
+    if set {
+        let hint = if c.v1 {
+            "remove spec.preserveUnknownFields, and mark the open parts of the schema with x-kubernetes-preserve-unknown-fields: true"
+        } else if is_true(c.at(&puf)) {
+            "set spec.preserveUnknownFields: false with a structural schema (x-kubernetes-preserve-unknown-fields: true on its open parts), or move the CRD to apiextensions.k8s.io/v1"
+        } else {
+            "apiextensions.k8s.io/v1beta1 defaults spec.preserveUnknownFields to true; set it to false with a structural schema (x-kubernetes-preserve-unknown-fields: true on its open parts), or move the CRD to apiextensions.k8s.io/v1"
+        };
         c.bad_hint(
             rule,
             &puf,
             "Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
-            "remove spec.preserveUnknownFields, and mark the open parts of the schema with x-kubernetes-preserve-unknown-fields: true",
+            hint,
         );
     }
 }
@@ -1033,7 +1031,8 @@ fn service_path(path: &str) -> Vec<String> {
     why
 }
 
-/// Kubernetes-owned API groups need an approval annotation (v1 CRDs).
+/// Kubernetes-owned API groups need an approval annotation (`validateAPIApproval`
+/// runs on the internal type, so on v1beta1 CRDs as well).
 fn is_protected_group(group: &str) -> bool {
     group == "k8s.io"
         || group == "kubernetes.io"
@@ -1050,20 +1049,25 @@ fn check_api_approval(c: &mut Crd) {
     let apath = path!["metadata", "annotations", API_APPROVED];
     let see = "see https://github.com/kubernetes/enhancements/pull/1111";
     // Annotations are a map: its keys match exactly, unlike struct fields.
-    match c.m.root.at(&apath) {
-        None => c.bad_hint(
+    let shown = format!("metadata.annotations[{API_APPROVED}]");
+    // An empty value counts as missing (`GetAPIApprovalState`).
+    match c.m.root.at(&apath).filter(|n| !text(Some(n)).is_empty()) {
+        None => c.bad_shown(
             rule,
             &apath,
-            format!("Required value: protected groups must have approval annotation \"{API_APPROVED}\", {see}"),
-            "API groups ending in k8s.io or kubernetes.io belong to Kubernetes; use your own domain as the group",
+            &shown,
+            &format!("Required value: protected groups must have approval annotation \"{API_APPROVED}\", {see}"),
+            Some("API groups ending in k8s.io or kubernetes.io belong to Kubernetes; use your own domain as the group"),
         ),
         Some(n) => {
             let v = text(Some(n));
             if !v.starts_with("unapproved") && !is_request_uri(&v) {
-                c.bad(
+                c.bad_shown(
                     rule,
                     &apath,
-                    format!("Invalid value: \"{v}\": protected groups must have approval annotation \"{API_APPROVED}\" with either a URL or a reason starting with \"unapproved\", {see}"),
+                    &shown,
+                    &format!("Invalid value: \"{v}\": protected groups must have approval annotation \"{API_APPROVED}\" with either a URL or a reason starting with \"unapproved\", {see}"),
+                    None,
                 );
             }
         }

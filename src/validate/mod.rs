@@ -72,7 +72,15 @@ pub fn validate_bundle(bundle: &Bundle, options: &Options) -> Report {
         csv: csv.as_ref(),
         options,
     };
-    let mut findings: Vec<Finding> = bundle.load_findings.clone();
+    // The loader writes its findings without the rule catalog; the catalog
+    // sets their level here (a duplicate key is an error of validation, not
+    // of loading: graph and index commands read such bundles).
+    let mut findings: Vec<Finding> = bundle
+        .load_findings
+        .iter()
+        .cloned()
+        .map(rules::conform)
+        .collect();
     run_suites(&ctx, &mut findings);
     let mut report = Report {
         subject: bundle.dir.display().to_string(),
@@ -90,10 +98,11 @@ pub fn is_bundle_dir(dir: &Path) -> bool {
 /// Loads and validates a bundle directory. A directory without `manifests/`
 /// or `metadata/` that holds a package manifest (`package.yaml`,
 /// `*.package.yaml`) gets the package manifest checks. Any other path that
-/// exists but is not a bundle (a file, a folder without `manifests/` or
-/// `metadata/`) gives one
-/// `not-a-bundle` warning, so `bundle validate operators/*/*` skips the
-/// `ci.yaml` files and template folders a glob picks up; an unreadable or
+/// exists but is not a bundle (a file, an empty folder, a folder without
+/// `manifests/` or `metadata/` such as a package folder, `catalog-templates/`
+/// or `VERSION/` with the bundle one level down) is one `not-a-bundle`
+/// error, as operator-sdk fails it ("unable to find a csv"); a caller that
+/// walks a tree may skip such reports ([`is_non_bundle`]). An unreadable or
 /// missing path gives a `bundle-unreadable` error.
 pub fn validate_dir(dir: &Path, options: &Options) -> Report {
     let subject = dir.display().to_string();
@@ -103,11 +112,11 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
     };
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_file() => {
-            return one(Finding::warning(
+            return one(rules::finding_hint(
                 "not-a-bundle",
-                format!("{subject} is a file, not a bundle directory; skipped"),
-            )
-            .hint("give the directory that holds manifests/ and metadata/"))
+                format!("{subject} is a file, not a bundle directory"),
+                &format!("give the directory that holds manifests/ and metadata/. {SDK_FAILS_TOO}"),
+            ))
         }
         Ok(meta) if meta.is_dir() && !is_bundle_dir(dir) => {
             // A package-manifest directory: check its package.yaml.
@@ -123,29 +132,17 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
                 report.sort();
                 return report;
             }
-            let nested = std::fs::read_dir(dir)
-                .map(|rd| rd.filter_map(Result::ok).any(|e| is_bundle_dir(&e.path())))
-                .unwrap_or(false);
-            let f = Finding::warning(
-                "not-a-bundle",
-                format!(
-                    "{subject} has no manifests/ or metadata/ directory: not a bundle; skipped"
-                ),
-            );
-            let f = if nested {
-                f.hint(format!(
-                    "its subdirectories are bundles: validate {}/* instead",
-                    subject.trim_end_matches('/')
-                ))
-            } else {
-                f.hint("a bundle directory holds manifests/ (the CSV, CRDs, …) and metadata/annotations.yaml")
-            };
-            return one(f);
+            return one(not_a_bundle_dir(dir, &subject));
         }
         _ => {}
     }
     match Bundle::load_dir(dir) {
-        Ok(b) => validate_bundle(&b, options),
+        Ok(b) => {
+            let mut report = validate_bundle(&b, options);
+            report.findings.extend(structure::stray_csvs(dir));
+            report.sort();
+            report
+        }
         Err(e) => {
             let (rule, msg) = match &e {
                 LoadError::NotADirectory { reason, .. } => (
@@ -157,6 +154,55 @@ pub fn validate_dir(dir: &Path, options: &Options) -> Report {
             one(Finding::error(rule, msg))
         }
     }
+}
+
+/// The `not-a-bundle` finding for a directory without `manifests/` or
+/// `metadata/`, with a hint naming the bundles one level down, if any.
+fn not_a_bundle_dir(dir: &Path, subject: &str) -> Finding {
+    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    let base = subject.trim_end_matches('/');
+    let nested: Vec<String> = entries
+        .iter()
+        .filter(|p| is_bundle_dir(p))
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let (msg, hint) = if entries.is_empty() {
+        (
+            format!("{subject} is an empty directory, not a bundle"),
+            "a bundle directory holds manifests/ (the CSV, CRDs, …) and metadata/annotations.yaml"
+                .to_string(),
+        )
+    } else {
+        let hint = match nested.as_slice() {
+            [] => "a bundle directory holds manifests/ (the CSV, CRDs, …) and metadata/annotations.yaml; to validate a tree that has other folders too, pass --skip-non-bundles".to_string(),
+            [one] => format!("its subdirectory {one}/ is a bundle: validate {base}/{one} instead"),
+            _ => format!(
+                "its subdirectories {} are bundles: validate {base}/* instead",
+                nested
+                    .iter()
+                    .map(|n| format!("{n}/"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        (
+            format!("{subject} has no manifests/ or metadata/ directory: not a bundle"),
+            hint,
+        )
+    };
+    rules::finding_hint("not-a-bundle", msg, &format!("{hint}. {SDK_FAILS_TOO}"))
+}
+
+/// What `not-a-bundle` hints add: the reference fails such paths as well.
+const SDK_FAILS_TOO: &str = "operator-sdk bundle validate fails it too (\"unable to find a csv\")";
+
+/// Whether `report` says only that its path is not a bundle (rule
+/// `not-a-bundle`): what `bundle validate --skip-non-bundles` skips.
+pub fn is_non_bundle(report: &Report) -> bool {
+    !report.findings.is_empty() && report.findings.iter().all(|f| f.rule == "not-a-bundle")
 }
 
 /// Validates many bundle directories in parallel; reports come back in the

@@ -52,11 +52,12 @@ pub const RULES: &[Rule] = &[
     r("bundle-unreadable", E, L, "the bundle cannot be read (a broken symbolic link, a path that is not a directory)"),
     r("io-error", E, L, "reading a file or directory failed (permission denied, I/O error); the command exits with 2"),
     r("file-not-regular", E, L, "a FIFO, socket or device where a file was expected, or a file where manifests/ or metadata/ should be; it is not read"),
-    r("not-a-bundle", W, L, "the path is not a bundle directory (no manifests/ or metadata/); skipped"),
+    r("not-a-bundle", E, R, "the path is not a bundle directory (a file, or a folder without manifests/ or metadata/): operator-sdk fails it (\"unable to find a csv\"); --skip-non-bundles skips it"),
     r("bundle-no-manifests-dir", E, R, "the bundle has no manifests/ directory"),
     r("bundle-no-metadata-dir", E, R, "the bundle has no metadata/ directory"),
+    r("bundle-csv-outside-manifests", E, R, "a ClusterServiceVersion file in the bundle folder outside manifests/: operator-framework/api's loader reads the wrong folder (and fails when the file is beside manifests/); opm ignores the file"),
     r("yaml-syntax", E, L, "a file is not valid YAML (reported itself, not as a missing CSV)"),
-    r("yaml-duplicate-key", W, L, "a mapping key appears twice; the last value wins"),
+    r("yaml-duplicate-key", E, B, "a mapping key appears twice: Go's YAML reader keeps the last value silently, the API server's strict field validation refuses the object"),
     r("file-empty", W, L, "a manifest or metadata file is empty"),
     r("file-not-utf8", E, L, "a file is not UTF-8"),
     r("file-too-large", E, L, "a file is over the size limit and was not read"),
@@ -69,7 +70,7 @@ pub const RULES: &[Rule] = &[
     r("annotation-default-channel-missing", W, R, "channel.default.v1 is not set; opm picks a default channel itself"),
     r("annotation-mediatype-invalid", E, R, "mediatype.v1 is not registry+v1"),
     r("annotation-empty", E, R, "a bundle annotation that must have a value is empty"),
-    r("annotation-default-channel-not-in-channels", W, B, "the default channel is not one of channels.v1"),
+    r("annotation-default-channel-not-in-channels", E, B, "the default channel is not one of channels.v1: opm fails the package when no bundle is in its default channel"),
     r("annotation-manifests-path-mismatch", E, B, "manifests.v1 does not name the bundle's manifests/ directory"),
     r("annotation-metadata-path-mismatch", E, B, "metadata.v1 does not name the bundle's metadata/ directory"),
     r("dependency-invalid", E, R, "an entry of metadata/dependencies.yaml is invalid"),
@@ -119,7 +120,7 @@ pub const RULES: &[Rule] = &[
     r("csv-annotation-case", E, R, "an annotation key OLM reads case-sensitively is miscased"),
     r("csv-olm-properties-annotation", W, R, "olm.properties annotation instead of metadata/properties.yaml"),
     // Blind spots of the CSV checks.
-    r("csv-version-missing", W, B, "spec.version is not set"),
+    r("csv-version-missing", E, B, "spec.version is not set: opm cannot place the bundle in a channel (semver modes, FBC olm.package version)"),
     r("csv-version-not-semver", E, B, "spec.version is not strict semver: OLM accepts it (tolerant parse), opm refuses it when building an index"),
     r("csv-name-version-mismatch", W, B, "the version in metadata.name differs from spec.version"),
     r("csv-replaces-self", E, B, "spec.replaces names the bundle itself"),
@@ -149,9 +150,9 @@ pub const RULES: &[Rule] = &[
     r("crd-printer-column-invalid", E, R, "an additionalPrinterColumns entry without name or JSON path, or of an unknown type or format"),
     r("crd-scale-subresource-invalid", E, R, "the scale subresource's specReplicasPath or labelSelectorPath is missing or not a path under .spec/.status"),
     r("crd-per-version-conflict", E, R, "v1beta1: top-level and per-version schema, subresources or columns together, or per-version ones all identical"),
-    r("crd-preserve-unknown-fields-invalid", E, R, "spec.preserveUnknownFields is true (v1), or not false while the schema has defaults"),
+    r("crd-preserve-unknown-fields-invalid", E, R, "spec.preserveUnknownFields is true (v1beta1: not set to false, as it defaults to true), or not false while the schema has defaults"),
     r("crd-conversion-invalid", E, R, "spec.conversion: unknown strategy, webhook without a valid client config or review versions, or webhook settings under strategy None"),
-    r("crd-api-approval-missing", E, R, "a v1 CRD in a *.k8s.io or *.kubernetes.io group without a valid api-approved.kubernetes.io annotation"),
+    r("crd-api-approval-missing", E, R, "a CRD (v1 or v1beta1) in a *.k8s.io or *.kubernetes.io group without a valid api-approved.kubernetes.io annotation"),
     // operator-framework/api object.go.
     r("pdb-max-unavailable-zero", E, O, "a PodDisruptionBudget with maxUnavailable 0 or 0%"),
     r("pdb-min-available-full", E, O, "a PodDisruptionBudget with minAvailable 100%"),
@@ -206,6 +207,25 @@ pub fn finding_hint(id: &str, message: impl Into<String>, hint: &str) -> Finding
         Some(note) => f.hint(format!("{hint}; {note}")),
         None => f.hint(hint),
     }
+}
+
+/// `f` (a finding made where the rule catalog is not at hand, such as the
+/// bundle loader) at its rule's level, with the note on operator-sdk that
+/// findings of its origin carry. Findings of rules outside the catalog are
+/// left as they are.
+pub fn conform(mut f: Finding) -> Finding {
+    let Some(r) = rule(&f.rule) else {
+        return f;
+    };
+    f.level = r.level;
+    if let Some(note) = origin_note(r.origin) {
+        f.hint = match f.hint.take() {
+            Some(h) if h.contains(note) => Some(h),
+            Some(h) => Some(format!("{h}; {note}")),
+            None => Some(note.to_string()),
+        };
+    }
+    f
 }
 
 /// The summary of a rule (default or optional) for SARIF output.

@@ -764,6 +764,109 @@ fn check_size(ctx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
+/// Files larger than this are not opened when looking for stray CSVs (a CSV
+/// is at most a few MiB; the bundle itself must fit in 1 MiB compressed).
+const STRAY_MAX_FILE: u64 = 16 * 1024 * 1024;
+/// How deep and how wide the look for stray CSVs goes: a bundle folder holds
+/// a handful of files beside manifests/ and metadata/ (tests/, Dockerfiles).
+const STRAY_MAX_DEPTH: usize = 8;
+const STRAY_MAX_ENTRIES: usize = 10_000;
+
+/// ClusterServiceVersion files in the bundle folder outside `manifests/`
+/// (and `metadata/`), rule `bundle-csv-outside-manifests`.
+///
+/// operator-framework/api's loader (`manifests.GetBundleFromDir`, what
+/// `operator-sdk bundle validate` loads the folder with) walks the whole
+/// folder, skipping hidden entries, and takes the folder of every file whose
+/// first document is a CSV as the bundle's manifests folder: a CSV beside
+/// `manifests/` makes it read the bundle folder itself, which fails ("bundle
+/// manifests dir contains directory"), and a CSV deeper down replaces the
+/// real one. opm reads only `manifests/`, so such a file is also not the CSV
+/// the bundle ships. Only bundle folders on disk have such files; images
+/// hold only `manifests/` and `metadata/`.
+pub fn stray_csvs(dir: &std::path::Path) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let walk = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .max_depth(STRAY_MAX_DEPTH)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            let top = e.depth() == 1 && (name == "manifests" || name == "metadata");
+            !top && !name.starts_with('.')
+        });
+    for entry in walk.take(STRAY_MAX_ENTRIES) {
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Some(text) = read_small_text(entry.path()) else {
+            continue;
+        };
+        if !text.contains("ClusterServiceVersion") {
+            continue;
+        }
+        let Ok(docs) = crate::yaml::parse_documents(&text) else {
+            continue;
+        };
+        // The loader decodes only the first document of a file.
+        let Some(doc) = docs.first() else { continue };
+        let kind = doc.root.at(&path!["kind"]);
+        if !matches!(kind.map(|k| &k.value), Some(Value::Str(k)) if k == "ClusterServiceVersion") {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(entry.path())
+            .display()
+            .to_string();
+        let beside = entry.depth() == 1;
+        let why = if beside {
+            "operator-sdk bundle validate (operator-framework/api's loader) then reads the bundle folder itself as the manifests folder and fails on its subdirectories"
+        } else {
+            "operator-sdk bundle validate (operator-framework/api's loader) then reads that folder as the bundle's manifests, instead of or besides manifests/"
+        };
+        out.push(
+            finding_hint(
+                "bundle-csv-outside-manifests",
+                format!("{rel} is a ClusterServiceVersion outside manifests/: {why}"),
+                "opm packs only manifests/ and metadata/, so this is not the CSV the bundle ships: remove it, or move it into manifests/ if it is the bundle's CSV",
+            )
+            .at(Location::new(
+                entry.path(),
+                doc.root.locate(&path!["kind"]),
+                Some(&text),
+            )),
+        );
+    }
+    out
+}
+
+/// The text of a regular file of at most [`STRAY_MAX_FILE`] bytes, or
+/// `None` (too large, unreadable, not UTF-8, or not a regular file when
+/// opened: the file is opened without blocking and checked again).
+fn read_small_text(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = opts.open(path).ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.len() > STRAY_MAX_FILE {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.take(STRAY_MAX_FILE).read_to_end(&mut buf).ok()?;
+    String::from_utf8(buf).ok()
+}
+
 #[cfg(test)]
 mod size_tests {
     use super::*;
