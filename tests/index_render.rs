@@ -432,3 +432,29 @@ fn render_into_a_closed_pipe_is_quiet() {
     assert!(out.status.success(), "{:?}", out.status);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// What the real opm built (`../shared/opm-golden/sqlite/*/index.db`: csv
+/// and bundle as BLOBs, NULL content for non-heads in semver mode) is read
+/// by `render`, `migrate` and `index list`.
+#[test]
+fn readers_accept_opm_built_indexes() {
+    for pkg in ["etcd", "ack-ecr-controller"] {
+        let db = common::golden().join("sqlite").join(pkg).join("index.db");
+        let o = ok(cli(&["render", "-o", "json"], &[&db]));
+        let n = common_stream_len(&o.stdout);
+        assert!(n > 2, "{pkg}: {n} objects");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = tmp.path().join("catalog");
+        ok(cli(&["migrate"], &[&db, &out]));
+        assert!(out.join(pkg).join("catalog.json").is_file());
+        ok(cli(&["index", "list", "bundles", "--database"], &[&db]));
+    }
+}
+
+fn common_stream_len(bytes: &[u8]) -> usize {
+    serde_json::Deserializer::from_slice(bytes)
+        .into_iter::<Value>()
+        .collect::<Result<Vec<_>, _>>()
+        .expect("json")
+        .len()
+}

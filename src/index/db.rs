@@ -121,6 +121,30 @@ fn map_err(path: &Path, e: rusqlite::Error) -> DbError {
     }
 }
 
+/// A text column as opm's Go code reads it into a string, whatever the
+/// value's storage class: opm (Go `database/sql`) writes `[]byte` values such
+/// as `operatorbundle.csv` and `.bundle` as BLOBs, this tool as TEXT; both
+/// give their bytes. NULL gives `None`; a number its decimal form, as Go's
+/// `Scan` into a string gives it.
+pub fn text(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Text(b) | ValueRef::Blob(b) => Some(match std::str::from_utf8(b) {
+            Ok(s) => s.to_owned(),
+            // Go keeps the bytes; the closest string here.
+            Err(_) => String::from_utf8_lossy(b).into_owned(),
+        }),
+        ValueRef::Integer(n) => Some(n.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+    })
+}
+
+/// [`text`], NULL read as the empty string (Go's `sql.NullString.String`).
+pub fn text_or_empty(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
+    Ok(text(r, i)?.unwrap_or_default())
+}
+
 /// An open index database.
 pub struct Index {
     /// The connection.

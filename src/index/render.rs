@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::db::Index;
+use super::db::{text, text_or_empty, Index};
 use super::record::BundleRecord;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
 
@@ -166,13 +166,13 @@ pub fn index_to_fbc_filtered(
         )?;
         let it = st.query_map([], |r| {
             Ok((
-                r.get::<_, String>(0)?,
+                text_or_empty(r, 0)?,
                 Row {
-                    csv: r.get(1)?,
-                    bundle: r.get(2)?,
-                    path: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                    version: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                    skip_range: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                    csv: text(r, 1)?,
+                    bundle: text(r, 2)?,
+                    path: text_or_empty(r, 3)?,
+                    version: text_or_empty(r, 4)?,
+                    skip_range: text_or_empty(r, 5)?,
                 },
             ))
         })?;
@@ -187,9 +187,9 @@ pub fn index_to_fbc_filtered(
             conn.prepare("SELECT operatorbundle_name, type, value FROM properties ORDER BY rowid")?;
         for x in st.query_map([], |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
+                text_or_empty(r, 0)?,
+                text_or_empty(r, 1)?,
+                text_or_empty(r, 2)?,
             ))
         })? {
             let (n, t, v) = x?;
@@ -202,9 +202,9 @@ pub fn index_to_fbc_filtered(
             .prepare("SELECT operatorbundle_name, type, value FROM dependencies ORDER BY rowid")?;
         for x in st.query_map([], |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
+                text_or_empty(r, 0)?,
+                text_or_empty(r, 1)?,
+                text_or_empty(r, 2)?,
             ))
         })? {
             let (n, t, v) = x?;
@@ -214,12 +214,7 @@ pub fn index_to_fbc_filtered(
     let mut db_images: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     {
         let mut st = conn.prepare("SELECT image, operatorbundle_name FROM related_image")?;
-        for x in st.query_map([], |r| {
-            Ok((
-                r.get::<_, Option<String>>(0)?,
-                r.get::<_, Option<String>>(1)?,
-            ))
-        })? {
+        for x in st.query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))? {
             if let (Some(i), Some(n)) = x? {
                 db_images.entry(n).or_default().insert(i);
             }
@@ -236,10 +231,10 @@ pub fn index_to_fbc_filtered(
         ))?;
         for x in st.query_map([], |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
+                text_or_empty(r, 0)?,
+                text_or_empty(r, 1)?,
+                text_or_empty(r, 2)?,
+                text_or_empty(r, 3)?,
             ))
         })? {
             let (n, g, v, k) = x?;
@@ -270,12 +265,12 @@ pub fn index_to_fbc_filtered(
             .query_map([], |r| {
                 Ok((
                     r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
+                    text_or_empty(r, 1)?,
+                    text_or_empty(r, 2)?,
+                    text_or_empty(r, 3)?,
                     r.get(4)?,
                     r.get(5)?,
-                    r.get(6)?,
+                    text(r, 6)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
@@ -314,9 +309,7 @@ pub fn index_to_fbc_filtered(
     let mut packages: Vec<(String, String)> = Vec::new();
     {
         let mut st = conn.prepare("SELECT name, default_channel FROM package ORDER BY name")?;
-        for x in st.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
-        })? {
+        for x in st.query_map([], |r| Ok((text_or_empty(r, 0)?, text(r, 1)?)))? {
             let (n, d) = x?;
             if only.is_none_or(|o| o.contains(&n)) {
                 packages.push((n, d.unwrap_or_default()));
@@ -328,11 +321,7 @@ pub fn index_to_fbc_filtered(
         let mut st =
             conn.prepare("SELECT package_name, name, head_operatorbundle_name FROM channel")?;
         for x in st.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-            ))
+            Ok((text_or_empty(r, 0)?, text_or_empty(r, 1)?, text(r, 2)?))
         })? {
             let (p, c, h) = x?;
             heads.insert((p, c), h.unwrap_or_default());

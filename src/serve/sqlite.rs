@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::model::*;
 use crate::gojson;
+use crate::index::db::text;
 use crate::proto;
 
 /// One `channel_entry` row.
@@ -59,7 +60,7 @@ fn read_details(path: &Path) -> Result<HashMap<Str, BundleDetails>, String> {
     let mut out = HashMap::new();
     while let Some(r) = rows.next().map_err(|e| e.to_string())? {
         let get =
-            |i: usize| -> Result<Option<String>, String> { r.get(i).map_err(|e| e.to_string()) };
+            |i: usize| -> Result<Option<String>, String> { text(r, i).map_err(|e| e.to_string()) };
         let Some(name) = get(0)? else { continue };
         out.insert(
             s(&name),
@@ -175,17 +176,17 @@ fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
         let mut st = conn.prepare(&sql).with_context(ctx)?;
         let mut rows = st.query([]).with_context(ctx)?;
         while let Some(r) = rows.next().with_context(ctx)? {
-            let kind: Option<String> = r.get(0)?;
-            let value: Option<String> = r.get(1)?;
-            let name: Option<String> = r.get(2)?;
+            let kind = text(r, 0)?;
+            let value = text(r, 1)?;
+            let name = text(r, 2)?;
             let (Some(kind), Some(value), Some(name)) = (kind, value, name) else {
                 continue;
             };
             out.entry(s(&name)).or_default().push(PropRow {
                 kind: s(&kind),
                 value: s(&value),
-                version: r.get(3)?,
-                path: r.get(4)?,
+                version: text(r, 3)?,
+                path: text(r, 4)?,
             });
         }
         Ok(out)
@@ -199,10 +200,10 @@ fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
         .with_context(ctx)?;
     let mut rows = st.query([]).with_context(ctx)?;
     while let Some(r) = rows.next().with_context(ctx)? {
-        let g: Option<String> = r.get(0)?;
-        let v: Option<String> = r.get(1)?;
-        let k: Option<String> = r.get(2)?;
-        let p: Option<String> = r.get(3)?;
+        let g = text(r, 0)?;
+        let v = text(r, 1)?;
+        let k = text(r, 2)?;
+        let p = text(r, 3)?;
         if let (Some(g), Some(v), Some(k), Some(p)) = (g, v, k, p) {
             plurals.insert((g, v, k), p);
         }
@@ -255,8 +256,8 @@ impl SqliteRegistry {
             .with_context(ctx)?;
         let mut rows = st.query([]).with_context(ctx)?;
         while let Some(r) = rows.next().with_context(ctx)? {
-            let name: Option<String> = r.get(0)?;
-            let def: Option<String> = r.get(1)?;
+            let name = text(r, 0)?;
+            let def = text(r, 1)?;
             if let Some(name) = name {
                 packages.insert(s(&name), s(def.as_deref().unwrap_or("")));
             }
@@ -270,9 +271,9 @@ impl SqliteRegistry {
             .with_context(ctx)?;
         let mut rows = st.query([]).with_context(ctx)?;
         while let Some(r) = rows.next().with_context(ctx)? {
-            let name: Option<String> = r.get(0)?;
-            let pkg: Option<String> = r.get(1)?;
-            let head: Option<String> = r.get(2)?;
+            let name = text(r, 0)?;
+            let pkg = text(r, 1)?;
+            let head = text(r, 2)?;
             channels.insert(
                 (
                     s(pkg.as_deref().unwrap_or("")),
@@ -306,9 +307,9 @@ impl SqliteRegistry {
         while let Some(r) = rows.next().with_context(ctx)? {
             entries.push(EntryRow {
                 id: r.get(0)?,
-                channel: intern(r.get(1)?),
-                package: intern(r.get(2)?),
-                bundle: intern(r.get(3)?),
+                channel: intern(text(r, 1)?),
+                package: intern(text(r, 2)?),
+                bundle: intern(text(r, 3)?),
                 replaces: r.get(4)?,
                 depth: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
             });
@@ -331,13 +332,13 @@ impl SqliteRegistry {
             .with_context(ctx)?;
         let mut rows = st.query([]).with_context(ctx)?;
         while let Some(r) = rows.next().with_context(ctx)? {
-            let name: Option<String> = r.get(0)?;
+            let name = text(r, 0)?;
             let opt = |v: Option<String>| v.map(|x| s(&x));
             bundles.insert(
                 intern(name),
                 BundleRow {
-                    version: opt(r.get(1)?),
-                    bundle_path: opt(r.get(2)?),
+                    version: opt(text(r, 1)?),
+                    bundle_path: opt(text(r, 2)?),
                 },
             );
         }
@@ -446,7 +447,7 @@ impl SqliteRegistry {
         let row: rusqlite::Result<(Option<String>, Option<String>)> = conn.query_row(
             "SELECT skiprange, bundle FROM operatorbundle WHERE name=? LIMIT 1",
             [name],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((text(r, 0)?, text(r, 1)?)),
         );
         if let Ok(mut p) = self.pool.lock() {
             if p.len() < 8 {
