@@ -199,10 +199,10 @@ impl CheckArgs {
 /// The finding for a package that could not be loaded: the error, placed
 /// at the file and line it names when it starts with `file:line:column: `.
 fn unreadable_package(dir: &std::path::Path, e: &anyhow::Error) -> diag::Finding {
-    let msg = format!("{e:#}");
+    let mut msg = format!("{e:#}");
     let mut location = diag::Location::file(dir);
     let mut parts = msg.splitn(4, ':');
-    if let (Some(file), Some(line), Some(col), Some(_)) =
+    if let (Some(file), Some(line), Some(col), Some(rest)) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     {
         if let (Ok(line), Ok(column)) = (line.parse::<u32>(), col.parse::<u32>()) {
@@ -212,6 +212,7 @@ fn unreadable_package(dir: &std::path::Path, e: &anyhow::Error) -> diag::Finding
                 olm_catalog::yaml::Span::point(line, column),
                 text.as_deref(),
             );
+            msg = rest.trim_start().to_string();
         }
     }
     diag::Finding::error("graph-package-unreadable", msg)

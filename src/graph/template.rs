@@ -4,7 +4,8 @@
 //!
 //! Bundle images are resolved offline: with a bundles directory `DIR`, the
 //! image whose tag is `T` is the bundle directory `DIR/T` (the
-//! community-operators layout, `DIR` = `operators/<pkg>`). The rendered
+//! community-operators layout, `DIR` = `operators/<pkg>`), or `DIR/vT`
+//! (`DIR/T'` for a tag `vT'`) when there is no `DIR/T`. The rendered
 //! bundles keep the template's image references. An image given only by
 //! digest cannot be resolved this way and is an error naming it.
 
@@ -48,13 +49,24 @@ pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
             "image tag `{tag}` of {image} is not a directory name"
         ));
     }
-    let p = dir.join(tag);
-    if !p.is_dir() {
+    // Tags and version directories differ by a leading `v` in some
+    // packages (`:v1.2.0` for `1.2.0/`); the exact name is tried first.
+    let alt = match tag.strip_prefix('v') {
+        Some(bare) => bare.to_string(),
+        None => format!("v{tag}"),
+    };
+    let candidates = [tag, alt.as_str()];
+    let Some(p) = candidates
+        .iter()
+        .filter(|t| !t.is_empty() && **t != "." && **t != "..")
+        .map(|t| dir.join(t))
+        .find(|p| p.is_dir())
+    else {
         return Err(format!(
             "cannot resolve bundle image {image}: {} is not a directory",
-            p.display()
+            dir.join(tag).display()
         ));
-    }
+    };
     // Some packages keep the bundle one level down (`<version>/bundle/`).
     if p.join("manifests").is_dir() || p.join("metadata").is_dir() {
         return Ok(p);
@@ -1337,6 +1349,18 @@ mod tests {
 
     #[test]
     fn image_tags() {
+        // A tag and a version directory may differ by a leading `v`.
+        let pkg = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph/tree/pkg-capital");
+        assert_eq!(
+            resolve_image("r/capital:v1.0.0", &pkg),
+            Ok(pkg.join("1.0.0"))
+        );
+        assert_eq!(
+            resolve_image("r/capital:1.0.0", &pkg),
+            Ok(pkg.join("1.0.0"))
+        );
+        assert!(resolve_image("r/capital:v..", &pkg).is_err());
+        assert!(resolve_image("r/capital:9.9.9", &pkg).is_err());
         assert_eq!(image_tag("quay.io/a/b:1.2.3"), Some("1.2.3"));
         assert_eq!(image_tag("localhost:5000/a/b:1.2.3"), Some("1.2.3"));
         assert_eq!(image_tag("localhost:5000/a/b"), None);
