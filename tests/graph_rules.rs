@@ -1,6 +1,9 @@
 //! Graph rules, modes and templates on small hand-written fixtures
 //! (fixtures/graph): the cases tests/graph_checks.rs does not cover.
 mod common;
+#[path = "common/registry.rs"]
+#[allow(dead_code)]
+mod registry;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -642,4 +645,304 @@ fn basic_template_bundle_entries() {
     }
     let no_image = "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  name: a.v1\n";
     assert!(template::basic_parts(no_image, p).is_err());
+}
+
+// ---- one reading of templates; one bad package is one finding ---------
+
+/// `graph check` over a tree of packages: a template written with
+/// capitalised field names (`Schema: olm.semver`, as opm's README writes
+/// them and Go's decoding reads them) is read as render-template reads it,
+/// and a package that cannot be read at all is one error finding for that
+/// package, at its template's line, while the other packages are checked:
+/// exit 1, not 2.
+#[test]
+fn graph_check_reads_capitalised_templates_and_goes_on_past_a_bad_package() {
+    let tree = common::fixtures().join("graph/tree");
+    let (code, out, err) = run(&["graph", "check", "-o", "json", tree.to_str().expect("utf8")]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let reports = v["reports"].as_array().expect("reports");
+    assert_eq!(reports.len(), 2, "{out}");
+    let bad = &reports[0];
+    assert!(
+        bad["subject"]
+            .as_str()
+            .expect("subject")
+            .ends_with("pkg-bad"),
+        "{out}"
+    );
+    let f = &bad["findings"][0];
+    assert_eq!(f["rule"], "graph-package-unreadable", "{out}");
+    assert_eq!(f["level"], "error", "{out}");
+    assert!(
+        f["message"]
+            .as_str()
+            .expect("message")
+            .contains("unknown template schema: olm.template.fancy"),
+        "{out}"
+    );
+    assert!(
+        f["location"]["file"]
+            .as_str()
+            .expect("file")
+            .ends_with("template.yaml"),
+        "{out}"
+    );
+    assert_eq!(f["location"]["line"], 2, "{out}");
+    let good = &reports[1];
+    assert_eq!(
+        good["subject"]
+            .as_str()
+            .map(|s| s.contains("(package capital)")),
+        Some(true),
+        "{out}"
+    );
+    assert_eq!(good["findings"].as_array().map(Vec::len), Some(0), "{out}");
+    // The package alone is clean; the graph is the template's.
+    let pkg = tree.join("pkg-capital");
+    let (code, out, err) = run(&["graph", "check", pkg.to_str().expect("utf8")]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = run(&[
+        "graph",
+        "render",
+        "--format",
+        "json",
+        pkg.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("stable-v1"), "{out}");
+    // A path that does not exist is still a usage error.
+    let (code, _, err) = run(&["graph", "check", tree.join("nope").to_str().expect("utf8")]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// `render-template` as opm v1.73.0: the type comes from the schema when
+/// it is not given (`render-template FILE`, `render-template auto FILE`,
+/// standard input), the explicit form still works and must match the
+/// schema; the semver template's package takes `description` and `icon`
+/// from the default channel's head (operator-registry #1933; the icon is
+/// the first, its base64 read as Go reads it); `olm.package` carries the
+/// CSV's `spec.release` (#1792; a number written as its digits, #1909).
+#[test]
+fn render_template_detects_the_type_and_fills_the_package_from_the_head() {
+    let tree = common::fixtures().join("graph/tree/pkg-capital");
+    let t = tree.join("catalog-templates/semver.yaml");
+    let t = t.to_str().expect("utf8");
+    let dir = tree.to_str().expect("utf8");
+    let (code, auto, err) = run(&["render-template", t, "--bundles-from", dir]);
+    assert_eq!(code, 0, "{err}");
+    let (code, named, _) = run(&["render-template", "auto", t, "--bundles-from", dir]);
+    assert_eq!(code, 0);
+    let (code, explicit, _) = run(&["render-template", "semver", t, "--bundles-from", dir]);
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(t).expect("read");
+    let (code, stdin, err) = common::run_cli(
+        &["render-template", "--bundles-from", dir],
+        &[],
+        Some(&text),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(auto, named);
+    assert_eq!(auto, explicit);
+    assert_eq!(auto, stdin);
+    let objs: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&auto)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("json stream");
+    let pkg = &objs[0];
+    assert_eq!(pkg["schema"], "olm.package");
+    assert_eq!(pkg["defaultChannel"], "stable-v1");
+    assert_eq!(pkg["description"], "Capital keys, read as opm reads them.");
+    assert_eq!(
+        pkg["icon"],
+        serde_json::json!({"base64data": "PHN2Zz48L3N2Zz4=", "mediatype": "image/svg+xml"})
+    );
+    let ch = &objs[1];
+    assert_eq!(ch["name"], "stable-v1");
+    assert_eq!(
+        ch["entries"],
+        serde_json::json!([{"name": "capital.v1.0.0"}, {"name": "capital.v1.1.0", "replaces": "capital.v1.0.0"}])
+    );
+    let package_prop = |b: &serde_json::Value| {
+        b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .find(|p| p["type"] == "olm.package")
+            .expect("olm.package")["value"]
+            .clone()
+    };
+    assert_eq!(
+        package_prop(&objs[2]),
+        serde_json::json!({"packageName": "capital", "version": "1.0.0"})
+    );
+    assert_eq!(
+        package_prop(&objs[3]),
+        serde_json::json!({"packageName": "capital", "version": "1.1.0", "release": "2"})
+    );
+    // An explicit type must be the template's, and an unknown one is a
+    // usage error naming the types.
+    let (code, _, err) = run(&["render-template", "basic", t, "--bundles-from", dir]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "template has unknown schema (\"olm.semver\"), should be \"olm.template.basic\""
+        ),
+        "{err}"
+    );
+    let (code, _, err) = run(&["render-template", "fancy", t]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "invalid template type \"fancy\", must be one of: auto, basic, semver, substitutes"
+        ),
+        "{err}"
+    );
+    // Mermaid, as opm's `-o mermaid`.
+    let (code, out, _) = run(&["render-template", t, "--bundles-from", dir, "-o", "mermaid"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("graph LR"), "{out}");
+}
+
+/// `olm.template.substitutes` (operator-registry v1.73.0): the substitute
+/// takes the base's place and edges, skips the base, and the base keeps
+/// none; a substitute that is not above its base is refused.
+#[test]
+fn substitutes_template() {
+    let file = common::fixtures().join("graph/substitutes.yaml");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let bundles = common::fixtures().join("graph/tree/pkg-capital");
+    let render = template::dir_renderer(&bundles);
+    assert_eq!(
+        template::detect_kind(&text, &file).expect("kind"),
+        template::Kind::Substitutes
+    );
+    let cfg = template::render(&text, &file, &render).expect("renders");
+    let entries: Vec<String> = cfg.channels[0]
+        .entries
+        .iter()
+        .map(|e| format!("{}<{}{:?}{}", e.name, e.replaces, e.skips, e.skip_range))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            "capital.v0.9.0<[]",
+            "capital.v1.0.0<[]",
+            "capital.v1.1.0<capital.v0.9.0[\"capital.v1.0.0\"]<1.0.0"
+        ]
+    );
+    let names: Vec<&str> = cfg.bundles.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["capital.v0.9.0", "capital.v1.0.0", "capital.v1.1.0"]
+    );
+    // The substitute must be above its base (version, then release).
+    let back = text.replace(
+        "- name: example.com/capital:1.1.0\n  base: capital.v1.0.0",
+        "- name: example.com/capital:1.0.0\n  base: capital.v1.0.0",
+    );
+    let e = template::render(&back, &file, &render).expect_err("not above");
+    assert!(
+        e.contains("base bundle \"capital.v1.0.0\" is not less than substitute bundle \"example.com/capital:1.0.0\""),
+        "{e}"
+    );
+    // One base, one substitution.
+    let twice = format!("{text}- name: example.com/capital:1.1.0\n  base: capital.v1.0.0\n");
+    let e = template::render(&twice, &file, &render).expect_err("reused base");
+    assert!(
+        e.contains("cannot reuse the same substitution base \"capital.v1.0.0\""),
+        "{e}"
+    );
+    // The entries must be valid FBC.
+    let broken = text.replace("  - name: capital.v0.9.0\n", "");
+    let e = template::render(&broken, &file, &render).expect_err("invalid entries");
+    assert!(e.starts_with("render: entries are not valid FBC"), "{e}");
+}
+
+/// One reading everywhere: a basic template's keys, and its entries'
+/// fields, match regardless of case as opm's `declcfg.Meta` and Go's
+/// decoding read them; keys of one entry that differ only in case are an
+/// error, as opm's `extractUniqueMetaKeys` says.
+#[test]
+fn basic_template_keys_regardless_of_case() {
+    let p = std::path::Path::new("basic.yaml");
+    let text = "Schema: olm.template.basic\nEntries:\n- Schema: olm.package\n  Name: a\n  DefaultChannel: stable\n- Schema: olm.channel\n  Package: a\n  Name: stable\n  Entries:\n  - Name: a.v1.0.0\n    SkipRange: '<1.0.0'\n- Schema: olm.bundle\n  Image: example.com/a:v1.0.0\n";
+    let (cfg, images) = template::basic_parts(text, p).expect("read");
+    assert_eq!(images, ["example.com/a:v1.0.0"]);
+    assert_eq!(cfg.packages[0].default_channel, "stable");
+    assert_eq!(cfg.channels[0].entries[0].name, "a.v1.0.0");
+    assert_eq!(cfg.channels[0].entries[0].skip_range, "<1.0.0");
+    assert_eq!(template::detect_kind(text, p), Ok(template::Kind::Basic));
+    let dup = "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n  Name: b\n";
+    let e = template::basic_parts(dup, p).expect_err("duplicate");
+    assert!(e.contains("duplicate keys for key \"name\""), "{e}");
+    let e = template::detect_kind("entries: []\n", p).expect_err("no schema");
+    assert!(
+        e.ends_with("template input missing required 'schema' field"),
+        "{e}"
+    );
+}
+
+/// Bundle images of a template resolved through the oci module, as opm
+/// pulls them: `oci:LAYOUT:TAG` references from an OCI layout on disk, and
+/// with `--pull` registry references (a real registry on loopback). The
+/// result is what the bundle directories give, with the image references
+/// as written in the template.
+#[test]
+fn render_template_pulls_bundle_images_from_a_layout_or_a_registry() {
+    let pkg = common::fixtures().join("graph/tree/pkg-capital");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = tmp.path().join("layout");
+    let reg = registry::Registry::start();
+    for v in ["1.0.0", "1.1.0"] {
+        let dir = pkg.join(v);
+        for tag in [
+            format!("oci:{}:{v}", layout.display()),
+            reg.image("capital", v),
+        ] {
+            let (code, out, err) = run(&[
+                "bundle",
+                "build",
+                dir.to_str().expect("utf8"),
+                "--tag",
+                &tag,
+            ]);
+            assert_eq!(code, 0, "{out}{err}");
+        }
+    }
+    let text = std::fs::read_to_string(pkg.join("catalog-templates/semver.yaml")).expect("read");
+    let (code, want, err) = run(&[
+        "render-template",
+        pkg.join("catalog-templates/semver.yaml")
+            .to_str()
+            .expect("utf8"),
+        "--bundles-from",
+        pkg.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for (prefix, extra) in [
+        (format!("oci:{}:", layout.display()), None),
+        (reg.image("capital", ""), Some("--pull")),
+    ] {
+        let t = tmp.path().join("t.yaml");
+        std::fs::write(&t, text.replace("example.com/capital:", &prefix)).expect("write");
+        let mut args = vec!["render-template", t.to_str().expect("utf8")];
+        args.extend(extra);
+        let (code, got, err) = run(&args);
+        assert_eq!(code, 0, "{prefix}: {err}");
+        assert_eq!(
+            got,
+            want.replace("example.com/capital:", &prefix),
+            "{prefix}"
+        );
+    }
+    // A reference that does not resolve names the image.
+    let t = tmp.path().join("t.yaml");
+    let missing = text
+        .replace("example.com/capital:1.1.0", &reg.image("capital", "9.9.9"))
+        .replace("example.com/capital:", &reg.image("capital", ""));
+    std::fs::write(&t, missing).expect("write");
+    let (code, _, err) = run(&["render-template", t.to_str().expect("utf8"), "--pull"]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&reg.image("capital", "9.9.9")), "{err}");
 }

@@ -263,8 +263,10 @@ async fn push_crafted_bundle(reference: &str, extra: &dyn Fn(&mut tar::Builder<V
     let manifest = ImageManifest {
         schema_version: 2,
         media_type: Some(Format::Oci.manifest().to_string()),
+        artifact_type: None,
         config: config_desc.clone(),
         layers: vec![layer.clone()],
+        subject: None,
         annotations: None,
     };
     let top_bytes = media::to_json_bytes(&manifest);

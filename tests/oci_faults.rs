@@ -717,3 +717,116 @@ async fn redirect_to_remote_plain_http_is_refused() {
         "{text}"
     );
 }
+
+/// A registry that refuses the signature (the `sha256-H.sig` manifest) of a
+/// `--sign` push: the image is stored by digest, the signature fails, and
+/// the tag is left as it was — at the old image for `bundle build`, absent
+/// for a first `index build`.
+#[test]
+fn refused_signature_moves_no_tag() {
+    let reg = Registry::start();
+    let proxy = Proxy::start(
+        reg.port(),
+        Box::new(|head| {
+            let line = head.lines().next().unwrap_or("");
+            if line.starts_with("PUT ") && line.contains("/manifests/sha256-") {
+                Action::Respond(
+                    403,
+                    "Content-Type: application/json\r\n".into(),
+                    r#"{"errors":[{"code":"DENIED","message":"signatures are not accepted here"}]}"#
+                        .into(),
+                )
+            } else {
+                Action::Forward
+            }
+        }),
+    );
+    let host = proxy.host();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let prefix = tmp.path().join("cosign");
+    let prefix = prefix.to_str().expect("utf-8");
+    let pw = [("COSIGN_PASSWORD", "pw")];
+    let (code, _, err) = common::run_cli(
+        &["sign", "generate-key-pair", "--output-prefix", prefix],
+        &pw,
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let key = format!("{prefix}.key");
+    let sign = ["-q", "--sign", "--key", key.as_str()];
+
+    let image = "etcd/bundle:stable";
+    let tag = format!("{host}/{image}");
+    let (code, out, err) = build(&corpus_bundle("etcd/0.9.2"), &tag, &[], &["-q"], None);
+    assert_eq!(code, 0, "{err}");
+    let first = digest_of(&out);
+    let (code, out, err) = build(&corpus_bundle("etcd/0.9.4"), &tag, &pw, &sign, None);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("signing") && err.contains("tag was not moved") && err.contains("403"),
+        "{err}"
+    );
+    assert_eq!(
+        tag_digest(&host, image),
+        first,
+        "an unsigned image got the tag"
+    );
+
+    // index build --sign of a new repository: no tag at all.
+    let db = tmp.path().join("index.db");
+    let db = db.to_str().expect("utf-8");
+    let semver = common::fixtures().join("graph/pkg-semver/1.0.0");
+    let (code, _, err) = common::run_cli(
+        &[
+            "index",
+            "add",
+            "--database",
+            db,
+            "--mode",
+            "semver",
+            semver.to_str().expect("utf-8"),
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let catalog = format!("{host}/me/catalog:v1");
+    let mut args = vec![
+        "index",
+        "build",
+        "--database",
+        db,
+        "--tag",
+        &catalog,
+        "--base",
+        "scratch",
+    ];
+    args.extend(sign);
+    let (code, _, err) = common::run_cli(&args, &pw, None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tag was not moved"), "{err}");
+    // The registry API: the repository has no tag (distribution answers
+    // NAME_UNKNOWN for a repository without tags).
+    let out = std::process::Command::new("skopeo")
+        .args([
+            "list-tags",
+            "--tls-verify=false",
+            &format!("docker://{}/me/catalog", reg.host()),
+        ])
+        .output()
+        .expect("run skopeo");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert!(v["Tags"].as_array().is_none_or(|t| t.is_empty()), "{said}");
+    } else {
+        assert!(
+            said.contains("NAME_UNKNOWN") || said.contains("name unknown") || said.contains("404"),
+            "{said}"
+        );
+    }
+}

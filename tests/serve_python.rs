@@ -201,3 +201,35 @@ fn robustness_shutdown_watch_limits_and_bad_catalogs() {
         ],
     );
 }
+
+/// Runs one class of test_serve_golden: our answers compared item by item
+/// with what the real opm answered (../shared/opm-golden, see its README).
+fn golden_case(class: &str) {
+    let catalogs = common::corpus().join("catalogs/v4.18");
+    let golden = common::golden();
+    run_python(
+        &format!("test_serve_golden.{class}"),
+        &[
+            ("OLM_CATALOG_GOLDEN", &golden),
+            ("OLM_CATALOG_FBC", &catalogs),
+        ],
+    );
+}
+
+/// The corpus's kube-green FBC, answered as opm v1.73.0 does.
+#[test]
+fn golden_fbc_kube_green_answers_as_opm() {
+    golden_case("GoldenFbcKubeGreen");
+}
+
+/// The corpus's kepler-operator FBC, answered as opm v1.73.0 does.
+#[test]
+fn golden_fbc_kepler_operator_answers_as_opm() {
+    golden_case("GoldenFbcKepler");
+}
+
+/// The v1.73.0 expectation built from a golden dump, on a case worked by hand.
+#[test]
+fn golden_v1_73_expectation_is_built_as_opm_builds_it() {
+    run_python("test_serve_golden.ExpectV173", &[]);
+}

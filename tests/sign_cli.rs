@@ -9,10 +9,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use olm_catalog::sign::sha256_digest;
+use olm_catalog::oci::media::sha256_digest;
 use sigstore::crypto::SigningScheme;
 
-use sign_common::{generate_keys, push_test_image, run, text, Registry};
+use sign_common::{generate_keys, push_test_image, referrers, run, target, text, Registry};
 
 const PASSWORD: &str = "s3cret";
 
@@ -407,15 +407,13 @@ async fn bundle_format_is_attached_as_referrer_and_verified() {
     assert!(out.status.success(), "{}", text(&out));
 
     // No .sig tag was written: what verifies is the referrer.
-    let store = olm_catalog::sign::registry::RegistryStore::new(image.parse().expect("ref"), false)
-        .expect("store");
-    assert!(store
+    assert!(target(&image)
         .load_signatures(&digest)
         .await
         .expect("load")
         .layers
         .is_empty());
-    let referrers = store.referrers(&digest).await.expect("referrers");
+    let referrers = referrers(&image, &digest).await;
     assert_eq!(
         referrers["manifests"].as_array().expect("manifests").len(),
         1

@@ -11,7 +11,6 @@ mod sign_common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use olm_catalog::sign::registry::RegistryStore;
 use olm_catalog::sign::{PrivateKey, PublicKey, SIGNATURE_ANNOTATION};
 use sigstore::cosign::constraint::{AnnotationMarker, PrivateKeySigner};
 use sigstore::cosign::verification_constraint::{
@@ -24,7 +23,7 @@ use sigstore::crypto::signing_key::SigStoreKeyPair;
 use sigstore::crypto::SigningScheme;
 use sigstore::registry::{Auth, ClientConfig, ClientProtocol, OciReference};
 
-use sign_common::{generate_keys, push_test_image, run, text, Registry};
+use sign_common::{generate_keys, push_test_image, run, target, text, Registry};
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -272,7 +271,7 @@ async fn tamper(
     to_digest: &str,
     edit: impl FnOnce(&mut olm_catalog::sign::SignatureImage),
 ) {
-    let store = RegistryStore::new(image.parse().expect("ref"), false).expect("store");
+    let store = target(image);
     let mut sigs = store.load_signatures(from_digest).await.expect("load");
     assert!(!sigs.layers.is_empty());
     edit(&mut sigs);
@@ -300,7 +299,7 @@ async fn tampering_is_refused_by_both() {
             .expect("utf8")
             .replace("prod", "dev!");
         l.payload = text.into_bytes();
-        l.digest = olm_catalog::sign::sha256_digest(&l.payload);
+        l.digest = olm_catalog::oci::media::sha256_digest(&l.payload);
     })
     .await;
     assert!(
@@ -347,7 +346,7 @@ async fn tampering_is_refused_by_both() {
     assert_ne!(c_digest, d_digest);
     olm_sign(dir.path(), &c, &key, &[]);
     tamper(&c, &c_digest, &d_digest, |_| {}).await;
-    let store = RegistryStore::new(d.parse().expect("ref"), false).expect("store");
+    let store = target(&d);
     assert_eq!(
         store
             .load_signatures(&d_digest)

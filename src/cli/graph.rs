@@ -137,15 +137,27 @@ impl GraphCommand {
 
 impl CheckArgs {
     fn run(self) -> CmdResult {
+        // A path that does not exist is a usage error; a tree of packages
+        // (`operators/`) is each of its packages.
+        let mut dirs = Vec::new();
+        for d in &self.dirs {
+            if !d.exists() {
+                anyhow::bail!("{}: no such file or directory", d.display());
+            }
+            if load::is_package_tree(d) {
+                dirs.extend(load::tree_packages(d).map_err(anyhow::Error::msg)?);
+            } else {
+                dirs.push(d.clone());
+            }
+        }
         // Packages are independent: load and check them in parallel, then
-        // report in argument order (and the first failing argument's error).
-        let per_dir: Vec<anyhow::Result<Vec<Report>>> = {
+        // report in argument order. A package that cannot be read is one
+        // finding for it; the others are still checked.
+        let per_dir: Vec<Vec<Report>> = {
             use rayon::prelude::*;
-            self.dirs
-                .par_iter()
-                .map(|dir| {
-                    let graphs = load_one(dir, &self.source)?;
-                    Ok(graphs
+            dirs.par_iter()
+                .map(|dir| match load_one(dir, &self.source) {
+                    Ok(graphs) => graphs
                         .iter()
                         .map(|g| {
                             let mut report = Report {
@@ -155,14 +167,15 @@ impl CheckArgs {
                             report.sort();
                             report
                         })
-                        .collect())
+                        .collect(),
+                    Err(e) => vec![Report {
+                        subject: dir.display().to_string(),
+                        findings: vec![unreadable_package(dir, &e)],
+                    }],
                 })
                 .collect()
         };
-        let mut reports = Vec::new();
-        for r in per_dir {
-            reports.extend(r?);
-        }
+        let reports: Vec<Report> = per_dir.into_iter().flatten().collect();
         let out = match self.output {
             Format::Human => {
                 use std::io::IsTerminal as _;
@@ -181,6 +194,30 @@ impl CheckArgs {
             .any(|f| f.level == Level::Error || !self.errors_only || self.strict);
         Ok(if failing { EXIT_FINDINGS } else { 0 })
     }
+}
+
+/// The finding for a package that could not be loaded: the error, placed
+/// at the file and line it names when it starts with `file:line:column: `.
+fn unreadable_package(dir: &std::path::Path, e: &anyhow::Error) -> diag::Finding {
+    let mut msg = format!("{e:#}");
+    let mut location = diag::Location::file(dir);
+    let mut parts = msg.splitn(4, ':');
+    if let (Some(file), Some(line), Some(col), Some(rest)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    {
+        if let (Ok(line), Ok(column)) = (line.parse::<u32>(), col.parse::<u32>()) {
+            let text = std::fs::read_to_string(file).ok();
+            location = diag::Location::new(
+                file,
+                olm_catalog::yaml::Span::point(line, column),
+                text.as_deref(),
+            );
+            msg = rest.trim_start().to_string();
+        }
+    }
+    diag::Finding::error("graph-package-unreadable", msg)
+        .at(location)
+        .hint("this package has no graph until it can be read; the other packages were checked")
 }
 
 impl PathArgs {
@@ -245,33 +282,40 @@ impl PathArgs {
     }
 }
 
-/// Template kinds of `render-template`.
+/// Output formats of `render-template` (opm's `-o json|yaml|mermaid`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TemplateKind {
-    /// olm.template.basic
-    Basic,
-    /// olm.semver
-    Semver,
+pub enum RenderOutput {
+    /// A stream of JSON objects (opm's default).
+    Json,
+    /// YAML documents separated by `---`.
+    Yaml,
+    /// The channels as a Mermaid graph, as `opm alpha render-graph` draws them.
+    Mermaid,
 }
 
 /// `render-template`.
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  olm-catalog render-template basic operators/kube-green/catalog-templates/basic-template.yaml -o yaml\n  \
-olm-catalog render-template semver semver.yaml --bundles-from operators/my-operator\n\n\
+    after_help = "Examples:\n  olm-catalog render-template operators/kube-green/catalog-templates/basic-template.yaml -o yaml\n  \
+olm-catalog render-template semver semver.yaml --bundles-from operators/my-operator\n  \
+olm-catalog render-template < template.yaml   # type from the template's schema, read from stdin\n\n\
+TYPE is basic (olm.template.basic), semver (olm.semver) or substitutes (olm.template.substitutes); \
+without it (or with `auto`) the type is the template's `schema` field, matched regardless of case, \
+as opm v1.73.0 does. FILE `-` or no FILE reads standard input.\n\
 Bundle images are resolved offline: an image whose tag is T is the bundle directory DIR/T \
-(--bundles-from DIR; default: the directory above the template's directory). Images given only \
-by digest cannot be resolved this way. Rendered bundles keep the template's image references."
+(--bundles-from DIR; default: the directory above the template's directory, or the current \
+directory for standard input). Images given only by digest are resolved through --images-from. \
+An image oci:LAYOUT:TAG is read from that OCI layout; with --pull every image is pulled from its \
+registry, as opm does. Rendered bundles keep the template's image references."
 )]
 pub struct RenderTemplateArgs {
-    /// Template kind
-    #[arg(value_enum)]
-    pub kind: TemplateKind,
-    /// Template file
-    pub file: PathBuf,
+    /// [TYPE] [FILE]: template type (basic, semver, substitutes or auto) and
+    /// template file; either may be left out
+    #[arg(value_name = "TYPE|FILE", num_args = 0..=2)]
+    pub args: Vec<String>,
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "json")]
-    pub output: template::OutputFormat,
+    pub output: RenderOutput,
     /// Directory whose subdirectory T is the bundle of an image tagged T
     #[arg(long, value_name = "DIR")]
     pub bundles_from: Option<PathBuf>,
@@ -279,17 +323,100 @@ pub struct RenderTemplateArgs {
     /// each image reference, to resolve images given only by digest
     #[arg(long, value_name = "FBC")]
     pub images_from: Option<PathBuf>,
+    /// Pull every bundle image from its registry, as opm does, instead of
+    /// reading bundle directories (credentials as for `index add`)
+    #[arg(long, conflicts_with_all = ["bundles_from", "images_from"])]
+    pub pull: bool,
+}
+
+/// Renders bundle images by pulling them (`oci:DIR:TAG` from an OCI layout,
+/// other references from their registry) through the oci module; the
+/// client and runtime are made on first use.
+struct Puller {
+    rt: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>>,
+    client: std::sync::OnceLock<Result<olm_catalog::oci::RegistryClient, String>>,
+}
+
+impl Puller {
+    fn new() -> Puller {
+        Puller {
+            rt: std::sync::OnceLock::new(),
+            client: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn render(&self, image: &str) -> Result<olm_catalog::fbc::Bundle, String> {
+        let rt = self
+            .rt
+            .get_or_init(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("starting the async runtime: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let client = self
+            .client
+            .get_or_init(|| {
+                olm_catalog::oci::RegistryClient::from_environment().map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let limits = olm_catalog::oci::layer::UnpackLimits::default();
+        let pulled = rt
+            .block_on(olm_catalog::oci::pull_bundle(client, image, &limits))
+            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
+        olm_catalog::graph::render_bundle::bundle_to_fbc(&pulled.bundle, image)
+    }
+}
+
+/// `render-template`'s arguments as opm reads them: `(type, file)`, `None`
+/// for auto-detection, `-` for standard input.
+fn template_args(args: &[String]) -> anyhow::Result<(Option<template::Kind>, String)> {
+    let kind = |t: &str| -> anyhow::Result<Option<template::Kind>> {
+        if t == "auto" {
+            return Ok(None);
+        }
+        template::Kind::from_type(t).map(Some).ok_or_else(|| {
+            anyhow::anyhow!(
+                "invalid template type {t:?}, must be one of: auto, {}",
+                template::Kind::ALL
+                    .map(template::Kind::type_name)
+                    .join(", ")
+            )
+        })
+    };
+    Ok(match args {
+        [] => (None, "-".into()),
+        [one] if one == "auto" || template::Kind::from_type(one).is_some() => {
+            (kind(one)?, "-".into())
+        }
+        [one] => (None, one.clone()),
+        [t, file] => (kind(t)?, file.clone()),
+        _ => anyhow::bail!("render-template takes at most two arguments: [TYPE] [FILE]"),
+    })
 }
 
 impl RenderTemplateArgs {
     /// Renders the template to stdout.
     pub fn run(self) -> CmdResult {
-        let text = std::fs::read_to_string(&self.file)
-            .with_context(|| format!("reading {}", self.file.display()))?;
+        let (kind, file) = template_args(&self.args)?;
+        let (text, path) = if file == "-" {
+            let mut t = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut t)
+                .context("reading the template from standard input")?;
+            (t, PathBuf::from("<stdin>"))
+        } else {
+            let path = PathBuf::from(&file);
+            let t = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            (t, path)
+        };
         let dir = match &self.bundles_from {
             Some(d) => d.clone(),
-            None => self
-                .file
+            None if file == "-" => PathBuf::from("."),
+            None => path
                 .canonicalize()
                 .ok()
                 .and_then(|p| p.parent().and_then(|p| p.parent()).map(PathBuf::from))
@@ -301,18 +428,37 @@ impl RenderTemplateArgs {
             ),
             None => Default::default(),
         };
-        let render = template::dir_renderer_with(&dir, known);
-        if self.kind == TemplateKind::Semver
-            && template::parse_semver(&text, &self.file).is_ok_and(|t| t.avoid_skip_patch)
+        let from_dirs = template::dir_renderer_with(&dir, known);
+        let puller = Puller::new();
+        let pull = self.pull;
+        // `oci:DIR:TAG` images are read from their OCI layout; with --pull
+        // every image is pulled; else images are bundle directories.
+        let render = |image: &str| {
+            if pull || image.starts_with("oci:") {
+                puller.render(image)
+            } else {
+                from_dirs(image)
+            }
+        };
+        let kind = match kind {
+            Some(k) => k,
+            None => template::detect_kind(&text, &path).map_err(anyhow::Error::msg)?,
+        };
+        if kind == template::Kind::Semver
+            && template::parse_semver(&text, &path).is_ok_and(|t| t.avoid_skip_patch)
         {
             eprintln!("warning: {}", template::AVOID_SKIP_PATCH_WARNING);
         }
-        let cfg = match self.kind {
-            TemplateKind::Basic => template::render_basic(&text, &self.file, &render),
-            TemplateKind::Semver => template::render_semver(&text, &self.file, &render),
+        let cfg = template::render_as(kind, &text, &path, &render).map_err(anyhow::Error::msg)?;
+        let out = match self.output {
+            RenderOutput::Json => template::write(&cfg, template::OutputFormat::Json),
+            RenderOutput::Yaml => template::write(&cfg, template::OutputFormat::Yaml),
+            RenderOutput::Mermaid => draw::draw(
+                &olm_catalog::graph::PackageGraph::from_fbc(&cfg, &path),
+                draw::DrawFormat::Mermaid,
+            ),
         }
         .map_err(anyhow::Error::msg)?;
-        let out = template::write(&cfg, self.output).map_err(anyhow::Error::msg)?;
         std::io::stdout()
             .lock()
             .write_all(out.as_bytes())

@@ -12,6 +12,7 @@ use olm_catalog::oci::build::BaseImage;
 use olm_catalog::oci::media::{Format, Platform};
 use olm_catalog::oci::progress::{Progress, ProgressMode};
 use olm_catalog::oci::{self, BuildOptions, ClientOptions, ImageRef, RegistryClient};
+use olm_catalog::sign::{KeySigner, SignFormat, SignOptions};
 
 use super::CmdResult;
 
@@ -24,15 +25,16 @@ pub enum FormatArg {
     Docker,
 }
 
-/// Registry and output options shared by both commands.
-#[derive(Args)]
-pub struct RegistryArgs {
-    /// Media types of the image
-    #[arg(long, value_enum, default_value = "oci")]
-    pub format: FormatArg,
+/// How to reach registries: the one set of flags of every command that
+/// reads or writes a registry (`bundle build`, `index build`, `index add`,
+/// `sign`, `verify`). Credentials also come from REGISTRY_AUTH_FILE,
+/// $XDG_RUNTIME_DIR/containers/auth.json and ~/.docker/config.json (with
+/// credential helpers).
+#[derive(Args, Default)]
+pub struct RegistryFlags {
     /// User name for the destination registry (with --password-stdin); for
-    /// `index add` and `index build` without a registry --tag, for the one
-    /// registry the bundle and base images come from
+    /// a command without a registry destination, for the one registry its
+    /// images come from
     #[arg(long, requires = "password_stdin")]
     pub username: Option<String>,
     /// Read that registry's password from the first line of stdin (read once)
@@ -44,12 +46,22 @@ pub struct RegistryArgs {
     /// Also trust the CA certificates in this PEM file (a private registry's CA)
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
-    /// No progress output
-    #[arg(long, short)]
-    pub quiet: bool,
     /// The --password-stdin password once read.
     #[arg(skip)]
     password: std::sync::OnceLock<String>,
+}
+
+/// Registry and output options shared by the image-writing commands.
+#[derive(Args)]
+pub struct RegistryArgs {
+    /// Media types of the image
+    #[arg(long, value_enum, default_value = "oci")]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub flags: RegistryFlags,
+    /// No progress output
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `--sign --key`: sign what was just pushed, as `olm-catalog sign` would.
@@ -67,52 +79,55 @@ pub struct SignAfterPush {
 }
 
 impl SignAfterPush {
-    /// Reads the key before anything is pushed, so a wrong password costs no push.
-    fn load_key(&self) -> anyhow::Result<Option<olm_catalog::sign::PrivateKey>> {
+    /// The signer and options of `--sign`, or `None` without it. The key is
+    /// read before anything is pushed, so a wrong password costs no push.
+    fn signer(&self) -> anyhow::Result<Option<(std::sync::Arc<KeySigner>, SignOptions)>> {
         let Some(path) = self.key.as_ref().filter(|_| self.sign) else {
             return Ok(None);
         };
-        let password =
-            olm_catalog::sign::password::read_password(false).map_err(|e| anyhow::anyhow!(e))?;
-        Ok(Some(olm_catalog::sign::PrivateKey::read_encrypted(
-            path, &password,
-        )?))
-    }
-
-    /// Signs `dest`, checking that the tag still names the digest just pushed.
-    fn sign_pushed(
-        &self,
-        rt: &tokio::runtime::Runtime,
-        key: olm_catalog::sign::PrivateKey,
-        dest: &ImageRef,
-        digest: &str,
-        insecure: bool,
-    ) -> anyhow::Result<()> {
-        use olm_catalog::sign::{KeySigner, SignFormat, SignOptions, Target};
         let annotations = olm_catalog::sign::payload::parse_annotations(&self.annotations)
             .map_err(|e| anyhow::anyhow!(e))?;
+        let password =
+            olm_catalog::sign::password::read_password(false).map_err(|e| anyhow::anyhow!(e))?;
+        let key = olm_catalog::sign::PrivateKey::read_encrypted(path, &password)?;
         let options = SignOptions {
             annotations,
             format: SignFormat::Legacy,
         };
-        let reference = dest.to_string();
-        let outcome = rt
-            .block_on(async {
-                let target = Target::parse(&reference, insecure)?;
-                target.sign(&KeySigner::new(key), &options).await
-            })
-            .with_context(|| format!("signing {reference}"))?;
-        anyhow::ensure!(
-            outcome.digest == digest,
-            "{reference} moved to {} while signing; the pushed {digest} was not signed",
-            outcome.digest
-        );
-        eprintln!("signed {reference}@{digest}: {}", outcome.stored_at);
-        Ok(())
+        Ok(Some((std::sync::Arc::new(KeySigner::new(key)), options)))
     }
 }
 
-impl RegistryArgs {
+/// Pushes `set` to `dest`; with `--sign`, by digest, then the signature,
+/// then the tag (see [`olm_catalog::sign::push_and_sign`]).
+fn push(
+    rt: &tokio::runtime::Runtime,
+    client: &RegistryClient,
+    set: &oci::ImageSet,
+    dest: &ImageRef,
+    mode: ProgressMode,
+    signer: Option<&(std::sync::Arc<KeySigner>, SignOptions)>,
+) -> anyhow::Result<String> {
+    match signer {
+        None => Ok(rt
+            .block_on(oci::push_image(client, set, dest, mode))
+            .with_context(|| format!("pushing {dest}"))?),
+        Some((signer, options)) => {
+            let (digest, outcome) = rt.block_on(olm_catalog::sign::push_and_sign(
+                client,
+                set,
+                dest,
+                mode,
+                signer.as_ref(),
+                options,
+            ))?;
+            eprintln!("signed {dest}@{digest}: {}", outcome.stored_at);
+            Ok(digest)
+        }
+    }
+}
+
+impl RegistryFlags {
     /// The `--username`/`--password-stdin` credential, if given. stdin is
     /// read once per process, however many clients are made.
     fn explicit_credential(&self) -> anyhow::Result<Option<Credential>> {
@@ -138,13 +153,14 @@ impl RegistryArgs {
         }))
     }
 
-    fn client(&self, dest: &ImageRef) -> anyhow::Result<RegistryClient> {
-        match dest {
+    /// A client for a command that reads or writes only `image`.
+    pub fn client(&self, image: &ImageRef) -> anyhow::Result<RegistryClient> {
+        match image {
             ImageRef::Registry { repo, .. } => self.client_for(&[repo.host.as_str()]),
             ImageRef::Layout { .. } => {
                 anyhow::ensure!(
                     self.username.is_none(),
-                    "--username is for registries; {dest} is an OCI layout"
+                    "--username is for registries; {image} is an OCI layout"
                 );
                 self.client_for(&[])
             }
@@ -221,6 +237,26 @@ impl RegistryArgs {
             Some(p) => format!("--ca-file {}", p.display()),
             None => "setting up the registry client".into(),
         })
+    }
+}
+
+impl RegistryArgs {
+    fn client(&self, dest: &ImageRef) -> anyhow::Result<RegistryClient> {
+        self.flags.client(dest)
+    }
+
+    /// See [`RegistryFlags::client_for_command`].
+    pub fn client_for_command(
+        &self,
+        dest: Option<&ImageRef>,
+        sources: &[ImageRef],
+    ) -> anyhow::Result<RegistryClient> {
+        self.flags.client_for_command(dest, sources)
+    }
+
+    /// See [`RegistryFlags::client_for`].
+    pub fn client_for(&self, hosts: &[&str]) -> anyhow::Result<RegistryClient> {
+        self.flags.client_for(hosts)
     }
 
     fn options(&self, platform: Option<&str>) -> anyhow::Result<BuildOptions> {
@@ -378,7 +414,7 @@ impl BundleBuildArgs {
             return self.run_one();
         }
         anyhow::ensure!(
-            !(self.registry.password_stdin
+            !(self.registry.flags.password_stdin
                 && self.bundles_file.as_deref() == Some(std::path::Path::new("-"))),
             "--password-stdin and --bundles-file - both want stdin; put the bundles in a file"
         );
@@ -435,8 +471,8 @@ impl BundleBuildArgs {
         hosts.sort();
         hosts.dedup();
         let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-        let key = self.signing.load_key()?;
         let client = self.registry.client_for(&host_refs)?;
+        let signer = self.signing.signer()?;
         let opts = self.registry.options(None)?;
         let total = jobs.len();
         let progress = std::sync::Arc::new(Progress::new(
@@ -449,12 +485,16 @@ impl BundleBuildArgs {
         let mut pushed = Vec::new();
         let mut failed = 0usize;
         rt.block_on(async {
-            let mut outcomes = std::pin::pin!(batch::push_bundles(
+            let before_tag = signer.map(|(signer, options)| {
+                olm_catalog::sign::sign_before_tag(&client, signer, options)
+            });
+            let mut outcomes = std::pin::pin!(batch::push_bundles_with(
                 &client,
                 jobs,
                 &opts,
                 usize::from(self.jobs),
                 progress.clone(),
+                before_tag,
             ));
             while let Some(o) = outcomes.next().await {
                 match o.result {
@@ -472,12 +512,6 @@ impl BundleBuildArgs {
             }
         });
         progress.finish();
-        if let Some(key) = key {
-            for (dest, digest) in &pushed {
-                self.signing
-                    .sign_pushed(&rt, key.clone(), dest, digest, self.registry.insecure)?;
-            }
-        }
         if failed > 0 {
             eprintln!(
                 "{failed} of {total} bundle(s) failed (their tags did not move); {} pushed",
@@ -512,17 +546,13 @@ impl BundleBuildArgs {
         let opts = self.registry.options(None)?;
         let built = oci::build_bundle_image(&dir, &opts)
             .with_context(|| format!("building the bundle image of {}", dir.display()))?;
-        let key = self.signing.load_key()?;
+        // The registry password (--password-stdin) is the first line of
+        // stdin; a key password not in COSIGN_PASSWORD the next one.
         let client = self.registry.client(&dest)?;
+        let signer = self.signing.signer()?;
         let mode = self.registry.progress();
         let rt = runtime()?;
-        let digest = rt
-            .block_on(oci::push_image(&client, &built.image, &dest, mode))
-            .with_context(|| format!("pushing {dest}"))?;
-        if let Some(key) = key {
-            self.signing
-                .sign_pushed(&rt, key, &dest, &digest, self.registry.insecure)?;
-        }
+        let digest = push(&rt, &client, &built.image, &dest, mode, signer.as_ref())?;
         println!("{dest}@{digest}");
         Ok(0)
     }
@@ -653,7 +683,6 @@ impl IndexImageArgs {
             "{} is not an SQLite database",
             database_path.display()
         );
-        let key = self.signing.load_key()?;
         let (_, base_ref) = self.dest_and_base()?;
         let client = match client {
             Some(c) => c.clone(),
@@ -661,6 +690,7 @@ impl IndexImageArgs {
                 .registry
                 .client_for_command(Some(&dest), base_ref.as_slice())?,
         };
+        let signer = self.signing.signer()?;
         let mode = self.registry.progress();
         let rt = runtime()?;
         let base: Option<BaseImage> = match base_ref {
@@ -677,13 +707,7 @@ impl IndexImageArgs {
             }
             _ => oci::build_index_image(&database, base.as_ref(), &opts)?,
         };
-        let digest = rt
-            .block_on(oci::push_image(&client, &set, &dest, mode))
-            .with_context(|| format!("pushing {dest}"))?;
-        if let Some(key) = key {
-            self.signing
-                .sign_pushed(&rt, key, &dest, &digest, self.registry.insecure)?;
-        }
+        let digest = push(&rt, &client, &set, &dest, mode, signer.as_ref())?;
         println!("{dest}@{digest}");
         Ok(0)
     }

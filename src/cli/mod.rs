@@ -56,7 +56,7 @@ olm-catalog bundle build operators/mypkg/1.0.0 --tag quay.io/me/mypkg-bundle:v1.
 olm-catalog graph render operators/etcd --format mermaid"
     )]
     Graph(graph::GraphCommand),
-    /// Render an olm.template.basic or olm.semver catalog template to FBC
+    /// Render a catalog template (basic, semver, substitutes; type detected from its schema) to FBC
     RenderTemplate(graph::RenderTemplateArgs),
     /// Build and maintain SQLite index databases and index images
     #[command(

@@ -5,12 +5,14 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 
+use olm_catalog::oci::ImageRef;
 use olm_catalog::sign::password::read_password;
 use olm_catalog::sign::payload::parse_annotations;
 use olm_catalog::sign::{
     KeySigner, KeyVerifier, PrivateKey, PublicKey, SignFormat, SignOptions, Target, VerifyOptions,
 };
 
+use super::image::RegistryFlags;
 use super::{CmdResult, EXIT_FINDINGS};
 
 /// `sign`: sign an image, or generate a key pair.
@@ -28,9 +30,12 @@ the signature is a simple-signing payload naming that digest, signed with ECDSA 
 By default it is stored as cosign always has: a `sha256-<hex>.sig` tag in the same repository, \
 one layer per signature, added to the signatures already there. `--format bundle` writes \
 cosign v3's format instead: a Sigstore bundle attached as an OCI 1.1 referrer.\n\n\
-REF is a registry reference (plain HTTP is used for 127.0.0.1/localhost registries) or an OCI \
-layout `oci:DIR[:TAG]`. Credentials come from ~/.docker/config.json (`auths`; credential \
-helpers are not run). The key password comes from COSIGN_PASSWORD, else a prompt.\n\n\
+REF is a registry reference or an OCI layout `oci:DIR[:TAG]`. Registries are reached as by \
+every other command: credentials from --username/--password-stdin, REGISTRY_AUTH_FILE, \
+$XDG_RUNTIME_DIR/containers/auth.json or ~/.docker/config.json (auths, credHelpers, \
+credsStore); HTTPS, with plain HTTP only for loopback registries or with --insecure; \
+--ca-file for a private CA; retries on 5xx, 429 and dropped connections. The key password \
+comes from COSIGN_PASSWORD, else a prompt, else the next line of stdin.\n\n\
 Keyless signing (Fulcio certificates, Rekor transparency log) is not supported: those services \
 are not reachable from where olm-catalog is built and tested. No Rekor entry is written or checked \
 (like cosign's --tlog-upload=false and --insecure-ignore-tlog).\n\n\
@@ -54,8 +59,10 @@ pub struct SignArgs {
     /// Storage format of the signature
     #[arg(long, value_enum, default_value_t = FormatArg::Legacy)]
     format: FormatArg,
-    /// Use plain HTTP for this registry even if it is not on loopback
-    #[arg(long)]
+    #[command(flatten)]
+    registry: RegistryFlags,
+    /// Old name of --insecure
+    #[arg(long, hide = true)]
     allow_insecure_registry: bool,
 }
 
@@ -107,6 +114,12 @@ impl SignArgs {
         let reference = self.reference.ok_or_else(|| anyhow!("REF is required"))?;
         let key_path = self.key.ok_or_else(|| anyhow!("--key is required"))?;
         let annotations = parse_annotations(&self.annotations).map_err(|e| anyhow!(e))?;
+        let image: ImageRef = reference.parse()?;
+        let mut registry = self.registry;
+        registry.insecure |= self.allow_insecure_registry;
+        // The registry password (--password-stdin) is the first line of
+        // stdin; a key password not in COSIGN_PASSWORD the next one.
+        let client = registry.client(&image)?;
         // Fail on the key before touching the registry.
         let password = read_password(false).map_err(|e| anyhow!(e))?;
         let key = PrivateKey::read_encrypted(&key_path, &password)?;
@@ -118,10 +131,8 @@ impl SignArgs {
             },
         };
         let rt = runtime()?;
-        let outcome = rt.block_on(async {
-            let target = Target::parse(&reference, self.allow_insecure_registry)?;
-            target.sign(&KeySigner::new(key), &options).await
-        })?;
+        let outcome =
+            rt.block_on(Target::new(&client, &image).sign(&KeySigner::new(key), &options))?;
         eprintln!(
             "Signed {reference} ({}); signature stored at {}",
             outcome.digest, outcome.stored_at
@@ -202,8 +213,10 @@ pub struct VerifyArgs {
     /// Annotation key=value every accepted payload must carry (repeatable)
     #[arg(short = 'a', long = "annotations", value_name = "KEY=VALUE")]
     annotations: Vec<String>,
-    /// Use plain HTTP for this registry even if it is not on loopback
-    #[arg(long)]
+    #[command(flatten)]
+    registry: RegistryFlags,
+    /// Old name of --insecure
+    #[arg(long, hide = true)]
     allow_insecure_registry: bool,
 }
 
@@ -212,13 +225,15 @@ impl VerifyArgs {
     pub fn run(self) -> CmdResult {
         let annotations = parse_annotations(&self.annotations).map_err(|e| anyhow!(e))?;
         let key = PublicKey::read(&self.key)?;
+        let image: ImageRef = self.reference.parse()?;
+        let mut registry = self.registry;
+        registry.insecure |= self.allow_insecure_registry;
+        let client = registry.client(&image)?;
         let rt = runtime()?;
-        let report = rt.block_on(async {
-            let target = Target::parse(&self.reference, self.allow_insecure_registry)?;
-            target
-                .verify(&KeyVerifier::new(key), &VerifyOptions { annotations })
-                .await
-        })?;
+        let report = rt.block_on(
+            Target::new(&client, &image)
+                .verify(&KeyVerifier::new(key), &VerifyOptions { annotations }),
+        )?;
         for r in &report.rejected {
             eprintln!("rejected {}: {}", r.source, r.reason);
         }

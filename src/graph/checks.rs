@@ -74,6 +74,10 @@ pub const RULES: &[(&str, &str)] = &[
         "graph-bundle-unreadable",
         "a bundle directory could not be read",
     ),
+    (
+        "graph-package-unreadable",
+        "a package (its ci.yaml, template or catalog) could not be read, so it has no graph; the other packages are still checked",
+    ),
 ];
 
 /// The description of a rule, for SARIF.

@@ -553,20 +553,11 @@ pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGra
     use super::template as t;
     let text =
         std::fs::read_to_string(template).map_err(|e| format!("{}: {e}", template.display()))?;
-    let schema = t::schema_of(&text, template)?;
-    let cfg = match schema.as_str() {
-        t::SCHEMA_BASIC => t::basic_parts(&text, template)?.0,
-        t::SCHEMA_SEMVER => {
+    let cfg = match t::detect_kind(&text, template)? {
+        t::Kind::Basic => t::basic_parts(&text, template)?.0,
+        kind => {
             let render = t::dir_renderer(pkg_dir);
-            t::render_semver(&text, template, &render)?
-        }
-        other => {
-            return Err(format!(
-                "{}: template has unknown schema ({other:?}), should be {:?} or {:?}",
-                template.display(),
-                t::SCHEMA_BASIC,
-                t::SCHEMA_SEMVER
-            ))
+            t::render_as(kind, &text, template, &render)?
         }
     };
     let mut graphs = PackageGraph::from_fbc(&cfg, template);
@@ -661,9 +652,7 @@ pub fn load_graphs(
     if path.is_file() {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let first_schema = super::template::schema_of(&text, path).unwrap_or_default();
-        if first_schema == super::template::SCHEMA_BASIC
-            || first_schema == super::template::SCHEMA_SEMVER
-        {
+        if super::template::Kind::from_schema(&first_schema).is_some() {
             let pkg_dir = path
                 .parent()
                 .and_then(|p| p.parent())
@@ -692,4 +681,36 @@ pub fn load_graphs(
         }
     }
     Ok(vec![load_package_dir(path, mode)?])
+}
+
+/// Whether `dir` is a tree of package directories (such as a catalog
+/// repository's `operators/`) rather than one package: it has no `ci.yaml`,
+/// no bundle directory of its own, and some subdirectory has a `ci.yaml`.
+pub fn is_package_tree(dir: &Path) -> bool {
+    if !dir.is_dir() || dir.join("ci.yaml").is_file() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let subs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    let is_bundle = |d: &Path| d.join("manifests").is_dir() || d.join("metadata").is_dir();
+    !subs.iter().any(|d| is_bundle(d)) && subs.iter().any(|d| d.join("ci.yaml").is_file())
+}
+
+/// The package directories of a tree ([`is_package_tree`]): its
+/// subdirectories, sorted.
+pub fn tree_packages(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    Ok(out)
 }

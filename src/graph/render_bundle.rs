@@ -44,6 +44,8 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
         })?
         .to_string();
     let version = csv.spec.version.clone().unwrap_or_default();
+    let release =
+        csv_release(csv_json).map_err(|e| format!("{}: {e}", csv_m.file.display_path.display()))?;
 
     let gvk = |g: &str, v: &str, k: &str| json!({"group": g, "kind": k, "version": v});
     let mut package_prop: Option<Value> = None;
@@ -68,8 +70,11 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
                         .unwrap_or("")
                         .to_string()
                 };
-                package_prop =
-                    Some(json!({"packageName": s("packageName"), "version": s("version")}));
+                package_prop = Some(package_value(
+                    &s("packageName"),
+                    &s("version"),
+                    &s("release"),
+                ));
             }
             _ => other.push(Property { kind, value }),
         }
@@ -152,7 +157,7 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
     let mut props: Vec<Property> = Vec::new();
     props.push(Property {
         kind: "olm.package".into(),
-        value: package_prop.unwrap_or_else(|| json!({"packageName": package, "version": version})),
+        value: package_prop.unwrap_or_else(|| package_value(&package, &version, &release)),
     });
     for (g, v, k) in &provided {
         props.push(Property {
@@ -242,6 +247,54 @@ pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String
             .map(|m| crate::gojson::to_string(m.json()))
             .collect(),
     })
+}
+
+/// The `olm.package` property value (`property.Package`): `release` only
+/// when there is one (`omitzero`).
+fn package_value(package: &str, version: &str, release: &str) -> Value {
+    let mut v = json!({"packageName": package, "version": version});
+    if !release.is_empty() {
+        v["release"] = Value::String(release.to_string());
+    }
+    v
+}
+
+/// The CSV's `spec.release` as opm v1.73.0 reads it (`GetRelease`,
+/// operator-registry #1792, #1909): a string as written, a number as its
+/// integer digits when whole (else Go's `%g`), absent or null as none;
+/// anything else is an error.
+pub fn csv_release(csv: &Value) -> Result<String, String> {
+    match csv.pointer("/spec/release") {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            if let Some(i) = n.as_i64() {
+                Ok(i.to_string())
+            } else if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                Ok(format!("{}", f as i64))
+            } else {
+                Ok(format_g(f))
+            }
+        }
+        Some(_) => Err("get release: release field must be a string or number".into()),
+    }
+}
+
+/// Go's `fmt.Sprintf("%g", f)`: the shortest decimal that reads back as
+/// `f`, in exponent form (two exponent digits at least) when the exponent
+/// is below -4 or 6 and above.
+fn format_g(f: f64) -> String {
+    let e = format!("{f:e}");
+    let Some((mant, exp)) = e.split_once('e') else {
+        return e;
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        return format!("{f}");
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mant}e{sign}{:02}", exp.abs())
 }
 
 /// Drops what Go's `omitempty` drops from typed descriptor structs: null,

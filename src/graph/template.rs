@@ -4,7 +4,8 @@
 //!
 //! Bundle images are resolved offline: with a bundles directory `DIR`, the
 //! image whose tag is `T` is the bundle directory `DIR/T` (the
-//! community-operators layout, `DIR` = `operators/<pkg>`). The rendered
+//! community-operators layout, `DIR` = `operators/<pkg>`), or `DIR/vT`
+//! (`DIR/T'` for a tag `vT'`) when there is no `DIR/T`. The rendered
 //! bundles keep the template's image references. An image given only by
 //! digest cannot be resolved this way and is an error naming it.
 
@@ -48,13 +49,24 @@ pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
             "image tag `{tag}` of {image} is not a directory name"
         ));
     }
-    let p = dir.join(tag);
-    if !p.is_dir() {
+    // Tags and version directories differ by a leading `v` in some
+    // packages (`:v1.2.0` for `1.2.0/`); the exact name is tried first.
+    let alt = match tag.strip_prefix('v') {
+        Some(bare) => bare.to_string(),
+        None => format!("v{tag}"),
+    };
+    let candidates = [tag, alt.as_str()];
+    let Some(p) = candidates
+        .iter()
+        .filter(|t| !t.is_empty() && **t != "." && **t != "..")
+        .map(|t| dir.join(t))
+        .find(|p| p.is_dir())
+    else {
         return Err(format!(
             "cannot resolve bundle image {image}: {} is not a directory",
-            p.display()
+            dir.join(tag).display()
         ));
-    }
+    };
     // Some packages keep the bundle one level down (`<version>/bundle/`).
     if p.join("manifests").is_dir() || p.join("metadata").is_dir() {
         return Ok(p);
@@ -128,17 +140,108 @@ pub fn image_names(cfg: &DeclarativeConfig) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Which template a document is.
-pub fn schema_of(text: &str, path: &Path) -> Result<String, String> {
-    let v = parse_one(text, path)?;
-    Ok(v.get("schema")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string())
+/// Schema of substitutes templates.
+pub const SCHEMA_SUBSTITUTES: &str = "olm.template.substitutes";
+
+/// The template kinds opm v1.73.0 knows (`alpha/template/registry.go`),
+/// named by the last part of their schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `olm.template.basic`
+    Basic,
+    /// `olm.semver`
+    Semver,
+    /// `olm.template.substitutes`
+    Substitutes,
 }
 
-fn parse_one(text: &str, path: &Path) -> Result<Value, String> {
-    parse_doc(text, path).map(|doc| doc.root.to_json())
+impl Kind {
+    /// Every kind, in opm's order of type names.
+    pub const ALL: [Kind; 3] = [Kind::Basic, Kind::Semver, Kind::Substitutes];
+
+    /// The schema a template of this kind declares.
+    pub fn schema(self) -> &'static str {
+        match self {
+            Kind::Basic => SCHEMA_BASIC,
+            Kind::Semver => SCHEMA_SEMVER,
+            Kind::Substitutes => SCHEMA_SUBSTITUTES,
+        }
+    }
+
+    /// The type name (`basic`, `semver`, `substitutes`): the schema's last
+    /// dot-separated part, as opm's `TypeFromSchema`.
+    pub fn type_name(self) -> &'static str {
+        let s = self.schema();
+        &s[s.rfind('.').map_or(0, |i| i + 1)..]
+    }
+
+    /// The kind of a type name.
+    pub fn from_type(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.type_name() == name)
+    }
+
+    /// The kind of a schema.
+    pub fn from_schema(schema: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.schema() == schema)
+    }
+}
+
+/// Which template a document is: its `schema` field, matched regardless of
+/// case as Go's `json.Unmarshal` matches it (`Schema: olm.semver` is
+/// `olm.semver`); `""` when there is none.
+pub fn schema_of(text: &str, path: &Path) -> Result<String, String> {
+    let doc = parse_doc(text, path)?;
+    schema_field(&doc.root, path).map(|s| s.unwrap_or_default())
+}
+
+/// The kind of a template, detected from its `schema` as opm v1.73.0's
+/// `render-template` does without a type argument (`detectSchema`).
+pub fn detect_kind(text: &str, path: &Path) -> Result<Kind, String> {
+    let doc = parse_doc(text, path)?;
+    let schema = schema_field(&doc.root, path)?
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "{}: template input missing required 'schema' field",
+                path.display()
+            )
+        })?;
+    Kind::from_schema(&schema).ok_or_else(|| {
+        format!(
+            "{}: unknown template schema: {schema} (known: {})",
+            place(path, doc.root.locate(&crate::path!["schema"])),
+            Kind::ALL.map(Kind::schema).join(", ")
+        )
+    })
+}
+
+/// The value of the `schema` key of a mapping, any case, the last one
+/// written winning (Go decodes each spelling into the same field).
+fn schema_field(root: &crate::yaml::Node, path: &Path) -> Result<Option<String>, String> {
+    let crate::yaml::Value::Map(entries) = &root.value else {
+        return Err(format!(
+            "{}: a template is a mapping, found {}",
+            place(path, root.span),
+            root.type_name()
+        ));
+    };
+    match entries
+        .iter()
+        .rev()
+        .find(|e| e.key.eq_ignore_ascii_case("schema"))
+    {
+        None => Ok(None),
+        Some(e) => match &e.value.value {
+            crate::yaml::Value::Str(s) => Ok(Some(s.clone())),
+            crate::yaml::Value::Null => Ok(None),
+            _ => Err(format!(
+                "{}: {}: expected a string, found {}",
+                place(path, e.value.span),
+                e.key,
+                e.value.type_name()
+            )),
+        },
+    }
 }
 
 /// `file:line:column` of a place in a template, for messages.
@@ -155,42 +258,269 @@ fn parse_doc(text: &str, path: &Path) -> Result<crate::yaml::Document, String> {
         .ok_or_else(|| format!("{}: the template is empty", path.display()))
 }
 
-/// Renders a template of either kind.
+/// Renders a template of any kind, the kind detected from its schema.
 pub fn render(
     text: &str,
     path: &Path,
     render: &BundleRenderer,
 ) -> Result<DeclarativeConfig, String> {
-    match schema_of(text, path)?.as_str() {
-        SCHEMA_BASIC => render_basic(text, path, render),
-        SCHEMA_SEMVER => render_semver(text, path, render),
-        other => Err(format!(
-            "{}: template has unknown schema ({other:?}), should be {SCHEMA_BASIC:?} or {SCHEMA_SEMVER:?}",
-            path.display()
-        )),
+    render_as(detect_kind(text, path)?, text, path, render)
+}
+
+/// Renders a template as `kind` (opm's `render-template TYPE FILE`: the
+/// template must then declare that kind's schema).
+pub fn render_as(
+    kind: Kind,
+    text: &str,
+    path: &Path,
+    render: &BundleRenderer,
+) -> Result<DeclarativeConfig, String> {
+    match kind {
+        Kind::Basic => render_basic(text, path, render),
+        Kind::Semver => render_semver(text, path, render),
+        Kind::Substitutes => render_substitutes(text, path, render),
     }
+}
+
+/// The shape of a Go struct as `encoding/json` decodes it into a value:
+/// which keys are fields (matched regardless of case) and what each holds.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Kept as written (raw JSON, maps, scalars).
+    Any,
+    /// A struct: its fields as tagged, with their shapes.
+    Struct(&'static [(&'static str, Shape)]),
+    /// A list of one shape.
+    List(&'static Shape),
+}
+
+const PROPERTY: Shape = Shape::Struct(&[("type", Shape::Any), ("value", Shape::Any)]);
+const PROPERTIES: Shape = Shape::List(&PROPERTY);
+const FBC_PACKAGE: Shape = Shape::Struct(&[
+    ("schema", Shape::Any),
+    ("name", Shape::Any),
+    ("defaultChannel", Shape::Any),
+    (
+        "icon",
+        Shape::Struct(&[("base64data", Shape::Any), ("mediatype", Shape::Any)]),
+    ),
+    ("description", Shape::Any),
+    ("properties", PROPERTIES),
+]);
+const CHANNEL_ENTRY: Shape = Shape::Struct(&[
+    ("name", Shape::Any),
+    ("replaces", Shape::Any),
+    ("skips", Shape::Any),
+    ("skipRange", Shape::Any),
+]);
+const FBC_CHANNEL: Shape = Shape::Struct(&[
+    ("schema", Shape::Any),
+    ("name", Shape::Any),
+    ("package", Shape::Any),
+    ("entries", Shape::List(&CHANNEL_ENTRY)),
+    ("properties", PROPERTIES),
+]);
+const RELATED_IMAGE: Shape = Shape::Struct(&[("name", Shape::Any), ("image", Shape::Any)]);
+const FBC_BUNDLE: Shape = Shape::Struct(&[
+    ("schema", Shape::Any),
+    ("name", Shape::Any),
+    ("package", Shape::Any),
+    ("image", Shape::Any),
+    ("properties", PROPERTIES),
+    ("relatedImages", Shape::List(&RELATED_IMAGE)),
+]);
+const DEPRECATION_ENTRY: Shape = Shape::Struct(&[
+    (
+        "reference",
+        Shape::Struct(&[("schema", Shape::Any), ("name", Shape::Any)]),
+    ),
+    ("message", Shape::Any),
+]);
+const FBC_DEPRECATIONS: Shape = Shape::Struct(&[
+    ("schema", Shape::Any),
+    ("package", Shape::Any),
+    ("entries", Shape::List(&DEPRECATION_ENTRY)),
+]);
+const SEMVER_BUNDLES: Shape = Shape::Struct(&[(
+    "bundles",
+    Shape::List(&Shape::Struct(&[("image", Shape::Any)])),
+)]);
+/// `SemverTemplateData` (and `avoidSkipPatch`, see [`SemverTemplate`]).
+const SEMVER: Shape = Shape::Struct(&[
+    ("schema", Shape::Any),
+    ("generateMajorChannels", Shape::Any),
+    ("generateMinorChannels", Shape::Any),
+    ("defaultChannelTypePreference", Shape::Any),
+    ("avoidSkipPatch", Shape::Any),
+    ("candidate", SEMVER_BUNDLES),
+    ("fast", SEMVER_BUNDLES),
+    ("stable", SEMVER_BUNDLES),
+]);
+/// `BasicTemplateData` (entries are read as `declcfg.Meta`).
+const BASIC: Shape = Shape::Struct(&[("schema", Shape::Any), ("entries", Shape::Any)]);
+/// `SubstitutesTemplateData`.
+const SUBSTITUTES: Shape = Shape::Struct(&[
+    ("schema", Shape::Any),
+    ("entries", Shape::Any),
+    (
+        "substitutions",
+        Shape::List(&Shape::Struct(&[
+            ("name", Shape::Any),
+            ("base", Shape::Any),
+        ])),
+    ),
+]);
+
+/// Renames the keys of a mapping that match one of `fields` but for case to
+/// that field, as Go's JSON decoder matches field names; with two spellings
+/// of one field, the later wins (Go decodes both into the same field).
+fn fold_keys(node: &mut crate::yaml::Node, fields: &[&str]) {
+    let crate::yaml::Value::Map(entries) = &mut node.value else {
+        return;
+    };
+    for e in entries.iter_mut() {
+        if let Some(f) = fields
+            .iter()
+            .find(|f| **f != e.key && f.eq_ignore_ascii_case(&e.key))
+        {
+            e.key = f.to_string();
+        }
+    }
+    let mut i = 0;
+    while i < entries.len() {
+        if entries[i + 1..]
+            .iter()
+            .any(|later| later.key == entries[i].key)
+        {
+            entries.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Folds the field names of a value of `shape`, recursively.
+fn fold(node: &mut crate::yaml::Node, shape: Shape) {
+    match shape {
+        Shape::Any => {}
+        Shape::List(inner) => {
+            if let crate::yaml::Value::Seq(items) = &mut node.value {
+                for item in items {
+                    fold(item, *inner);
+                }
+            }
+        }
+        Shape::Struct(fields) => {
+            let names: Vec<&str> = fields.iter().map(|f| f.0).collect();
+            fold_keys(node, &names);
+            if let crate::yaml::Value::Map(entries) = &mut node.value {
+                for e in entries {
+                    if let Some((_, s)) = fields.iter().find(|f| f.0 == e.key) {
+                        fold(&mut e.value, *s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The objects of a template's `entries` as opm reads them (`declcfg.Meta`,
+/// then `LoadSlice`): `schema`, `package` and `name` and the fields of the
+/// known schemas match regardless of case, two keys of one object that
+/// differ only in case are an error, objects of other schemas are kept as
+/// written. Each comes with its index.
+fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize, Value)>, String> {
+    let Some(entries) = (match &mut root.value {
+        crate::yaml::Value::Map(m) => m.iter_mut().find(|e| e.key == "entries"),
+        _ => None,
+    }) else {
+        return Ok(Vec::new());
+    };
+    let items = match &mut entries.value.value {
+        crate::yaml::Value::Seq(items) => items,
+        crate::yaml::Value::Null => return Ok(Vec::new()),
+        _ => {
+            return Err(format!(
+                "{}: entries: expected a list of objects, found {}",
+                place(path, entries.value.span),
+                entries.value.type_name()
+            ))
+        }
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter_mut().enumerate() {
+        let at = place(path, item.span);
+        let crate::yaml::Value::Map(fields) = &item.value else {
+            return Err(format!(
+                "{at}: entries[{i}]: expected an object, found {}",
+                item.type_name()
+            ));
+        };
+        let mut folded: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for f in fields {
+            folded
+                .entry(f.key.to_ascii_lowercase())
+                .or_default()
+                .push(&f.key);
+        }
+        if let Some((k, keys)) = folded.iter().find(|(_, keys)| keys.len() > 1) {
+            return Err(format!(
+                "{at}: entries[{i}]: duplicate keys for key {k:?}: {keys:?} (opm matches these keys regardless of case)"
+            ));
+        }
+        let schema = fields
+            .iter()
+            .find(|f| f.key.eq_ignore_ascii_case("schema"))
+            .and_then(|f| f.value.as_str())
+            .unwrap_or("")
+            .to_string();
+        let shape = match schema.as_str() {
+            fbc::SCHEMA_PACKAGE => Some(FBC_PACKAGE),
+            fbc::SCHEMA_CHANNEL => Some(FBC_CHANNEL),
+            fbc::SCHEMA_BUNDLE => Some(FBC_BUNDLE),
+            fbc::SCHEMA_DEPRECATIONS => Some(FBC_DEPRECATIONS),
+            _ => None,
+        };
+        match shape {
+            Some(shape) => fold(item, shape),
+            // Other schemas are kept as written, but `schema`, `package`
+            // and `name` are read regardless of case.
+            None => fold_keys(item, &["schema", "package", "name"]),
+        }
+        out.push((i, item.to_json()));
+    }
+    Ok(out)
+}
+
+/// Parses a template of `kind`: its first document with the field names of
+/// `shape` folded. The schema must be `kind`'s.
+fn parse_template(
+    text: &str,
+    path: &Path,
+    kind: Kind,
+    shape: Shape,
+) -> Result<crate::yaml::Document, String> {
+    let mut doc = parse_doc(text, path)?;
+    let schema = schema_field(&doc.root, path)?.unwrap_or_default();
+    if schema != kind.schema() {
+        return Err(format!(
+            "{}: template has unknown schema ({schema:?}), should be {:?}",
+            path.display(),
+            kind.schema()
+        ));
+    }
+    fold(&mut doc.root, shape);
+    Ok(doc)
 }
 
 /// The non-bundle objects of a basic template and its bundle images, in order.
 pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<String>), String> {
-    let root = parse_doc(text, path)?.root;
+    let mut root = parse_template(text, path, Kind::Basic, BASIC)?.root;
+    let entries = read_entries(&mut root, path)?;
     let entry_at = |i: usize| place(path, root.locate(&crate::path!["entries", i]));
-    let v = root.to_json();
-    let schema = v.get("schema").and_then(Value::as_str).unwrap_or("");
-    if schema != SCHEMA_BASIC {
-        return Err(format!(
-            "{}: template has unknown schema ({schema:?}), should be {SCHEMA_BASIC:?}",
-            path.display()
-        ));
-    }
-    let entries = v
-        .get("entries")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
     let mut cfg = DeclarativeConfig::default();
     let mut images = Vec::new();
-    for (i, e) in entries.into_iter().enumerate() {
+    for (i, e) in entries {
         let is_bundle = e.get("schema").and_then(Value::as_str) == Some(fbc::SCHEMA_BUNDLE);
         if is_bundle {
             // opm's isBundleTemplate: an image, and no package, properties
@@ -232,6 +562,280 @@ pub fn render_basic(
         cfg.bundles.push(render(&image)?);
     }
     Ok(cfg)
+}
+
+/// One substitution of an `olm.template.substitutes` template: the bundle
+/// image `name` takes the place of the bundle named `base`.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct Substitution {
+    /// Image reference of the substituting bundle.
+    #[serde(default)]
+    pub name: String,
+    /// Name of the bundle it substitutes for.
+    #[serde(default)]
+    pub base: String,
+}
+
+/// A bundle's version and release, as opm's `Bundle.VersionRelease` reads
+/// them from its `olm.package` property (operator-registry #1792, #1938):
+/// the `release` field, or else, for a bundle whose CSV has an
+/// `olm.substitutesFor` annotation, the version's build metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionRelease {
+    /// The semver version.
+    pub version: Version,
+    /// The release: dot-separated pre-release identifiers, at most 20
+    /// characters; `None` when there is none.
+    pub release: Option<semver::Prerelease>,
+}
+
+impl VersionRelease {
+    /// Reads a bundle's version and release.
+    pub fn of(b: &fbc::Bundle) -> Result<VersionRelease, String> {
+        let mut found: Option<&Value> = None;
+        for p in b.properties.iter().filter(|p| p.kind == "olm.package") {
+            if found.is_some() {
+                return Err("must be exactly one property of type \"olm.package\"".into());
+            }
+            found = Some(&p.value);
+        }
+        let v = found
+            .ok_or_else(|| format!("no \"olm.package\" property found for bundle {:?}", b.name))?;
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+        let mut version = Version::parse(s("version")).map_err(|e| {
+            format!(
+                "invalid semver version {:?} in \"olm.package\" property for bundle {:?}: {e}",
+                s("version"),
+                b.name
+            )
+        })?;
+        let mut release = parse_release(s("release")).map_err(|e| {
+            format!(
+                "invalid release {:?} in \"olm.package\" property for bundle {:?}: {e}",
+                s("release"),
+                b.name
+            )
+        })?;
+        if release.is_none() && !version.build.is_empty() && uses_substitutes_for(b) {
+            release = parse_release(version.build.as_str()).map_err(|e| {
+                format!(
+                    "unable to convert build metadata to release for bundle {:?}: {e}",
+                    b.name
+                )
+            })?;
+            version.build = semver::BuildMetadata::EMPTY;
+        }
+        Ok(VersionRelease { version, release })
+    }
+
+    /// Version first (semver precedence), then release; a release is
+    /// greater than none.
+    pub fn compare(&self, other: &VersionRelease) -> std::cmp::Ordering {
+        range::compare(&self.version, &other.version).then_with(|| {
+            match (&self.release, &other.release) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (Some(a), Some(b)) => a.cmp(b),
+            }
+        })
+    }
+}
+
+/// opm's `NewRelease`: empty is none; else at most 20 characters of
+/// dot-separated pre-release identifiers.
+fn parse_release(text: &str) -> Result<Option<semver::Prerelease>, String> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if text.len() > 20 {
+        return Err(format!(
+            "invalid release {text:?}: exceeds maximum length of 20 characters"
+        ));
+    }
+    semver::Prerelease::new(text)
+        .map(Some)
+        .map_err(|e| format!("invalid release {text:?}: {e}"))
+}
+
+/// Whether a bundle's CSV has an `olm.substitutesFor` annotation (from its
+/// CSV JSON, else its `olm.csv.metadata` property).
+fn uses_substitutes_for(b: &fbc::Bundle) -> bool {
+    let has = |annotations: Option<&Value>| {
+        annotations
+            .and_then(|a| a.get("olm.substitutesFor"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    if let Some(csv) = b
+        .csv_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<Value>(j).ok())
+    {
+        return has(csv.pointer("/metadata/annotations"));
+    }
+    b.properties
+        .iter()
+        .filter(|p| p.kind == "olm.csv.metadata")
+        .any(|p| has(p.value.get("annotations")))
+}
+
+/// `olm.template.substitutes` (operator-registry `alpha/template/substitutes`
+/// at v1.73.0): the entries are a whole catalog, which must be valid FBC;
+/// each substitution renders its bundle image and puts it in the place of
+/// the base bundle in every channel: the new entry takes the base's
+/// replaces, skips and skipRange and skips the base, the base keeps no
+/// edges, and entries that replaced (skipped) the base now replace (skip)
+/// the new bundle. The new bundle's version and release must be above the
+/// base's, and no base or image may be used twice.
+pub fn render_substitutes(
+    text: &str,
+    path: &Path,
+    render: &BundleRenderer,
+) -> Result<DeclarativeConfig, String> {
+    let mut root = parse_template(text, path, Kind::Substitutes, SUBSTITUTES)
+        .map_err(|e| format!("render: unable to parse template: {e}"))?
+        .root;
+    let substitutions: Vec<Substitution> = match root.get("substitutions") {
+        None => Vec::new(),
+        Some(n) => crate::bundle::csv::decode(n).map_err(|e| {
+            format!(
+                "render: unable to parse template: {}: substitutions{}: {}",
+                place(path, n.locate(&e.segments())),
+                if e.path == "." {
+                    String::new()
+                } else {
+                    format!(".{}", e.path)
+                },
+                e.message
+            )
+        })?,
+    };
+    let mut cfg = DeclarativeConfig::default();
+    for (i, e) in read_entries(&mut root, path)? {
+        cfg.push_object(e).map_err(|m| {
+            format!(
+                "render: unable to create declarative config from entries: {}: entries[{i}]: {m}",
+                place(path, root.locate(&crate::path!["entries", i]))
+            )
+        })?;
+    }
+    let invalid = |cfg: &DeclarativeConfig| -> Option<String> {
+        let errs: Vec<String> = crate::fbc::validate::validate(cfg)
+            .into_iter()
+            .filter(|f| f.level == crate::diag::Level::Error)
+            .map(|f| f.message)
+            .collect();
+        (!errs.is_empty()).then(|| errs.join("; "))
+    };
+    if let Some(e) = invalid(&cfg) {
+        return Err(format!("render: entries are not valid FBC: {e}"));
+    }
+    let mut seen_bases: BTreeSet<String> = BTreeSet::new();
+    let mut seen_names: BTreeMap<String, String> = BTreeMap::new();
+    for sub in &substitutions {
+        if !seen_bases.insert(sub.base.clone()) {
+            return Err(format!(
+                "render: cannot reuse the same substitution base {:?}",
+                sub.base
+            ));
+        }
+        if let Some(other) = seen_names.get(&sub.name) {
+            return Err(format!(
+                "render: cannot reuse the same substitution {:?} for different bases ({other:?} and {:?})",
+                sub.name, sub.base
+            ));
+        }
+        seen_names.insert(sub.name.clone(), sub.base.clone());
+        substitute(&mut cfg, sub, render).map_err(|e| {
+            format!(
+                "render: error processing substitution {:?} -> {:?}: {e}",
+                sub.base, sub.name
+            )
+        })?;
+        if let Some(e) = invalid(&cfg) {
+            return Err(format!(
+                "render: error processing substitution {:?} -> {:?}: resulting config is not valid FBC: {e}",
+                sub.base, sub.name
+            ));
+        }
+    }
+    Ok(cfg)
+}
+
+/// One substitution (opm's `validateSubstitution` and `processSubstitution`).
+fn substitute(
+    cfg: &mut DeclarativeConfig,
+    sub: &Substitution,
+    render: &BundleRenderer,
+) -> Result<(), String> {
+    if sub.name.is_empty() {
+        return Err("substitution name cannot be empty".into());
+    }
+    if sub.base.is_empty() {
+        return Err("substitution base cannot be empty".into());
+    }
+    if sub.name == sub.base {
+        return Err("substitution name and base cannot be the same".into());
+    }
+    let new = render(&sub.name).map_err(|e| {
+        format!(
+            "failed to render bundle image reference {:?}: {e}",
+            sub.name
+        )
+    })?;
+    let new_vr = VersionRelease::of(&new).map_err(|e| {
+        format!(
+            "failed to get VersionRelease for substitute bundle {:?}: {e}",
+            sub.name
+        )
+    })?;
+    let base = cfg
+        .bundles
+        .iter()
+        .find(|b| b.name == sub.base)
+        .ok_or_else(|| format!("base bundle {:?} does not exist in catalog", sub.base))?;
+    let base_vr = VersionRelease::of(base).map_err(|e| {
+        format!(
+            "failed to get VersionRelease for base bundle {:?}: {e}",
+            sub.base
+        )
+    })?;
+    if base_vr.compare(&new_vr) != std::cmp::Ordering::Less {
+        return Err(format!(
+            "base bundle {:?} is not less than substitute bundle {:?}",
+            sub.base, sub.name
+        ));
+    }
+    for ch in &mut cfg.channels {
+        let at: Vec<usize> = (0..ch.entries.len())
+            .filter(|&j| ch.entries[j].name == sub.base)
+            .collect();
+        for &j in at.iter().rev() {
+            let old = &mut ch.entries[j];
+            let mut skips = std::mem::take(&mut old.skips);
+            skips.push(sub.base.clone());
+            let entry = ChannelEntry {
+                name: new.name.clone(),
+                replaces: std::mem::take(&mut old.replaces),
+                skips,
+                skip_range: std::mem::take(&mut old.skip_range),
+            };
+            ch.entries.push(entry);
+        }
+        let original = ch.entries.len() - at.len();
+        for e in &mut ch.entries[..original] {
+            if e.replaces == sub.base {
+                e.replaces = new.name.clone();
+                e.skips.push(sub.base.clone());
+            } else if e.skips.contains(&sub.base) {
+                e.skips.push(new.name.clone());
+                e.skips.retain(|s| *s != sub.base);
+            }
+        }
+    }
+    cfg.bundles.push(new);
+    Ok(())
 }
 
 /// The `olm.semver` template document.
@@ -299,46 +903,6 @@ fn kind_priority(kind: &str) -> u8 {
     }
 }
 
-/// The field names of [`SemverTemplate`] as written in a template.
-const SEMVER_FIELDS: &[&str] = &[
-    "schema",
-    "generateMajorChannels",
-    "generateMinorChannels",
-    "defaultChannelTypePreference",
-    "avoidSkipPatch",
-    "candidate",
-    "fast",
-    "stable",
-];
-
-/// Renames the keys of a mapping that match one of `fields` but for case to
-/// that field, as Go's JSON decoder matches field names; with two spellings
-/// of one field, the later wins (Go decodes both into the same field).
-fn fold_keys(node: &mut crate::yaml::Node, fields: &[&str]) {
-    let crate::yaml::Value::Map(entries) = &mut node.value else {
-        return;
-    };
-    for e in entries.iter_mut() {
-        if let Some(f) = fields
-            .iter()
-            .find(|f| **f != e.key && f.eq_ignore_ascii_case(&e.key))
-        {
-            e.key = f.to_string();
-        }
-    }
-    let mut i = 0;
-    while i < entries.len() {
-        if entries[i + 1..]
-            .iter()
-            .any(|later| later.key == entries[i].key)
-        {
-            entries.remove(i);
-        } else {
-            i += 1;
-        }
-    }
-}
-
 /// Parses and defaults a semver template as opm's `readFile` does
 /// (`yaml.UnmarshalStrict`: unknown fields and duplicate keys are errors,
 /// field names match regardless of case). Errors name file, line and field.
@@ -353,25 +917,7 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
         ));
     }
     let mut root = doc.root;
-    fold_keys(&mut root, SEMVER_FIELDS);
-    if let crate::yaml::Value::Map(entries) = &mut root.value {
-        for e in entries
-            .iter_mut()
-            .filter(|e| ARCHETYPES.contains(&e.key.as_str()))
-        {
-            fold_keys(&mut e.value, &["bundles"]);
-            let crate::yaml::Value::Map(fields) = &mut e.value.value else {
-                continue;
-            };
-            for f in fields.iter_mut().filter(|f| f.key == "bundles") {
-                if let crate::yaml::Value::Seq(items) = &mut f.value.value {
-                    for item in items {
-                        fold_keys(item, &["image"]);
-                    }
-                }
-            }
-        }
-    }
+    fold(&mut root, SEMVER);
     let mut sv: SemverTemplate = crate::bundle::csv::decode(&root).map_err(|e| {
         format!(
             "{}: {}: {}",
@@ -511,7 +1057,103 @@ pub fn render_semver(
     });
     cfg.channels = channels;
     cfg.bundles = rendered.into_values().collect();
+    populate_package_metadata(&mut cfg);
     Ok(cfg)
+}
+
+/// opm v1.73.0's `populatePackageMetadata` (operator-registry #1933): the
+/// package's `description` and `icon` are the CSV's `spec.description` and
+/// first `spec.icon` of the default channel's head (its last entry, the
+/// highest version). Whatever does not read as opm reads it (no CSV, a
+/// description that is not a string, icons whose `base64data` Go's base64
+/// decoding refuses) leaves the field unset, as in opm.
+pub fn populate_package_metadata(cfg: &mut DeclarativeConfig) {
+    let Some(pkg) = cfg.packages.first() else {
+        return;
+    };
+    let Some(head) = cfg
+        .channels
+        .iter()
+        .find(|c| c.name == pkg.default_channel)
+        .and_then(|c| c.entries.last())
+    else {
+        return;
+    };
+    let Some(csv) = cfg
+        .bundles
+        .iter()
+        .find(|b| b.name == head.name)
+        .and_then(|b| b.csv_json.as_deref())
+        .and_then(|j| serde_json::from_str::<Value>(j).ok())
+    else {
+        return;
+    };
+    let Some(spec) = csv.get("spec").filter(|s| s.is_object()) else {
+        return;
+    };
+    let description = match spec.get("description") {
+        Some(Value::String(d)) => d.clone(),
+        _ => String::new(),
+    };
+    let icon = spec.get("icon").and_then(first_icon);
+    let pkg = &mut cfg.packages[0];
+    if !description.is_empty() {
+        pkg.description = description;
+    }
+    if let Some(icon) = icon {
+        pkg.icon = Some(icon);
+    }
+}
+
+/// The first icon of a CSV's `spec.icon` as opm's `GetIcons` decodes the
+/// list (`[]Icon` with `base64data []byte`: every item's data must be
+/// base64 as Go's decoder reads it, newlines ignored), its data written
+/// back canonically. `None` when the list does not decode or is empty.
+fn first_icon(icons: &Value) -> Option<fbc::Icon> {
+    use base64::Engine as _;
+    let items = match icons {
+        Value::Array(a) => a,
+        _ => return None,
+    };
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    let mut out = Vec::new();
+    for item in items {
+        let obj = match item {
+            Value::Object(o) => o,
+            Value::Null => {
+                out.push(fbc::Icon::default());
+                continue;
+            }
+            _ => return None,
+        };
+        // Field names match regardless of case, the last spelling winning.
+        let field = |name: &str| {
+            obj.iter()
+                .rfind(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v)
+        };
+        let data = match field("base64data") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(s)) => {
+                let clean: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+                engine.decode(clean.as_bytes()).ok()?
+            }
+            Some(_) => return None,
+        };
+        let mediatype = match field("mediatype") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return None,
+        };
+        out.push(fbc::Icon {
+            base64data: base64::engine::general_purpose::STANDARD.encode(data),
+            mediatype,
+        });
+    }
+    out.into_iter().next()
 }
 
 struct Tuple {
@@ -707,6 +1349,18 @@ mod tests {
 
     #[test]
     fn image_tags() {
+        // A tag and a version directory may differ by a leading `v`.
+        let pkg = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph/tree/pkg-capital");
+        assert_eq!(
+            resolve_image("r/capital:v1.0.0", &pkg),
+            Ok(pkg.join("1.0.0"))
+        );
+        assert_eq!(
+            resolve_image("r/capital:1.0.0", &pkg),
+            Ok(pkg.join("1.0.0"))
+        );
+        assert!(resolve_image("r/capital:v..", &pkg).is_err());
+        assert!(resolve_image("r/capital:9.9.9", &pkg).is_err());
         assert_eq!(image_tag("quay.io/a/b:1.2.3"), Some("1.2.3"));
         assert_eq!(image_tag("localhost:5000/a/b:1.2.3"), Some("1.2.3"));
         assert_eq!(image_tag("localhost:5000/a/b"), None);
@@ -866,6 +1520,84 @@ mod tests {
                 "a-v2.3.1<[]",
                 "a-v2.3.2<a-v2.1.1[\"a-v2.1.0\", \"a-v2.3.1\"]"
             ]
+        );
+    }
+
+    /// operator-registry v1.73.0 `TestGenerateChannels` (edge-scoped
+    /// linking after #1813; #1749: the previous minor's highest is replaced,
+    /// never also skipped): every channel's entries, edges and the default.
+    #[test]
+    fn semver_linking_matches_upstream_generate_channels() {
+        let versions = [
+            "0.1.0",
+            "0.1.1",
+            "1.1.0",
+            "1.2.1",
+            "1.3.1",
+            "2.1.0",
+            "1.3.1-beta",
+            "2.1.1",
+            "2.3.1",
+            "2.3.2",
+            "3.1.0",
+            "3.1.1",
+            "1.3.1-alpha",
+            "1.4.1",
+            "1.4.1-beta1",
+            "1.4.1-beta2",
+        ];
+        let render = |head: &str| {
+            let mut text = format!("schema: olm.semver\n{head}stable:\n  bundles:\n");
+            for v in versions {
+                text.push_str(&format!("  - image: repo/a-v{v}\n"));
+            }
+            let cfg = render_semver(&text, Path::new("t.yaml"), &fake).expect("renders");
+            let chans: Vec<String> = cfg
+                .channels
+                .iter()
+                .map(|c| {
+                    let es: Vec<String> = c
+                        .entries
+                        .iter()
+                        .map(|e| format!("{}<{}{:?}", e.name, e.replaces, e.skips))
+                        .collect();
+                    format!("{}: {}", c.name, es.join(" "))
+                })
+                .collect();
+            (cfg.packages[0].default_channel.clone(), chans)
+        };
+        let v1_major = "stable-v1: a-v1.1.0<[] a-v1.2.1<a-v1.1.0[] a-v1.3.1-alpha<[] a-v1.3.1-beta<[] \
+a-v1.3.1<a-v1.2.1[\"a-v1.1.0\", \"a-v1.3.1-alpha\", \"a-v1.3.1-beta\"] a-v1.4.1-beta1<[] a-v1.4.1-beta2<[] \
+a-v1.4.1<a-v1.3.1[\"a-v1.1.0\", \"a-v1.2.1\", \"a-v1.3.1-alpha\", \"a-v1.3.1-beta\", \"a-v1.4.1-beta1\", \"a-v1.4.1-beta2\"]";
+        let major = vec![
+            "stable-v0: a-v0.1.0<[] a-v0.1.1<[\"a-v0.1.0\"]".to_string(),
+            v1_major.to_string(),
+            "stable-v2: a-v2.1.0<[] a-v2.1.1<[\"a-v2.1.0\"] a-v2.3.1<[] a-v2.3.2<a-v2.1.1[\"a-v2.1.0\", \"a-v2.3.1\"]".to_string(),
+            "stable-v3: a-v3.1.0<[] a-v3.1.1<[\"a-v3.1.0\"]".to_string(),
+        ];
+        let minor = vec![
+            "stable-v0.1: a-v0.1.0<[] a-v0.1.1<[\"a-v0.1.0\"]".to_string(),
+            "stable-v1.1: a-v1.1.0<[]".to_string(),
+            "stable-v1.2: a-v1.2.1<a-v1.1.0[]".to_string(),
+            "stable-v1.3: a-v1.3.1-alpha<[] a-v1.3.1-beta<[] a-v1.3.1<a-v1.2.1[\"a-v1.1.0\", \"a-v1.3.1-alpha\", \"a-v1.3.1-beta\"]".to_string(),
+            "stable-v1.4: a-v1.4.1-beta1<[] a-v1.4.1-beta2<[] a-v1.4.1<a-v1.3.1[\"a-v1.1.0\", \"a-v1.2.1\", \"a-v1.3.1-alpha\", \"a-v1.3.1-beta\", \"a-v1.4.1-beta1\", \"a-v1.4.1-beta2\"]".to_string(),
+            "stable-v2.1: a-v2.1.0<[] a-v2.1.1<[\"a-v2.1.0\"]".to_string(),
+            "stable-v2.3: a-v2.3.1<[] a-v2.3.2<a-v2.1.1[\"a-v2.1.0\", \"a-v2.3.1\"]".to_string(),
+            "stable-v3.1: a-v3.1.0<[] a-v3.1.1<[\"a-v3.1.0\"]".to_string(),
+        ];
+        assert_eq!(
+            render("generateMinorChannels: true\n"),
+            ("stable-v3.1".to_string(), minor.clone())
+        );
+        assert_eq!(
+            render("generateMajorChannels: true\n"),
+            ("stable-v3".to_string(), major.clone())
+        );
+        let mut both = [minor, major].concat();
+        both.sort_by(|a, b| a.split(": ").next().cmp(&b.split(": ").next()));
+        assert_eq!(
+            render("generateMajorChannels: true\ngenerateMinorChannels: true\ndefaultChannelTypePreference: major\n"),
+            ("stable-v3".to_string(), both)
         );
     }
 }

@@ -13,7 +13,7 @@ use futures::{Stream, StreamExt as _};
 use super::build::{build_bundle_image, BuildOptions, BundleImage};
 use super::progress::{Progress, ProgressMode};
 use super::registry::RegistryClient;
-use super::transfer::push_image;
+use super::transfer::{push_image, push_image_untagged, tag_image};
 use super::{ImageRef, OciError};
 
 /// Where a bundle image goes.
@@ -158,6 +158,15 @@ pub struct BundleOutcome {
     pub result: Result<String, OciError>,
 }
 
+/// What runs between storing a bundle image by digest and moving its tag
+/// (given the destination and the digest), e.g. signing it: when it fails,
+/// the tag is not moved and the bundle fails.
+pub type BeforeTag = Arc<
+    dyn Fn(ImageRef, String) -> futures::future::BoxFuture<'static, Result<(), OciError>>
+        + Send
+        + Sync,
+>;
+
 /// Builds and pushes `jobs` with at most `concurrency` bundles in flight,
 /// yielding one outcome per job in the order of `jobs`. `progress` counts
 /// bundles (one unit each). Building runs on the blocking pool, so it uses
@@ -170,6 +179,19 @@ pub fn push_bundles(
     concurrency: usize,
     progress: Arc<Progress>,
 ) -> impl Stream<Item = BundleOutcome> {
+    push_bundles_with(client, jobs, opts, concurrency, progress, None)
+}
+
+/// [`push_bundles`], running `before_tag` for each bundle after its image
+/// is stored by digest and before its tag moves (`bundle build --sign`).
+pub fn push_bundles_with(
+    client: &RegistryClient,
+    jobs: Vec<BundleJob>,
+    opts: &BuildOptions,
+    concurrency: usize,
+    progress: Arc<Progress>,
+    before_tag: Option<BeforeTag>,
+) -> impl Stream<Item = BundleOutcome> {
     let claimed: Arc<Mutex<HashMap<String, PathBuf>>> = Arc::default();
     let client = client.clone();
     let opts = opts.clone();
@@ -179,12 +201,14 @@ pub fn push_bundles(
             let opts = opts.clone();
             let claimed = claimed.clone();
             let progress = progress.clone();
+            let before_tag = before_tag.clone();
             async move {
                 let mut dest = match &job.dest {
                     Destination::Ref(r) => Some(r.clone()),
                     Destination::Template(_) => None,
                 };
-                let result = build_and_push(&client, &job, &opts, &claimed, &mut dest).await;
+                let result =
+                    build_and_push(&client, &job, &opts, &claimed, &mut dest, before_tag).await;
                 progress.inc(1);
                 BundleOutcome {
                     dir: job.dir,
@@ -202,6 +226,7 @@ async fn build_and_push(
     opts: &BuildOptions,
     claimed: &Mutex<HashMap<String, PathBuf>>,
     dest_out: &mut Option<ImageRef>,
+    before_tag: Option<BeforeTag>,
 ) -> Result<String, OciError> {
     let dir = job.dir.clone();
     let build_opts = opts.clone();
@@ -232,7 +257,13 @@ async fn build_and_push(
         }
         claimed.insert(dest.to_string(), job.dir.clone());
     }
-    push_image(client, &image.image, &dest, ProgressMode::Off).await
+    let Some(before_tag) = before_tag else {
+        return push_image(client, &image.image, &dest, ProgressMode::Off).await;
+    };
+    let digest = push_image_untagged(client, &image.image, &dest, ProgressMode::Off).await?;
+    before_tag(dest.clone(), digest.clone()).await?;
+    tag_image(client, &image.image, &dest).await?;
+    Ok(digest)
 }
 
 #[cfg(test)]

@@ -219,8 +219,10 @@ fn single_image(
     let manifest = ImageManifest {
         schema_version: 2,
         media_type: Some(format.manifest().to_string()),
+        artifact_type: None,
         config: config_desc,
         layers,
+        subject: None,
         annotations: None,
     };
     let bytes = media::to_json_bytes(&manifest);

@@ -128,7 +128,10 @@ impl Layout {
         }
     }
 
-    /// The descriptor tagged `tag`, or the only manifest of an untagged layout.
+    /// The descriptor tagged `tag` (or with digest `tag`). `latest` (what
+    /// `oci:DIR` without a tag means) that is not there names the only image
+    /// of the layout, as skopeo reads an untagged layout; cosign signature
+    /// images (`sha256-H.sig`) do not count.
     pub fn resolve(&self, tag: &str) -> Result<Descriptor, OciError> {
         let index = self.index()?;
         if let Some(d) = index.manifests.iter().find(|d| {
@@ -143,6 +146,31 @@ impl Layout {
         if tag.starts_with("sha256:") {
             if let Some(d) = index.manifests.iter().find(|d| d.digest == tag) {
                 return Ok(d.clone());
+            }
+        }
+        if tag == "latest" {
+            let images: Vec<&Descriptor> = index
+                .manifests
+                .iter()
+                .filter(|d| {
+                    !d.annotations
+                        .as_ref()
+                        .and_then(|a| a.get(REF_NAME))
+                        .is_some_and(|n| n.starts_with("sha256-"))
+                })
+                .collect();
+            match images.as_slice() {
+                [one] => return Ok((*one).clone()),
+                [] => {}
+                several => {
+                    return Err(layout_err(
+                        &self.dir,
+                        format!(
+                            "no image tagged latest, and {} images to choose from; name one as oci:DIR:TAG",
+                            several.len()
+                        ),
+                    ))
+                }
             }
         }
         Err(OciError::NotFound {

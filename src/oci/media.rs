@@ -22,6 +22,8 @@ pub const OCI_LAYER_TAR: &str = "application/vnd.oci.image.layer.v1.tar";
 pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 /// Docker manifest list.
 pub const DOCKER_MANIFEST_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+/// OCI empty descriptor (the config of artifacts such as signature bundles).
+pub const OCI_EMPTY: &str = "application/vnd.oci.empty.v1+json";
 /// Docker image config.
 pub const DOCKER_CONFIG: &str = "application/vnd.docker.container.image.v1+json";
 /// Docker gzip-compressed tar layer.
@@ -190,13 +192,38 @@ pub struct ImageManifest {
     /// Media type (required by Docker, recommended by OCI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
+    /// The artifact type (OCI 1.1; signature bundles use it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_type: Option<String>,
     /// The image config.
     pub config: Descriptor,
     /// The layers, base first.
     pub layers: Vec<Descriptor>,
+    /// The manifest this one refers to (OCI 1.1 referrers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Descriptor>,
     /// Annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
+}
+
+impl ImageManifest {
+    /// Parses an image manifest; `what` names it in errors.
+    pub fn parse(bytes: &[u8], what: &str) -> Result<ImageManifest, super::OciError> {
+        let invalid = |reason: String| super::OciError::Invalid {
+            what: what.to_string(),
+            reason,
+        };
+        let m: ImageManifest = serde_json::from_slice(bytes)
+            .map_err(|e| invalid(format!("not an image manifest: {e}")))?;
+        if m.schema_version != 2 {
+            return Err(invalid(format!(
+                "schemaVersion {} is not 2",
+                m.schema_version
+            )));
+        }
+        Ok(m)
+    }
 }
 
 /// An image index or Docker manifest list.

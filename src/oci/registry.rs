@@ -1,11 +1,13 @@
-//! A registry client for the OCI distribution API, on reqwest.
+//! A registry client for the OCI distribution API, on reqwest: the one
+//! every command that reads or writes a registry goes through (image builds,
+//! bundle pulls, `sign` and `verify`).
 //!
-//! oci-client covers the happy path, but this crate needs what it does not
-//! offer: retries with backoff on 5xx, 429 and dropped connections for every
-//! request, streaming blob downloads that are size-capped and digest-checked
-//! as they arrive, upload progress, and precise errors (which registry, which
-//! repository, which credential source). So the transport is written here on
-//! reqwest; references are parsed with oci-client's `Reference`.
+//! It has what off-the-shelf clients do not: retries with backoff on 5xx,
+//! 429 and dropped connections for every request, streaming blob downloads
+//! that are size-capped and digest-checked as they arrive, upload progress,
+//! precise errors (which registry, which repository, which credential
+//! source), credential helpers, and the OCI 1.1 referrers API with its tag
+//! fallback. References are parsed in [`super::ImageRef`].
 //!
 //! Auth: anonymous first; on `401` the `WWW-Authenticate` challenge decides:
 //! `Basic` sends the stored credential, `Bearer` fetches a token from the
@@ -680,6 +682,83 @@ impl RegistryClient {
             }
         })?;
         Ok((bytes, mt, digest))
+    }
+
+    /// Fetches a manifest or index like [`Self::get_manifest`]; `None` when
+    /// the registry does not have it.
+    pub async fn find_manifest(
+        &self,
+        repo: &Repo,
+        reference: &str,
+    ) -> Result<Option<(Vec<u8>, String, String)>, OciError> {
+        match self.get_manifest(repo, reference).await {
+            Ok(found) => Ok(Some(found)),
+            Err(OciError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The referrers of `digest` as an OCI image index (JSON): the OCI 1.1
+    /// referrers API, or, on a registry without it (404, 400 or 405), the
+    /// index tagged `sha256-<hex>` (the referrers tag schema); an empty index
+    /// when there is neither.
+    pub async fn referrers(
+        &self,
+        repo: &Repo,
+        digest: &str,
+    ) -> Result<serde_json::Value, OciError> {
+        media::check_digest(digest).map_err(OciError::Other)?;
+        let what = format!("listing the referrers of {repo}@{digest}");
+        let url_path = format!("/v2/{}/referrers/{digest}", repo.name);
+        let api = self
+            .get_body(
+                repo,
+                &what,
+                &url_path,
+                Some(media::OCI_INDEX),
+                MAX_MANIFEST,
+                None,
+                &|failure| match failure {
+                    BodyFailure::NotFound => OciError::NotFound {
+                        reference: what.clone(),
+                    },
+                    BodyFailure::TooLarge => OciError::TooLarge {
+                        what: what.clone(),
+                        limit: MAX_MANIFEST,
+                        detail: "referrers index".into(),
+                    },
+                },
+            )
+            .await;
+        let bytes = match api {
+            Ok((bytes, _)) => Some(bytes),
+            Err(OciError::NotFound { .. }) => None,
+            Err(OciError::Status { status, .. }) if status == 400 || status == 405 => None,
+            Err(e) => return Err(e),
+        };
+        let bytes = match bytes {
+            Some(b) => b,
+            None => match self.find_manifest(repo, &digest.replace(':', "-")).await? {
+                Some((b, _, _)) => b,
+                None => {
+                    return Ok(
+                        serde_json::json!({"schemaVersion": 2, "mediaType": media::OCI_INDEX, "manifests": []}),
+                    )
+                }
+            },
+        };
+        let index: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| OciError::Invalid {
+                what: format!("referrers index of {repo}@{digest}"),
+                reason: e.to_string(),
+            })?;
+        if !index["manifests"].is_array() {
+            return Err(OciError::Invalid {
+                what: format!("referrers index of {repo}@{digest}"),
+                reason: "no manifests array".into(),
+            });
+        }
+        Ok(index)
     }
 
     /// Fetches a blob, checking its size (at most `limit`) and digest while

@@ -211,6 +211,48 @@ pub async fn push_image(
     dest: &ImageRef,
     mode: ProgressMode,
 ) -> Result<String, OciError> {
+    push(client, set, dest, mode, true).await
+}
+
+/// Stores `set` at `dest` by digest only: everything [`push_image`] writes
+/// except the tag, which keeps naming what it named. [`tag_image`] moves it
+/// afterwards, once whatever must come first (a signature) is stored.
+pub async fn push_image_untagged(
+    client: &RegistryClient,
+    set: &ImageSet,
+    dest: &ImageRef,
+    mode: ProgressMode,
+) -> Result<String, OciError> {
+    push(client, set, dest, mode, false).await
+}
+
+/// Points `dest`'s tag at the top manifest of `set`, which
+/// [`push_image_untagged`] stored. A digest destination has no tag to move.
+pub async fn tag_image(
+    client: &RegistryClient,
+    set: &ImageSet,
+    dest: &ImageRef,
+) -> Result<(), OciError> {
+    if dest.is_digest() {
+        return Ok(());
+    }
+    match dest {
+        ImageRef::Registry { repo, reference } => {
+            client
+                .put_manifest(repo, reference, &set.top.media_type, &set.top_bytes)
+                .await
+        }
+        ImageRef::Layout { dir, reference } => Layout::new(dir).set_tag(reference, &set.top),
+    }
+}
+
+async fn push(
+    client: &RegistryClient,
+    set: &ImageSet,
+    dest: &ImageRef,
+    mode: ProgressMode,
+    tag: bool,
+) -> Result<String, OciError> {
     if dest.is_digest() {
         let want = match dest {
             ImageRef::Registry { reference, .. } | ImageRef::Layout { reference, .. } => reference,
@@ -270,8 +312,9 @@ pub async fn push_image(
                     .await?;
                 progress.inc(desc.size);
             }
+            let top_ref = if tag { reference } else { &set.top.digest };
             client
-                .put_manifest(repo, reference, &set.top.media_type, &set.top_bytes)
+                .put_manifest(repo, top_ref, &set.top.media_type, &set.top_bytes)
                 .await?;
             progress.inc(set.top.size);
             Ok(set.top.digest.clone())
@@ -304,7 +347,7 @@ pub async fn push_image(
                 progress.inc(desc.size);
             }
             layout.put_blob(&set.top_bytes)?;
-            if !dest.is_digest() {
+            if tag && !dest.is_digest() {
                 layout.set_tag(reference, &set.top)?;
             }
             progress.inc(set.top.size);

@@ -62,16 +62,26 @@ impl Obj {
     }
 }
 
+/// A field as Go's `encoding/json` finds it when decoding into a struct: the
+/// key spelled exactly, else one that differs only in case.
+fn field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    m.get(key).or_else(|| {
+        m.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v)
+    })
+}
+
 fn get_str<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
-    m.get(key).and_then(Value::as_str).unwrap_or("")
+    field(m, key).and_then(Value::as_str).unwrap_or("")
 }
 
 fn get_obj<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
-    m.get(key).and_then(Value::as_object)
+    field(m, key).and_then(Value::as_object)
 }
 
 fn get_arr<'a>(m: &'a Map<String, Value>, key: &str) -> &'a [Value] {
-    m.get(key)
+    field(m, key)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
@@ -147,7 +157,9 @@ fn gvk(m: &Map<String, Value>) -> String {
 fn install_mode(m: &Map<String, Value>) -> String {
     let mut o = Obj::new();
     o.str("type", get_str(m, "type"));
-    let supported = m.get("supported").and_then(Value::as_bool).unwrap_or(false);
+    let supported = field(m, "supported")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     o.raw("supported", if supported { "true" } else { "false" });
     o.done()
 }
@@ -167,10 +179,10 @@ fn descriptor(m: &Map<String, Value>) -> String {
     o.str_oe("displayName", get_str(m, "displayName"));
     o.str_oe("description", get_str(m, "description"));
     strings_oe(&mut o, "x-descriptors", get_arr(m, "x-descriptors"));
-    if let Some(v) = m.get("value") {
-        if !v.is_null() {
-            o.raw("value", &gojson::to_string(v));
-        }
+    // `json.RawMessage` with omitempty: left out only when the key is
+    // absent; a `null` value is kept and written back as `null`.
+    if let Some(v) = field(m, "value") {
+        o.raw("value", &gojson::to_string(v));
     }
     o.done()
 }
@@ -215,7 +227,7 @@ fn api_service_description(m: &Map<String, Value>) -> String {
     o.str("version", get_str(m, "version"));
     o.str("kind", get_str(m, "kind"));
     o.str_oe("deploymentName", get_str(m, "deploymentName"));
-    if let Some(port) = m.get("containerPort").and_then(Value::as_i64) {
+    if let Some(port) = field(m, "containerPort").and_then(Value::as_i64) {
         if port != 0 {
             o.raw("containerPort", &port.to_string());
         }
@@ -365,6 +377,32 @@ mod tests {
                 r#""installModes":[{"type":"OwnNamespace","supported":true}],"cleanup":{"enabled":false},"#,
                 r#""relatedImages":[{"name":"","image":"quay.io/x/y@sha256:1"}]},"status":{"cleanup":{}}}"#
             )
+        );
+    }
+
+    #[test]
+    fn keys_match_case_insensitively_and_null_raw_values_stay() {
+        // encoding/json decodes `DisplayName` into the displayName field, and
+        // a `null` descriptor value into a json.RawMessage holding `null`.
+        let meta = json!({
+            "DisplayName": "Demo",
+            "crdDescriptions": {"owned": [{"kind": "K", "name": "ks.x.io", "version": "v1",
+                "specDescriptors": [{"path": "p", "value": null}]}]},
+        });
+        let out = csv_json_from_metadata(
+            &meta,
+            &CsvInputs {
+                name: "demo.v1.0.0",
+                version: "1.0.0",
+                icon: None,
+                related_images: vec![],
+                package_description: "",
+            },
+        );
+        assert!(out.contains(r#""displayName":"Demo""#), "{out}");
+        assert!(
+            out.contains(r#""specDescriptors":[{"path":"p","value":null}]"#),
+            "{out}"
         );
     }
 }

@@ -1,5 +1,5 @@
 //! Serving a catalog over gRPC: operator-registry's `api.Registry`, the
-//! `grpc.health.v1.Health` service (always SERVING, as opm) and server
+//! `grpc.health.v1.Health` service (SERVING for any service name, as opm) and server
 //! reflection, so OLM's catalog operator, its packageserver and `grpcurl`
 //! work unchanged.
 //!
@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{bail, Context};
 
 pub use model::Registry;
-use service::{Current, RegistryService};
+use service::{Current, HealthService, RegistryService};
 
 /// Where a catalog comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -177,10 +177,11 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
         .with_nodelay(Some(true))
         .with_keepalive(Some(Duration::from_secs(60)));
 
-    let (health_reporter, health) = tonic_health::server::health_reporter();
-    health_reporter
-        .set_serving::<crate::proto::registry_server::RegistryServer<RegistryService>>()
-        .await;
+    // Health answers SERVING for any service name, as opm's does; its Watch
+    // streams end when shutdown starts.
+    let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
+    let health =
+        tonic_health::pb::health_server::HealthServer::new(HealthService::new(stopping_rx));
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -244,6 +245,7 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
         .serve_with_incoming_shutdown(incoming, async move {
             shutdown_signal().await;
             eprintln!("shutting down: finishing calls in flight");
+            let _ = stopping_tx.send(true);
             let _ = drain_tx.send(());
         });
     tokio::pin!(server);

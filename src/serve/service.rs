@@ -181,3 +181,57 @@ impl registry_server::Registry for RegistryService {
         stream(Ok(bundles))
     }
 }
+
+/// `grpc.health.v1.Health` as opm's `pkg/server/health.go` answers it:
+/// SERVING for every service name. OLM's client (`pkg/client` `HealthCheck`)
+/// asks for service "Registry", `grpc_health_probe` for "", others for
+/// "api.Registry"; a catalog that is being served is healthy for all of them.
+///
+/// Watch sends SERVING once and keeps the stream open until the server
+/// shuts down (opm leaves Watch unimplemented; a watching client is told the
+/// same as a checking one, and is not left holding a graceful shutdown).
+pub struct HealthService {
+    shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl HealthService {
+    /// Watch streams end when `shutdown` turns true.
+    pub fn new(shutdown: tokio::sync::watch::Receiver<bool>) -> HealthService {
+        HealthService { shutdown }
+    }
+}
+
+fn serving() -> tonic_health::pb::HealthCheckResponse {
+    tonic_health::pb::HealthCheckResponse {
+        status: tonic_health::pb::health_check_response::ServingStatus::Serving as i32,
+    }
+}
+
+type HealthStream = Stream_<tonic_health::pb::HealthCheckResponse>;
+
+#[tonic::async_trait]
+impl tonic_health::pb::health_server::Health for HealthService {
+    async fn check(
+        &self,
+        _req: Request<tonic_health::pb::HealthCheckRequest>,
+    ) -> Result<Response<tonic_health::pb::HealthCheckResponse>, Status> {
+        Ok(Response::new(serving()))
+    }
+
+    type WatchStream = HealthStream;
+
+    async fn watch(
+        &self,
+        _req: Request<tonic_health::pb::HealthCheckRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        use futures::StreamExt;
+        let mut shutdown = self.shutdown.clone();
+        let until_shutdown = futures::stream::once(async move {
+            // An error means the sender is gone: the server is stopping too.
+            let _ = shutdown.wait_for(|stopping| *stopping).await;
+        })
+        .filter_map(|()| async { None });
+        let answers = futures::stream::once(async { Ok(serving()) }).chain(until_shutdown);
+        Ok(Response::new(Box::pin(answers)))
+    }
+}

@@ -22,10 +22,11 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use super::registry::{RegistryStore, OCI_INDEX_MEDIA_TYPE};
-use super::sigimage::{Descriptor, ImageManifest, OCI_MANIFEST_MEDIA_TYPE};
 use super::target::{Rejected, Verified};
-use super::{sha256_digest, Signer, Verifier};
+use super::{Signer, Verifier};
+use crate::oci::media::{self, Descriptor, ImageManifest};
+use crate::oci::registry::{BlobBody, RegistryClient};
+use crate::oci::Repo;
 
 /// Media type of a Sigstore bundle v0.3 (layer and artifactType).
 pub const BUNDLE_V03_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
@@ -35,8 +36,6 @@ pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const IN_TOTO_STATEMENT_V1: &str = "https://in-toto.io/Statement/v1";
 /// The predicate type cosign v3 uses for an image signature.
 pub const COSIGN_SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
-/// OCI empty descriptor media type (config of artifacts).
-pub const EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
 /// Layer annotation passed to a [`Verifier`] with the bundle's
 /// `verificationMaterial` as JSON (for a future keyless verifier).
 pub const VERIFICATION_MATERIAL_ANNOTATION: &str = "dev.sigstore.bundle/verificationMaterial";
@@ -174,40 +173,29 @@ pub fn check(
     Ok(st)
 }
 
-/// Signs `digest` in bundle format and attaches it as a referrer; returns
-/// the referrer's reference.
+/// Signs `digest` in bundle format and attaches it as a referrer in `repo`;
+/// returns the referrer's reference.
 pub async fn attach(
-    store: &RegistryStore,
+    client: &RegistryClient,
+    repo: &Repo,
     digest: &str,
     signer: &dyn Signer,
-    _repository: &str,
     annotations: &BTreeMap<String, String>,
 ) -> Result<String> {
     let bundle = build(digest, signer, annotations)?;
-    let subject_bytes = store
-        .pull_manifest(
-            &oci_client::Reference::with_digest(
-                store.reference().registry().to_string(),
-                store.reference().repository().to_string(),
-                digest.to_string(),
-            ),
-            &[
-                OCI_MANIFEST_MEDIA_TYPE,
-                super::sigimage::DOCKER_MANIFEST_MEDIA_TYPE,
-                OCI_INDEX_MEDIA_TYPE,
-                super::registry::DOCKER_LIST_MEDIA_TYPE,
-            ],
-        )
+    let (subject_bytes, subject_type, _) = client
+        .find_manifest(repo, digest)
         .await?
-        .ok_or_else(|| anyhow!("{digest} vanished from the registry"))?;
-    let subject_type = serde_json::from_slice::<Value>(&subject_bytes)
-        .ok()
-        .and_then(|v| v["mediaType"].as_str().map(str::to_string))
-        .unwrap_or_else(|| OCI_MANIFEST_MEDIA_TYPE.to_string());
+        .ok_or_else(|| anyhow!("{repo}@{digest} is not in the registry"))?;
 
     let empty = b"{}";
-    store.push_blob(empty).await?;
-    store.push_blob(&bundle).await?;
+    let config = Descriptor::of(media::OCI_EMPTY, empty);
+    let layer = Descriptor::of(BUNDLE_V03_MEDIA_TYPE, &bundle);
+    for (desc, data) in [(&config, empty.to_vec()), (&layer, bundle)] {
+        client
+            .push_blob(repo, desc, &BlobBody(std::sync::Arc::new(data)), None)
+            .await?;
+    }
     let manifest_annotations: BTreeMap<String, String> = [
         (
             "dev.sigstore.bundle.content".to_string(),
@@ -221,69 +209,49 @@ pub async fn attach(
     .into();
     let manifest = ImageManifest {
         schema_version: 2,
-        media_type: Some(OCI_MANIFEST_MEDIA_TYPE.to_string()),
+        media_type: Some(media::OCI_MANIFEST.to_string()),
         artifact_type: Some(BUNDLE_V03_MEDIA_TYPE.to_string()),
-        config: Descriptor {
-            media_type: EMPTY_MEDIA_TYPE.to_string(),
-            size: empty.len() as u64,
-            digest: sha256_digest(empty),
-            annotations: None,
-        },
-        layers: vec![Descriptor {
-            media_type: BUNDLE_V03_MEDIA_TYPE.to_string(),
-            size: bundle.len() as u64,
-            digest: sha256_digest(&bundle),
-            annotations: None,
-        }],
-        subject: Some(Descriptor {
-            media_type: subject_type,
-            size: subject_bytes.len() as u64,
-            digest: digest.to_string(),
-            annotations: None,
-        }),
+        config,
+        layers: vec![layer],
+        subject: Some(Descriptor::of(&subject_type, &subject_bytes)),
         annotations: Some(manifest_annotations.clone()),
     };
-    let bytes = manifest.to_bytes();
-    let manifest_digest = store
-        .push_manifest(None, &bytes, OCI_MANIFEST_MEDIA_TYPE)
+    let bytes = media::to_json_bytes(&manifest);
+    let manifest_digest = media::sha256_digest(&bytes);
+    client
+        .put_manifest(repo, &manifest_digest, media::OCI_MANIFEST, &bytes)
         .await?;
     update_fallback_index(
-        store,
+        client,
+        repo,
         digest,
         &manifest_digest,
         bytes.len(),
         &manifest_annotations,
     )
     .await?;
-    Ok(format!("{}@{manifest_digest}", store.repository_name()))
+    Ok(format!("{repo}@{manifest_digest}"))
 }
 
 /// Adds the referrer to the `sha256-H` index (OCI 1.1 referrers tag schema).
 /// Registries with the referrers API list it from the `subject` alone; this
 /// is what the others need, and harmless for the rest.
 async fn update_fallback_index(
-    store: &RegistryStore,
+    client: &RegistryClient,
+    repo: &Repo,
     subject: &str,
     manifest_digest: &str,
     size: usize,
     annotations: &BTreeMap<String, String>,
 ) -> Result<()> {
     let tag = subject.replace(':', "-");
-    let tag_ref = oci_client::Reference::with_tag(
-        store.reference().registry().to_string(),
-        store.reference().repository().to_string(),
-        tag.clone(),
-    );
-    let mut index = match store
-        .pull_manifest(&tag_ref, &[OCI_INDEX_MEDIA_TYPE])
-        .await?
-    {
-        Some(bytes) => serde_json::from_slice::<Value>(&bytes)
-            .with_context(|| format!("{tag_ref}: referrers index is not JSON"))?,
-        None => json!({"schemaVersion": 2, "mediaType": OCI_INDEX_MEDIA_TYPE, "manifests": []}),
+    let mut index = match client.find_manifest(repo, &tag).await? {
+        Some((bytes, _, _)) => serde_json::from_slice::<Value>(&bytes)
+            .with_context(|| format!("{repo}:{tag}: referrers index is not JSON"))?,
+        None => json!({"schemaVersion": 2, "mediaType": media::OCI_INDEX, "manifests": []}),
     };
     let entry = json!({
-        "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+        "mediaType": media::OCI_MANIFEST,
         "digest": manifest_digest,
         "size": size,
         "artifactType": BUNDLE_V03_MEDIA_TYPE,
@@ -291,43 +259,32 @@ async fn update_fallback_index(
     });
     let list = index["manifests"]
         .as_array_mut()
-        .ok_or_else(|| anyhow!("{tag_ref}: referrers index has no manifests array"))?;
+        .ok_or_else(|| anyhow!("{repo}:{tag}: referrers index has no manifests array"))?;
     if !list.iter().any(|m| m["digest"] == manifest_digest) {
         list.push(entry);
     }
-    store
-        .push_manifest(
-            Some(&tag),
-            &serde_json::to_vec(&index)?,
-            OCI_INDEX_MEDIA_TYPE,
-        )
+    client
+        .put_manifest(repo, &tag, media::OCI_INDEX, &serde_json::to_vec(&index)?)
         .await?;
     Ok(())
 }
 
 /// Checks every Sigstore bundle attached to `digest` as a referrer.
 pub async fn verify_referrers(
-    store: &RegistryStore,
+    client: &RegistryClient,
+    repo: &Repo,
     digest: &str,
     verifier: &dyn Verifier,
     required: &BTreeMap<String, String>,
 ) -> Result<Vec<std::result::Result<Verified, Rejected>>> {
-    let index = store.referrers(digest).await?;
+    let index = client.referrers(repo, digest).await?;
     let mut out = Vec::new();
     for entry in index["manifests"].as_array().cloned().unwrap_or_default() {
         let Some(mdigest) = entry["digest"].as_str() else {
             continue;
         };
         let source = format!("referrer {mdigest}");
-        let mref = oci_client::Reference::with_digest(
-            store.reference().registry().to_string(),
-            store.reference().repository().to_string(),
-            mdigest.to_string(),
-        );
-        let Some(bytes) = store
-            .pull_manifest(&mref, &[OCI_MANIFEST_MEDIA_TYPE])
-            .await?
-        else {
+        let Some((bytes, _, _)) = client.find_manifest(repo, mdigest).await? else {
             out.push(Err(Rejected {
                 source,
                 reason: "referrer manifest listed but missing".into(),
@@ -336,8 +293,11 @@ pub async fn verify_referrers(
         };
         let manifest = match ImageManifest::parse(&bytes, mdigest) {
             Ok(m) => m,
-            Err(reason) => {
-                out.push(Err(Rejected { source, reason }));
+            Err(e) => {
+                out.push(Err(Rejected {
+                    source,
+                    reason: e.to_string(),
+                }));
                 continue;
             }
         };
@@ -346,9 +306,9 @@ pub async fn verify_referrers(
                 .starts_with("application/vnd.dev.sigstore.bundle")
         }) {
             let source = format!("{source} bundle {}", layer.digest);
-            let result = match store.pull_blob(&layer.digest).await {
+            let result = match client.get_blob(repo, layer, MAX_BUNDLE, None).await {
                 Ok(data) => check(&data, digest, verifier, required),
-                Err(e) => Err(format!("{e:#}")),
+                Err(e) => Err(e.to_string()),
             };
             out.push(match result {
                 Ok(payload) => Ok(Verified { source, payload }),
@@ -358,6 +318,9 @@ pub async fn verify_referrers(
     }
     Ok(out)
 }
+
+/// Largest bundle read (they are a few KiB).
+const MAX_BUNDLE: u64 = 16 << 20;
 
 #[cfg(test)]
 mod tests {

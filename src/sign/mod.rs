@@ -10,6 +10,11 @@
 //! Sigstore bundle (v0.3) attached as an OCI 1.1 referrer, is written and
 //! read too ([`bundle`]).
 //!
+//! Where signatures go is [`target`]; it reaches registries and OCI layouts
+//! only through [`crate::oci`] (one client, one set of credentials, TLS and
+//! retry rules, one reference syntax), so this module is only signing:
+//! payloads, keys and signature images as data.
+//!
 //! Keys are cosign's ([`keys`]): an scrypt + NaCl-secretbox encrypted PKCS#8
 //! private key and a PEM public key, readable by cosign and sigstore-rs and
 //! made readable from them.
@@ -28,17 +33,17 @@ use p256::ecdsa::DerSignature;
 
 pub mod bundle;
 pub mod keys;
-pub mod layout;
 pub mod password;
 pub mod payload;
-pub mod registry;
+pub mod push;
 pub mod sigimage;
 pub mod target;
 
 pub use keys::{KeyError, PrivateKey, PublicKey};
 pub use payload::SimpleSigning;
+pub use push::{push_and_sign, sign_before_tag};
 pub use sigimage::{SignatureImage, SignatureLayer};
-pub use target::{SignFormat, SignOptions, Target, VerifyOptions, VerifyReport};
+pub use target::{SignFormat, SignOptions, SignOutcome, Target, VerifyOptions, VerifyReport};
 
 /// Media type of a simple-signing payload layer.
 pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
@@ -62,8 +67,9 @@ pub struct SignatureMaterial {
 }
 
 /// Something that signs payloads: a key pair today, a keyless
-/// (Fulcio + Rekor) signer when those services are available.
-pub trait Signer {
+/// (Fulcio + Rekor) signer when those services are available. Shared
+/// between the tasks of a batch, hence `Send + Sync`.
+pub trait Signer: Send + Sync {
     /// Signs `payload` (the exact bytes stored in the signature layer).
     fn sign(&self, payload: &[u8]) -> Result<SignatureMaterial, String>;
     /// The public key, PEM, if the signer has a fixed one (for bundles' hints).
@@ -71,7 +77,7 @@ pub trait Signer {
 }
 
 /// Something that decides whether a signature over a payload is trusted.
-pub trait Verifier {
+pub trait Verifier: Send + Sync {
     /// Checks `signature` over `payload`; `annotations` are the layer's, so a
     /// keyless verifier can read its certificate and Rekor bundle there.
     fn verify(
@@ -137,12 +143,6 @@ impl Verifier for KeyVerifier {
             .verify(payload, &sig)
             .map_err(|_| "signature does not match the payload for this public key".to_string())
     }
-}
-
-/// `sha256:<hex>` of `data`.
-pub fn sha256_digest(data: &[u8]) -> String {
-    use sha2::Digest as _;
-    format!("sha256:{}", hex::encode(sha2::Sha256::digest(data)))
 }
 
 /// The cosign signature tag for a manifest digest: `sha256:H` → `sha256-H.sig`.

@@ -3,21 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use super::payload::{SimpleSigning, COSIGN_SIGNATURE_TYPE};
+use super::{SignatureMaterial, Verifier, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE};
+use crate::oci::media::{self, sha256_digest, Descriptor, ImageManifest};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
-
-use super::payload::{SimpleSigning, COSIGN_SIGNATURE_TYPE};
-use super::{
-    sha256_digest, SignatureMaterial, Verifier, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE,
-};
-
-/// OCI image manifest media type (what cosign writes).
-pub const OCI_MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-/// Docker schema 2 manifest media type (what older cosign or copies may hold).
-pub const DOCKER_MANIFEST_MEDIA_TYPE: &str = "application/vnd.docker.distribution.manifest.v2+json";
-/// OCI image config media type.
-pub const OCI_CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.image.config.v1+json";
 
 /// One signature: a payload blob and its descriptor annotations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,66 +93,6 @@ impl SignatureLayer {
     }
 }
 
-/// A descriptor as it appears in a manifest.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Descriptor {
-    /// Media type.
-    pub media_type: String,
-    /// Size in bytes.
-    pub size: u64,
-    /// `sha256:<hex>`.
-    pub digest: String,
-    /// Optional annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<BTreeMap<String, String>>,
-}
-
-/// The parts of an image manifest a signature image uses.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImageManifest {
-    /// Always 2.
-    pub schema_version: u32,
-    /// The manifest media type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media_type: Option<String>,
-    /// The artifact type (OCI 1.1; bundles use it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifact_type: Option<String>,
-    /// The config blob.
-    pub config: Descriptor,
-    /// The layers.
-    #[serde(default)]
-    pub layers: Vec<Descriptor>,
-    /// The subject (OCI 1.1 referrers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<Descriptor>,
-    /// Manifest annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<BTreeMap<String, String>>,
-}
-
-impl ImageManifest {
-    /// Parses a manifest; `what` names it in errors.
-    pub fn parse(bytes: &[u8], what: &str) -> Result<Self, String> {
-        let m: ImageManifest = serde_json::from_slice(bytes)
-            .map_err(|e| format!("{what}: not an image manifest: {e}"))?;
-        if m.schema_version != 2 {
-            return Err(format!(
-                "{what}: schemaVersion {} is not 2",
-                m.schema_version
-            ));
-        }
-        Ok(m)
-    }
-
-    /// The JSON bytes to store.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-}
-
 /// The whole signature image: all signatures of one digest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SignatureImage {
@@ -199,25 +129,22 @@ impl SignatureImage {
         .unwrap_or_default()
     }
 
-    /// The manifest for this image, given its config blob.
+    /// The manifest for this image (OCI media types, as cosign writes),
+    /// given its config blob.
     pub fn manifest(&self, config: &[u8]) -> ImageManifest {
         ImageManifest {
             schema_version: 2,
-            media_type: Some(OCI_MANIFEST_MEDIA_TYPE.to_string()),
+            media_type: Some(media::OCI_MANIFEST.to_string()),
             artifact_type: None,
-            config: Descriptor {
-                media_type: OCI_CONFIG_MEDIA_TYPE.to_string(),
-                size: config.len() as u64,
-                digest: sha256_digest(config),
-                annotations: None,
-            },
+            config: Descriptor::of(media::OCI_CONFIG, config),
             layers: self
                 .layers
                 .iter()
                 .map(|l| Descriptor {
                     media_type: l.media_type.clone(),
-                    size: l.payload.len() as u64,
                     digest: l.digest.clone(),
+                    size: l.payload.len() as u64,
+                    platform: None,
                     annotations: Some(l.annotations.clone()),
                 })
                 .collect(),
@@ -281,7 +208,7 @@ mod tests {
         assert_eq!(img.layers.len(), 1);
         let config = img.config_bytes();
         let m = img.manifest(&config);
-        let back = ImageManifest::parse(&m.to_bytes(), "m").expect("parse");
+        let back = ImageManifest::parse(&media::to_json_bytes(&m), "m").expect("parse");
         assert_eq!(back.layers.len(), 1);
         assert_eq!(back.layers[0].media_type, SIMPLE_SIGNING_MEDIA_TYPE);
         assert!(back.layers[0]

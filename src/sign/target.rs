@@ -1,25 +1,45 @@
 //! Signing and verifying one image wherever it lives: a registry repository
-//! or an OCI layout directory.
+//! or an OCI layout directory, both reached through [`crate::oci`] (its
+//! registry client with its credentials, TLS and retry rules, its references
+//! and its layouts). What is here is only where signatures go.
 
 use std::collections::BTreeMap;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context as _, Result};
 use serde::Serialize;
 
-use super::layout::LayoutStore;
 use super::payload::SimpleSigning;
-use super::registry::RegistryStore;
 use super::sigimage::{SignatureImage, SignatureLayer};
-use super::{bundle, KeyVerifier, Signer, Verifier};
+use super::{bundle, signature_tag, KeyVerifier, Signer, Verifier};
+use crate::oci::layout::Layout;
+use crate::oci::media::{self, Descriptor, ImageManifest};
+use crate::oci::registry::{BlobBody, RegistryClient, MAX_MANIFEST};
+use crate::oci::{ImageRef, OciError, Repo};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
+
+/// Largest signature payload read (signatures are a few hundred bytes; this
+/// only stops a hostile registry or layout from filling memory).
+const MAX_PAYLOAD: u64 = 16 << 20;
 
 /// Where the image to sign or verify is.
 pub enum Target {
     /// A repository in a registry.
-    Registry(RegistryStore),
+    Registry {
+        /// The client every request goes through.
+        client: RegistryClient,
+        /// The repository.
+        repo: Repo,
+        /// The tag or digest named.
+        reference: String,
+    },
     /// An OCI image layout on disk.
-    Layout(LayoutStore),
+    Layout {
+        /// The layout.
+        layout: Layout,
+        /// The tag (`org.opencontainers.image.ref.name`) or digest named.
+        reference: String,
+    },
 }
 
 /// How to store a new signature.
@@ -105,64 +125,212 @@ pub struct SignOutcome {
 }
 
 impl Target {
-    /// Parses a reference: `oci:DIR[:TAG|@DIGEST]` is a layout; anything else
-    /// a registry reference (`host[:port]/repo[:tag|@digest]`).
-    pub fn parse(reference: &str, allow_insecure: bool) -> Result<Self> {
-        if let Some(rest) = reference.strip_prefix("oci:") {
-            return Ok(Target::Layout(LayoutStore::parse(rest)?));
+    /// The image `image` names, reached through `client` (which is not used
+    /// for layouts).
+    pub fn new(client: &RegistryClient, image: &ImageRef) -> Target {
+        match image {
+            ImageRef::Registry { repo, reference } => Target::Registry {
+                client: client.clone(),
+                repo: repo.clone(),
+                reference: reference.clone(),
+            },
+            ImageRef::Layout { dir, reference } => Target::Layout {
+                layout: Layout::new(dir.clone()),
+                reference: reference.clone(),
+            },
         }
-        let parsed: oci_client::Reference = reference
-            .parse()
-            .map_err(|e| anyhow!("{reference:?} is not an image reference: {e}"))?;
-        Ok(Target::Registry(RegistryStore::new(
-            parsed,
-            allow_insecure,
-        )?))
+    }
+
+    /// Parses a reference as [`ImageRef`] does: `oci:DIR[:TAG|@DIGEST]` is a
+    /// layout (`oci:DIR` its only image, or the one tagged `latest`);
+    /// anything else a registry reference.
+    pub fn parse(reference: &str, client: &RegistryClient) -> Result<Self> {
+        let image: ImageRef = reference.parse()?;
+        Ok(Target::new(client, &image))
     }
 
     /// Where the `.sig` signature image of `digest` lives, for messages.
     pub fn signature_location(&self, digest: &str) -> String {
-        let tag = super::signature_tag(digest);
+        let tag = signature_tag(digest);
         match self {
-            Target::Registry(r) => format!("{}:{tag}", r.repository_name()),
-            Target::Layout(l) => format!("oci:{}:{tag}", l.dir().display()),
+            Target::Registry { repo, .. } => format!("{repo}:{tag}"),
+            Target::Layout { layout, .. } => format!("oci:{}:{tag}", layout.dir.display()),
         }
     }
 
-    /// What the payload's `docker-reference` names.
+    /// What the payload's `docker-reference` names: `registry/repository`,
+    /// as cosign writes it.
     pub fn repository_name(&self) -> String {
         match self {
-            Target::Registry(r) => r.repository_name(),
-            Target::Layout(l) => format!("oci:{}", l.dir().display()),
+            Target::Registry { repo, .. } => repo.to_string(),
+            Target::Layout { layout, .. } => format!("oci:{}", layout.dir.display()),
         }
     }
 
-    /// The manifest digest the reference names now.
+    /// The manifest digest the reference names now (a digest reference is
+    /// checked against the content).
     pub async fn resolve_digest(&self) -> Result<String> {
         match self {
-            Target::Registry(r) => r.resolve_digest().await,
-            Target::Layout(l) => l.resolve_digest(),
+            Target::Registry {
+                client,
+                repo,
+                reference,
+            } => {
+                let (_, _, digest) = client.get_manifest(repo, reference).await?;
+                Ok(digest)
+            }
+            Target::Layout { layout, reference } => {
+                if !layout.dir.join("index.json").is_file() {
+                    return Err(anyhow!(
+                        "{}: not an OCI image layout (no index.json)",
+                        layout.dir.display()
+                    ));
+                }
+                let desc = layout.resolve(reference)?;
+                // The index entry is only a pointer: confirm the blob is
+                // there and intact.
+                layout.get_blob(&desc, MAX_MANIFEST)?;
+                Ok(desc.digest)
+            }
         }
     }
 
-    async fn load_signatures(&self, digest: &str) -> Result<SignatureImage> {
+    /// Reads the signature image of `digest` (empty when there is none). A
+    /// payload that is missing or does not match its digest is kept empty,
+    /// so that layer fails verification instead of the whole run.
+    pub async fn load_signatures(&self, digest: &str) -> Result<SignatureImage> {
+        let tag = signature_tag(digest);
+        let (bytes, what) = match self {
+            Target::Registry { client, repo, .. } => {
+                match client.find_manifest(repo, &tag).await? {
+                    Some((bytes, _, _)) => (bytes, format!("{repo}:{tag}")),
+                    None => return Ok(SignatureImage::default()),
+                }
+            }
+            Target::Layout { layout, .. } => {
+                let desc = match layout.resolve(&tag) {
+                    Ok(d) => d,
+                    Err(OciError::NotFound { .. }) => return Ok(SignatureImage::default()),
+                    Err(e) => return Err(e.into()),
+                };
+                (
+                    layout.get_blob(&desc, MAX_MANIFEST)?,
+                    format!("oci:{}:{tag}", layout.dir.display()),
+                )
+            }
+        };
+        let manifest = ImageManifest::parse(&bytes, &what)?;
+        let mut image = SignatureImage::default();
+        for layer in manifest.layers {
+            let payload = match self.read_blob(&layer).await {
+                Ok(p) => p,
+                Err(OciError::DigestMismatch { .. } | OciError::NotFound { .. }) => Vec::new(),
+                Err(OciError::Layout { .. }) if matches!(self, Target::Layout { .. }) => Vec::new(),
+                Err(e) => return Err(e).with_context(|| format!("reading {what}")),
+            };
+            image.layers.push(SignatureLayer {
+                media_type: layer.media_type,
+                digest: layer.digest,
+                payload,
+                annotations: layer.annotations.unwrap_or_default(),
+            });
+        }
+        Ok(image)
+    }
+
+    async fn read_blob(&self, desc: &Descriptor) -> Result<Vec<u8>, OciError> {
         match self {
-            Target::Registry(r) => r.load_signatures(digest).await,
-            Target::Layout(l) => l.load_signatures(digest),
+            Target::Registry { client, repo, .. } => {
+                client.get_blob(repo, desc, MAX_PAYLOAD, None).await
+            }
+            Target::Layout { layout, .. } => layout.get_blob(desc, MAX_PAYLOAD),
         }
     }
 
-    async fn store_signatures(&self, digest: &str, image: &SignatureImage) -> Result<String> {
+    /// Stores a blob (unless already there).
+    async fn put_blob(&self, data: &[u8], media_type: &str) -> Result<Descriptor> {
+        let desc = Descriptor::of(media_type, data);
         match self {
-            Target::Registry(r) => r.store_signatures(digest, image).await,
-            Target::Layout(l) => l.store_signatures(digest, image),
+            Target::Registry { client, repo, .. } => {
+                client
+                    .push_blob(
+                        repo,
+                        &desc,
+                        &BlobBody(std::sync::Arc::new(data.to_vec())),
+                        None,
+                    )
+                    .await?;
+            }
+            Target::Layout { layout, .. } => {
+                layout.init()?;
+                layout.put_blob(data)?;
+            }
         }
+        Ok(desc)
+    }
+
+    /// Stores a manifest under `tag`, or by digest only when `tag` is `None`.
+    async fn put_manifest(
+        &self,
+        tag: Option<&str>,
+        bytes: &[u8],
+        media_type: &str,
+    ) -> Result<Descriptor> {
+        let desc = Descriptor::of(media_type, bytes);
+        match self {
+            Target::Registry { client, repo, .. } => {
+                let reference = tag.unwrap_or(&desc.digest);
+                client
+                    .put_manifest(repo, reference, media_type, bytes)
+                    .await?;
+            }
+            Target::Layout { layout, .. } => {
+                layout.init()?;
+                layout.put_blob(bytes)?;
+                if let Some(t) = tag {
+                    layout.set_tag(t, &desc)?;
+                }
+            }
+        }
+        Ok(desc)
+    }
+
+    /// Writes `image` as the signature image of `digest`: its blobs, then
+    /// the `sha256-H.sig` tag. Returns where it is.
+    pub async fn store_signatures(&self, digest: &str, image: &SignatureImage) -> Result<String> {
+        for layer in &image.layers {
+            self.put_blob(&layer.payload, &layer.media_type).await?;
+        }
+        let config = image.config_bytes();
+        self.put_blob(&config, media::OCI_CONFIG).await?;
+        let manifest = media::to_json_bytes(&image.manifest(&config));
+        let tag = signature_tag(digest);
+        self.put_manifest(Some(&tag), &manifest, media::OCI_MANIFEST)
+            .await
+            .with_context(|| {
+                format!("storing the signature {}", self.signature_location(digest))
+            })?;
+        Ok(self.signature_location(digest))
     }
 
     /// Signs the image's current digest (never a moving tag) and stores the
     /// signature beside the existing ones.
     pub async fn sign(&self, signer: &dyn Signer, options: &SignOptions) -> Result<SignOutcome> {
         let digest = self.resolve_digest().await?;
+        self.sign_digest(&digest, signer, options).await
+    }
+
+    /// Signs `digest`, a manifest of this repository or layout that no tag
+    /// need name yet: a push with `--sign` stores the image by digest, signs
+    /// it here, and moves its tag only then.
+    pub async fn sign_digest(
+        &self,
+        digest: &str,
+        signer: &dyn Signer,
+        options: &SignOptions,
+    ) -> Result<SignOutcome> {
+        media::check_digest(digest).map_err(|e| anyhow!(e))?;
+        let digest = digest.to_string();
         match options.format {
             SignFormat::Legacy => {
                 let payload =
@@ -189,19 +357,13 @@ impl Target {
                 })
             }
             SignFormat::Bundle => {
-                let Target::Registry(r) = self else {
+                let Target::Registry { client, repo, .. } = self else {
                     return Err(anyhow!(
                         "--format bundle needs a registry (OCI 1.1 referrers); OCI layouts take --format legacy"
                     ));
                 };
-                let stored_at = bundle::attach(
-                    r,
-                    &digest,
-                    signer,
-                    &self.repository_name(),
-                    &options.annotations,
-                )
-                .await?;
+                let stored_at =
+                    bundle::attach(client, repo, &digest, signer, &options.annotations).await?;
                 Ok(SignOutcome {
                     digest,
                     stored_at,
@@ -225,7 +387,7 @@ impl Target {
             verified: Vec::new(),
             rejected: Vec::new(),
         };
-        let tag = super::signature_tag(&digest);
+        let tag = signature_tag(&digest);
         for layer in &image.layers {
             let source = format!("{tag} layer {}", layer.digest);
             match layer.check(&digest, verifier, &options.annotations) {
@@ -233,10 +395,12 @@ impl Target {
                 Err(reason) => report.rejected.push(Rejected { source, reason }),
             }
         }
-        if let Target::Registry(r) = self {
+        if let Target::Registry { client, repo, .. } = self {
             // A registry that cannot list referrers must not hide the
             // `.sig` signatures found above: record it and go on.
-            match bundle::verify_referrers(r, &digest, verifier, &options.annotations).await {
+            match bundle::verify_referrers(client, repo, &digest, verifier, &options.annotations)
+                .await
+            {
                 Ok(outcomes) => {
                     for outcome in outcomes {
                         match outcome {

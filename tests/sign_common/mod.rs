@@ -44,6 +44,28 @@ pub async fn push_test_image(reference: &str, seed: &str) -> String {
         .expect("digest")
 }
 
+/// Our registry client with no credentials (the test registry is open).
+pub fn client() -> olm_catalog::oci::RegistryClient {
+    olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
+        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
+        ..Default::default()
+    })
+    .expect("registry client")
+}
+
+/// The signing target `image` names, through [`client`].
+pub fn target(image: &str) -> olm_catalog::sign::Target {
+    olm_catalog::sign::Target::parse(image, &client()).expect("target")
+}
+
+/// The referrers index of `digest` in `image`'s repository.
+pub async fn referrers(image: &str, digest: &str) -> serde_json::Value {
+    let olm_catalog::oci::ImageRef::Registry { repo, .. } = image.parse().expect("ref") else {
+        panic!("{image} is not a registry reference");
+    };
+    client().referrers(&repo, digest).await.expect("referrers")
+}
+
 /// Runs the binary with `COSIGN_PASSWORD` set (unless `None`) and no stdin.
 pub fn run(args: &[&str], password: Option<&str>, cwd: &Path) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_olm-catalog"));
