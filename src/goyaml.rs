@@ -743,61 +743,133 @@ pub fn format_float_g(f: f64) -> String {
 /// Whether go-yaml v2 resolves `s`, written plain, to a string
 /// (`resolve("", s)` gives `!!str`).
 pub fn resolves_to_str(s: &str) -> bool {
+    resolve_plain(s) == Resolved::Str
+}
+
+/// What go-yaml v2's `resolve("", s)` makes of a plain scalar.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resolved {
+    /// `!!str`: the text itself.
+    Str,
+    /// `!!null`.
+    Null,
+    /// `!!bool`.
+    Bool(bool),
+    /// `!!int` that fits an int64.
+    Int(i64),
+    /// `!!int` that fits only a uint64.
+    UInt(u64),
+    /// `!!int` beyond 64 bits (a `*big.Int`), given here as the nearest float.
+    BigInt(f64),
+    /// `!!float`.
+    Float(f64),
+    /// `!!timestamp`; decoded into an interface{} value it stays the text
+    /// ("for backward compatibility", go-yaml's decoder says).
+    Timestamp,
+}
+
+/// go-yaml v2's `resolve("", s)` for a plain scalar `s`: the resolve table
+/// (YAML 1.1 booleans, nulls, infinities), then by the first character
+/// timestamps, Go's `strconv.ParseInt`/`ParseUint` with base prefixes after
+/// removing underscores, its float regex with `strconv.ParseFloat`, `0b`
+/// forms and integers beyond 64 bits. Anything else is a string.
+pub fn resolve_plain(s: &str) -> Resolved {
     let Some(&first) = s.as_bytes().first() else {
-        return false; // "" is null
+        return Resolved::Null;
     };
     let hint = match first {
         b'+' | b'-' => 'S',
         b'0'..=b'9' => 'D',
         b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => 'M',
         b'.' => '.',
-        _ => return true,
+        _ => return Resolved::Str,
     };
-    if RESOLVE_MAP.contains(&s) {
-        return false;
+    if let Some(v) = resolve_table(s) {
+        return v;
     }
     match hint {
-        'M' => true,
-        '.' => !go_parse_float_ok(s),
+        'M' => Resolved::Str,
+        '.' => match go_parse_float_ok(s) {
+            true => Resolved::Float(parse_f64(s)),
+            false => Resolved::Str,
+        },
         _ => {
             if parse_timestamp(s) {
-                return false;
+                return Resolved::Timestamp;
             }
             let plain: String = s.chars().filter(|&c| c != '_').collect();
-            if go_parse_int(&plain, 0).is_ok() {
-                return false;
+            if let Ok(i) = go_parse_int(&plain, 0) {
+                return Resolved::Int(i);
             }
             let uint = go_parse_uint(&plain, 0);
-            if uint.is_ok() {
-                return false;
+            if let Ok(u) = uint {
+                return Resolved::UInt(u);
             }
             if is_yaml_style_float(&plain) && go_parse_float_ok(&plain) {
-                return false;
+                return Resolved::Float(parse_f64(&plain));
             }
             if let Some(rest) = plain.strip_prefix("0b") {
-                if go_parse_int(rest, 2).is_ok() || go_parse_uint(rest, 2).is_ok() {
-                    return false;
+                if let Ok(i) = go_parse_int(rest, 2) {
+                    return Resolved::Int(i);
+                }
+                if let Ok(u) = go_parse_uint(rest, 2) {
+                    return Resolved::UInt(u);
                 }
             } else if let Some(rest) = plain.strip_prefix("-0b") {
-                if go_parse_int(&format!("-{rest}"), 2).is_ok() {
-                    return false;
+                if let Ok(i) = go_parse_int(&format!("-{rest}"), 2) {
+                    return Resolved::Int(i);
                 }
             }
             // Out of range for 64 bits but a valid integer: a big.Int.
             if uint == Err(IntError::Range) && big_int_ok(&plain) {
-                return false;
+                return Resolved::BigInt(big_int_f64(&plain));
             }
-            true
+            Resolved::Str
         }
     }
 }
 
-/// The plain scalars go-yaml v2 looks up in its resolve table.
-const RESOLVE_MAP: &[&str] = &[
-    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No",
-    "NO", "false", "False", "FALSE", "off", "Off", "OFF", "~", "null", "Null", "NULL", ".nan",
-    ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
-];
+/// The entries of go-yaml v2's resolve table.
+fn resolve_table(s: &str) -> Option<Resolved> {
+    Some(match s {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            Resolved::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            Resolved::Bool(false)
+        }
+        "~" | "null" | "Null" | "NULL" => Resolved::Null,
+        ".nan" | ".NaN" | ".NAN" => Resolved::Float(f64::NAN),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => Resolved::Float(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => Resolved::Float(f64::NEG_INFINITY),
+        _ => return None,
+    })
+}
+
+/// A float `go_parse_float_ok` accepted.
+fn parse_f64(s: &str) -> f64 {
+    let plain: String = s.chars().filter(|&c| c != '_').collect();
+    plain.parse().unwrap_or(f64::NAN)
+}
+
+/// The nearest float to an integer `big_int_ok` accepted.
+fn big_int_f64(s: &str) -> f64 {
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (digits, base) = split_base(rest, 0);
+    let mut f = 0.0f64;
+    for c in digits.chars() {
+        f = f * base as f64 + c.to_digit(base).unwrap_or(0) as f64;
+    }
+    if neg {
+        -f
+    } else {
+        f
+    }
+}
 
 #[derive(Debug, PartialEq, Eq)]
 enum IntError {

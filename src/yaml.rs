@@ -17,6 +17,7 @@
 use std::fmt;
 
 pub mod prune;
+pub mod quoted;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -40,12 +41,14 @@ pub struct Span {
 }
 
 impl Span {
-    fn from_saphyr(span: saphyr_parser::Span) -> Span {
+    /// A parser span as a [`Span`] of the original text (see [`quoted`]).
+    fn from_saphyr(span: saphyr_parser::Span, shifts: &quoted::Shifts) -> Span {
+        let (line, end_line) = (span.start.line() as u32, span.end.line() as u32);
         Span {
-            line: span.start.line() as u32,
-            column: span.start.col() as u32 + 1,
-            end_line: span.end.line() as u32,
-            end_column: span.end.col() as u32 + 1,
+            line,
+            column: shifts.column(line, span.start.col() as u32 + 1),
+            end_line,
+            end_column: shifts.column(end_line, span.end.col() as u32 + 1),
         }
     }
 
@@ -71,7 +74,8 @@ pub struct Node {
     /// [`Node::raw`] gives it for every scalar. Strings are not stored twice:
     /// their text is the value.
     raw: Option<Box<str>>,
-    /// Whether the scalar was quoted or a block scalar (always a string then).
+    /// Whether the scalar was quoted or a block scalar (a string then, unless
+    /// a tag such as `!!int` says otherwise).
     pub quoted: bool,
 }
 
@@ -314,105 +318,69 @@ impl Node {
     }
 }
 
-/// Resolves a plain scalar the way go-yaml v2 (YAML 1.1 core types) does.
+/// Resolves a plain scalar the way go-yaml v2 (YAML 1.1 core types) does,
+/// for a value decoded into Go's `interface{}` as `sigs.k8s.io/yaml` does:
+/// a timestamp stays its text, an integer beyond 64 bits becomes the
+/// nearest float (Go's JSON writes its exact digits).
 fn resolve_plain(text: &str) -> Value {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return Value::Bool(true)
-        }
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return Value::Bool(false)
-        }
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Value::Float(f64::INFINITY)
-        }
-        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
-        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
-        _ => {}
-    }
-    let first = text.as_bytes()[0];
-    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
-        return Value::Str(text.to_string());
-    }
-    if let Some(v) = resolve_int(text) {
-        return v;
-    }
-    if is_yaml_float(text) {
-        if let Ok(f) = text.replace('_', "").parse::<f64>() {
-            return Value::Float(f);
-        }
-    }
-    Value::Str(text.to_string())
-}
-
-fn resolve_int(text: &str) -> Option<Value> {
-    let plain = text.replace('_', "");
-    let (neg, digits) = match plain.as_bytes().first() {
-        Some(b'-') => (true, &plain[1..]),
-        Some(b'+') => (false, &plain[1..]),
-        _ => (false, &plain[..]),
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
-        (16, h)
-    } else if let Some(b) = digits.strip_prefix("0b") {
-        (2, b)
-    } else if let Some(o) = digits.strip_prefix("0o") {
-        (8, o)
-    } else if digits.len() > 1 && digits.starts_with('0') {
-        (8, &digits[1..])
-    } else {
-        (10, digits)
-    };
-    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let magnitude = u128::from_str_radix(body, radix).ok()?;
-    if neg {
-        if magnitude <= i64::MAX as u128 + 1 {
-            return Some(Value::Int((magnitude as i128).wrapping_neg() as i64));
-        }
-        return Some(Value::Float(-(magnitude as f64)));
-    }
-    if magnitude <= i64::MAX as u128 {
-        Some(Value::Int(magnitude as i64))
-    } else if magnitude <= u64::MAX as u128 {
-        Some(Value::UInt(magnitude as u64))
-    } else {
-        Some(Value::Float(magnitude as f64))
+    use crate::goyaml::Resolved;
+    match crate::goyaml::resolve_plain(text) {
+        Resolved::Str | Resolved::Timestamp => Value::Str(text.to_string()),
+        Resolved::Null => Value::Null,
+        Resolved::Bool(b) => Value::Bool(b),
+        Resolved::Int(i) => Value::Int(i),
+        Resolved::UInt(u) => Value::UInt(u),
+        Resolved::Float(f) | Resolved::BigInt(f) => Value::Float(f),
     }
 }
 
-/// YAML 1.1 float: `[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?` plus the
-/// forms go-yaml also accepts (`1e3`).
-fn is_yaml_float(text: &str) -> bool {
-    let s = text.strip_prefix(['-', '+']).unwrap_or(text);
-    let (mantissa, exponent) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
+/// Resolves a scalar with its style and tag as go-yaml v2's decoder does: an
+/// untagged quoted scalar is a string; `!!str` and tags go-yaml cannot
+/// resolve (`!`, `!local`, `!!set`, ...) give the text; `!!binary` its
+/// base64-decoded bytes; `!!int`, `!!float`, `!!bool`, `!!null` and
+/// `!!timestamp` resolve the text, quoted or not, and must agree (an integer
+/// may be a `!!float`).
+fn resolve_scalar(
+    text: &str,
+    quoted: bool,
+    tag: Option<&saphyr_parser::Tag>,
+) -> Result<Value, String> {
+    let Some(tag) = tag else {
+        return Ok(if quoted {
+            Value::Str(text.to_string())
+        } else {
+            resolve_plain(text)
+        });
     };
-    if mantissa.is_empty() || !mantissa.chars().any(|c| c.is_ascii_digit()) {
-        return false;
+    if !tag.is_yaml_core_schema() {
+        return Ok(Value::Str(text.to_string()));
     }
-    if !mantissa
-        .chars()
-        .all(|c| c.is_ascii_digit() || c == '_' || c == '.')
-        || mantissa.matches('.').count() > 1
-    {
-        return false;
-    }
-    if exponent.is_none() && !mantissa.contains('.') {
-        return false;
-    }
-    match exponent {
-        None => true,
-        Some(e) => {
-            let e = e.strip_prefix(['-', '+']).unwrap_or(e);
-            !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+    let v = resolve_plain(text);
+    let ok = match (tag.suffix.as_str(), &v) {
+        ("binary", _) => {
+            use base64::Engine as _;
+            let data: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+            return base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map(|b| Value::Str(String::from_utf8_lossy(&b).into_owned()))
+                .map_err(|_| "!!binary value contains invalid base64 data".to_string());
         }
+        ("int", Value::Int(_) | Value::UInt(_))
+        | ("float", Value::Float(_))
+        | ("bool", Value::Bool(_))
+        | ("null", Value::Null) => true,
+        ("float", Value::Int(i)) => return Ok(Value::Float(*i as f64)),
+        ("timestamp", Value::Str(_)) => crate::goyaml::parse_timestamp(text),
+        ("int" | "float" | "bool" | "null" | "timestamp", _) => false,
+        _ => return Ok(Value::Str(text.to_string())),
+    };
+    if ok {
+        Ok(v)
+    } else {
+        Err(format!(
+            "cannot decode `{text}` as a !!{} (go-yaml refuses it too)",
+            tag.suffix
+        ))
     }
 }
 
@@ -441,7 +409,9 @@ enum Frame {
         anchor: usize,
         entries: Vec<Entry>,
         pending_key: Option<Node>,
-        merges: Vec<Node>,
+        /// Keys set by merge keys (`<<`), which a later key may override
+        /// without being a duplicate.
+        merged: Vec<String>,
     },
 }
 
@@ -489,24 +459,29 @@ impl Builder {
             Frame::Map {
                 entries,
                 pending_key,
-                merges,
+                merged,
                 ..
             } => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => {
                     if key.raw() == Some("<<") && !key.quoted {
-                        merges.push(node);
+                        apply_merge(entries, merged, node)?;
                         return Ok(None);
                     }
                     let key_span = key.span;
                     let name = key_string(key).map_err(|m| err(m, key_span))?;
                     if let Some(pos) = entries.iter().position(|e| e.key == name) {
                         let old = entries.remove(pos);
-                        self.duplicate_keys.push(DuplicateKey {
-                            key: name.clone(),
-                            first: old.key_span,
-                            second: key_span,
-                        });
+                        if let Some(m) = merged.iter().position(|k| *k == name) {
+                            // Overrides a merged key: not a duplicate.
+                            merged.swap_remove(m);
+                        } else {
+                            self.duplicate_keys.push(DuplicateKey {
+                                key: name.clone(),
+                                first: old.key_span,
+                                second: key_span,
+                            });
+                        }
                     }
                     entries.push(Entry {
                         key: name,
@@ -520,31 +495,39 @@ impl Builder {
     }
 }
 
-/// Applies YAML merge keys (`<<: *base`): keys of the merged mappings that the
-/// mapping does not set itself are added.
-fn apply_merges(entries: &mut Vec<Entry>, merges: Vec<Node>) -> Result<(), YamlError> {
-    for merged in merges {
-        let sources: Vec<Node> = match merged.value {
-            Value::Map(_) => vec![merged],
-            Value::Seq(items) => items,
-            _ => return Err(err("a merge key (<<) needs a mapping", merged.span)),
+/// Applies a YAML merge key (`<<: *base`) where it stands, as go-yaml v2
+/// does: the merged mapping's keys are set over what the mapping has so far,
+/// and keys after the merge key override them; of a sequence of mappings the
+/// earlier ones win. (PyYAML lets a mapping's own keys win wherever they are.)
+fn apply_merge(
+    entries: &mut Vec<Entry>,
+    merged: &mut Vec<String>,
+    value: Node,
+) -> Result<(), YamlError> {
+    let sources: Vec<Node> = match value.value {
+        Value::Map(_) => vec![value],
+        Value::Seq(items) => items.into_iter().rev().collect(),
+        _ => return Err(err("a merge key (<<) needs a mapping", value.span)),
+    };
+    for source in sources {
+        let Value::Map(src_entries) = source.value else {
+            return Err(err("a merge key (<<) needs a mapping", source.span));
         };
-        for source in sources {
-            let Value::Map(src_entries) = source.value else {
-                return Err(err("a merge key (<<) needs a mapping", source.span));
-            };
-            for e in src_entries {
-                if !entries.iter().any(|x| x.key == e.key) {
-                    entries.push(e);
-                }
+        for e in src_entries {
+            if !merged.contains(&e.key) {
+                merged.push(e.key.clone());
+            }
+            match entries.iter().position(|x| x.key == e.key) {
+                Some(pos) => entries[pos] = e,
+                None => entries.push(e),
             }
         }
     }
     Ok(())
 }
 
-fn end_span(start: Span, end: saphyr_parser::Span) -> Span {
-    let e = Span::from_saphyr(end);
+fn end_span(start: Span, end: saphyr_parser::Span, shifts: &quoted::Shifts) -> Span {
+    let e = Span::from_saphyr(end, shifts);
     Span {
         line: start.line,
         column: start.column,
@@ -553,8 +536,75 @@ fn end_span(start: Span, end: saphyr_parser::Span) -> Span {
     }
 }
 
+/// What saphyr-parser says of a quoted scalar that go-yaml reads (see [`quoted`]).
+const UNDER_INDENTED_QUOTE: &str = "invalid indentation in quoted scalar";
+
 /// Parses every document of a YAML (or JSON) text.
+///
+/// Accepts what go-yaml v2 accepts where YAML 1.2 is stricter: the
+/// continuation lines of a quoted scalar may stand left of its block (see
+/// [`quoted`]). Positions are those of `text`.
 pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
+    let mut shifts = quoted::Shifts::default();
+    let mut padded: Option<String> = None;
+    let mut rounds: usize = 0;
+    loop {
+        let current = padded.as_deref().unwrap_or(text);
+        match parse_text(current, &shifts) {
+            Ok(docs) => return Ok(docs),
+            Err(Fail { error, retry }) => {
+                // Each round indents one more scalar or line, so this ends;
+                // the budget bounds the work hostile input can cause.
+                rounds += 1;
+                if rounds.saturating_mul(text.len()) > RETRY_BUDGET && rounds > 64 {
+                    return Err(error);
+                }
+                let next = match retry {
+                    Some(Retry::Quote(at)) => quoted::pad_quoted(current, at, &mut shifts),
+                    Some(Retry::Line(at)) => quoted::pad_line(current, at, &mut shifts),
+                    Some(Retry::Untab(at)) => quoted::untab_separator(current, at),
+                    None => None,
+                };
+                match next {
+                    Some(next) => padded = Some(next),
+                    None => return Err(error),
+                }
+            }
+        }
+    }
+}
+
+/// Bytes parsed again, at most, in making saphyr-parser read what go-yaml
+/// reads (see [`quoted`]).
+const RETRY_BUDGET: usize = 256 << 20;
+
+/// Why one parse failed.
+struct Fail {
+    error: YamlError,
+    /// How to make saphyr-parser read it as go-yaml does, if this is one of
+    /// the places where only saphyr-parser minds indentation.
+    retry: Option<Retry>,
+}
+
+/// Where saphyr-parser wants more indentation than go-yaml.
+enum Retry {
+    /// A quoted scalar whose opening quote is at this character index.
+    Quote(usize),
+    /// The line of this character index: a tab at the start of a quoted
+    /// scalar's continuation line, or a line inside a flow collection.
+    Line(usize),
+    /// Tabs after a `:`, before this character index.
+    Untab(usize),
+}
+
+impl From<YamlError> for Fail {
+    fn from(error: YamlError) -> Fail {
+        Fail { error, retry: None }
+    }
+}
+
+/// One parse of `text`; on failure, the error and what to retry.
+fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail> {
     let mut docs = Vec::new();
     let mut builder = Builder {
         anchors: Default::default(),
@@ -567,12 +617,23 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| {
             let m = e.marker();
-            err(
-                e.info().to_string(),
-                Span::point(m.line() as u32, m.col() as u32 + 1),
-            )
+            let line = m.line() as u32;
+            let retry = match e.info() {
+                UNDER_INDENTED_QUOTE => Some(Retry::Quote(m.index())),
+                // Only inside a quoted scalar, and only in flow context.
+                "tab cannot be used as indentation"
+                | "invalid indentation"
+                | "invalid indentation in flow construct" => Some(Retry::Line(m.index())),
+                "':' must be followed by a valid YAML whitespace" => Some(Retry::Untab(m.index())),
+                _ => None,
+            };
+            let at = Span::point(line, shifts.column(line, m.col() as u32 + 1));
+            Fail {
+                error: err(e.info().to_string(), at),
+                retry,
+            }
         })?;
-        let here = Span::from_saphyr(span);
+        let here = Span::from_saphyr(span, shifts);
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
             Event::DocumentStart(_) => {
@@ -597,7 +658,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
             }
             Event::Alias(id) => {
                 let Some(target) = builder.anchors.get(&id).cloned() else {
-                    return Err(err("alias to an unknown anchor", here));
+                    return Err(err("alias to an unknown anchor", here).into());
                 };
                 builder.add_nodes(count_nodes(&target), here)?;
                 let mut node = target;
@@ -609,16 +670,11 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
             Event::Scalar(value, style, anchor, tag) => {
                 builder.add_nodes(1, here)?;
                 let quoted = !matches!(style, ScalarStyle::Plain);
-                let tagged_str = tag
-                    .as_ref()
-                    .is_some_and(|t| t.suffix == "str" || t.handle == "!" && t.suffix.is_empty());
-                let (resolved, raw) = if quoted || tagged_str {
-                    (Value::Str(value.into_owned()), None)
-                } else {
-                    match resolve_plain(&value) {
-                        v @ Value::Str(_) => (v, None),
-                        v => (v, Some(value.as_ref().into())),
-                    }
+                let resolved =
+                    resolve_scalar(&value, quoted, tag.as_deref()).map_err(|m| err(m, here))?;
+                let raw = match resolved {
+                    Value::Str(_) => None,
+                    _ => Some(value.as_ref().into()),
                 };
                 let node = Node {
                     raw,
@@ -636,7 +692,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
             Event::SequenceStart(anchor, _) => {
                 builder.add_nodes(1, here)?;
                 if stack.len() >= MAX_DEPTH {
-                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here));
+                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here).into());
                 }
                 stack.push(Frame::Seq {
                     start: here,
@@ -647,14 +703,14 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
             Event::MappingStart(anchor, _) => {
                 builder.add_nodes(1, here)?;
                 if stack.len() >= MAX_DEPTH {
-                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here));
+                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here).into());
                 }
                 stack.push(Frame::Map {
                     start: here,
                     anchor,
                     entries: Vec::new(),
                     pending_key: None,
-                    merges: Vec::new(),
+                    merged: Vec::new(),
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
@@ -666,7 +722,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
                     }) => (
                         Node {
                             value: Value::Seq(items),
-                            span: end_span(start, span),
+                            span: end_span(start, span, shifts),
                             raw: None,
                             quoted: false,
                         },
@@ -675,22 +731,18 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
                     Some(Frame::Map {
                         start,
                         anchor,
-                        mut entries,
-                        merges,
+                        entries,
                         ..
-                    }) => {
-                        apply_merges(&mut entries, merges)?;
-                        (
-                            Node {
-                                value: Value::Map(entries),
-                                span: end_span(start, span),
-                                raw: None,
-                                quoted: false,
-                            },
-                            anchor,
-                        )
-                    }
-                    None => return Err(err("unbalanced collection end", here)),
+                    }) => (
+                        Node {
+                            value: Value::Map(entries),
+                            span: end_span(start, span, shifts),
+                            raw: None,
+                            quoted: false,
+                        },
+                        anchor,
+                    ),
+                    None => return Err(err("unbalanced collection end", here).into()),
                 };
                 if anchor > 0 {
                     builder.anchors.insert(anchor, node.clone());

@@ -274,4 +274,33 @@ fn push_and_sign_against_a_password_registry() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("wrong password"), "{err}");
     assert!(tags(&reg, "me/other", "alice:s3cret").is_empty());
+
+    // index add --tag --sign with a wrong key password: stopped before the
+    // database is written, and no tag.
+    let db2 = tmp.path().join("index2.db");
+    let db2 = db2.to_str().expect("utf-8");
+    let other = format!("{}/me/other-catalog:v1", reg.host());
+    let mut args = vec![
+        "index",
+        "add",
+        "--database",
+        db2,
+        "--mode",
+        "semver",
+        &b,
+        "--tag",
+        &other,
+        "--base",
+        "scratch",
+        "-q",
+        "--sign",
+        "--key",
+        &key,
+    ];
+    args.extend(creds);
+    let (code, _, err) = common::run_cli(&args, &[("COSIGN_PASSWORD", "wrong")], Some("s3cret\n"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("wrong password"), "{err}");
+    assert!(!std::path::Path::new(db2).exists());
+    assert!(tags(&reg, "me/other-catalog", "alice:s3cret").is_empty());
 }

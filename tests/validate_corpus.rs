@@ -144,7 +144,7 @@ fn corpus_summary_is_as_recorded() {
 #[rustfmt::skip]
 const STRICTER: &[(&str, &[&str])] = &[
     // The default channel is not one of the bundle's channels (aqua: `2022.4.0`
-    // while the bundle is in `6.5.0`; etcd: `singlenamespace-alpha` while in
+    // while the bundle is in `6.2.0` or `6.5.0`; etcd: `singlenamespace-alpha` while in
     // `alpha` or `clusterwide-alpha`; ecr-secret-operator: `v0.4` while in `v0.3`).
     ("operators/aqua/6.2.1", &["annotation-default-channel-not-in-channels"]),
     ("operators/aqua/6.2.2", &["annotation-default-channel-not-in-channels"]),

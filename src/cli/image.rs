@@ -65,7 +65,7 @@ pub struct RegistryArgs {
 }
 
 /// `--sign --key`: sign what was just pushed, as `olm-catalog sign` would.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Default)]
 pub struct SignAfterPush {
     /// Sign the pushed image (cosign-compatible, by digest); needs --key
     #[arg(long, requires = "key")]
@@ -76,12 +76,27 @@ pub struct SignAfterPush {
     /// Annotation key=value for the signed payload (repeatable)
     #[arg(long = "sign-annotation", value_name = "KEY=VALUE", requires = "sign")]
     pub annotations: Vec<String>,
+    /// The key once read (its password is asked once).
+    #[arg(skip)]
+    loaded: std::sync::OnceLock<Box<Option<LoadedSigner>>>,
 }
+
+/// A `--sign` key, read, and the options to sign with.
+type LoadedSigner = (std::sync::Arc<KeySigner>, SignOptions);
 
 impl SignAfterPush {
     /// The signer and options of `--sign`, or `None` without it. The key is
     /// read before anything is pushed, so a wrong password costs no push.
-    fn signer(&self) -> anyhow::Result<Option<(std::sync::Arc<KeySigner>, SignOptions)>> {
+    fn signer(&self) -> anyhow::Result<Option<LoadedSigner>> {
+        if let Some(loaded) = self.loaded.get() {
+            return Ok(loaded.as_ref().clone());
+        }
+        let loaded = self.read_signer()?;
+        let _ = self.loaded.set(Box::new(loaded.clone()));
+        Ok(loaded)
+    }
+
+    fn read_signer(&self) -> anyhow::Result<Option<LoadedSigner>> {
         let Some(path) = self.key.as_ref().filter(|_| self.sign) else {
             return Ok(None);
         };
@@ -106,7 +121,7 @@ fn push(
     set: &oci::ImageSet,
     dest: &ImageRef,
     mode: ProgressMode,
-    signer: Option<&(std::sync::Arc<KeySigner>, SignOptions)>,
+    signer: Option<&LoadedSigner>,
 ) -> anyhow::Result<String> {
     match signer {
         None => Ok(rt
@@ -629,6 +644,13 @@ impl IndexImageArgs {
     /// (signing it with --sign).
     pub fn build_and_push(&self, database_path: &std::path::Path, tag: &str) -> CmdResult {
         self.build_and_push_with(database_path, tag, None)
+    }
+
+    /// Reads the `--sign` key now (its password asked once), so a command
+    /// that writes something before pushing (`index add --tag --sign`)
+    /// fails on a wrong password before writing anything.
+    pub fn load_signing_key(&self) -> anyhow::Result<()> {
+        self.signing.signer().map(|_| ())
     }
 
     /// The parsed `--tag` and `--base`, for [`RegistryArgs::client_for_command`].

@@ -430,6 +430,7 @@ impl IndexCommand {
                     Vec::new()
                 };
                 let client = add_client(&a, &images)?;
+                a.image.load_signing_key()?;
                 let records = if fbc.is_none() {
                     load_records(&a, client.as_ref())?
                 } else {

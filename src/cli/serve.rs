@@ -38,6 +38,9 @@ pub struct ServeArgs {
     /// Largest response message, in MiB
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_size: usize,
+    // How to reach the registry of an image catalog.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 impl ServeArgs {
@@ -52,7 +55,12 @@ impl ServeArgs {
         // An image reference (not a path on disk): unpack its catalog first.
         // The unpacked files live as long as `_image`.
         let (source, _image) = if olm_catalog::serve::image::is_image_ref(&self.catalog) {
-            let cat = runtime.block_on(olm_catalog::serve::image::fetch_catalog(&self.catalog))?;
+            let image: olm_catalog::oci::ImageRef = self.catalog.parse()?;
+            let client = self.registry.client(&image)?;
+            let cat = runtime.block_on(olm_catalog::serve::image::fetch_catalog_with(
+                &client,
+                &self.catalog,
+            ))?;
             eprintln!("unpacked the catalog of {} ({})", self.catalog, cat.digest);
             (cat.source.clone(), Some(cat))
         } else {

@@ -38,11 +38,18 @@ pub struct ImageCatalog {
 
 /// Fetches `reference` and unpacks the catalog its labels name.
 pub async fn fetch_catalog(reference: &str) -> anyhow::Result<ImageCatalog> {
+    fetch_catalog_with(&RegistryClient::from_environment()?, reference).await
+}
+
+/// [`fetch_catalog`] through `client` (the command's registry flags).
+pub async fn fetch_catalog_with(
+    client: &RegistryClient,
+    reference: &str,
+) -> anyhow::Result<ImageCatalog> {
     let src: ImageRef = reference
         .parse()
         .with_context(|| format!("{reference} is not an image reference"))?;
-    let client = RegistryClient::from_environment()?;
-    let (manifest, config, digest) = oci::transfer::fetch_image(&client, &src)
+    let (manifest, config, digest) = oci::transfer::fetch_image(client, &src)
         .await
         .with_context(|| format!("fetching {reference}"))?;
     let labels = config
@@ -70,7 +77,7 @@ pub async fn fetch_catalog(reference: &str) -> anyhow::Result<ImageCatalog> {
     let mut found = false;
     // Later layers win, as in a container's file system: unpack base first.
     for layer in &manifest.layers {
-        let blob = oci::transfer::fetch_blob(&client, &src, layer, MAX_LAYER_BYTES, None)
+        let blob = oci::transfer::fetch_blob(client, &src, layer, MAX_LAYER_BYTES, None)
             .await
             .with_context(|| format!("fetching layer {} of {reference}", layer.digest))?;
         found |= unpack_matching(&blob, &wanted, dir.path(), &mut total)

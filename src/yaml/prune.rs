@@ -13,9 +13,9 @@
 //! keys, tabs, directives) makes it give up, and the caller parses the whole
 //! text instead. Inside a blanked subtree only indentation and where
 //! multi-line scalars start and end are looked at: a quoted or block scalar
-//! ends where the parser ends it, and a quoted continuation line the parser
-//! would refuse (not indented past its key), or a flow collection over
-//! several lines, makes it give up too.
+//! ends where the parser ends it (a quoted one at its closing quote, however
+//! little its lines are indented), and a document marker inside a quoted
+//! scalar, or a flow collection over several lines, makes it give up too.
 
 /// What to do with one mapping key's value.
 #[derive(Debug)]
@@ -55,10 +55,11 @@ pub fn prune(text: &str, rules: &'static [(&'static str, Rule)]) -> Option<Strin
         let no_content = rest.is_empty() || rest.starts_with('#');
         if let Some((key_indent, blank)) = inside {
             let continues = if scalars.quote.is_some() {
-                // A quoted scalar goes on whatever the line looks like; the
-                // parser refuses a continuation line not indented past the
-                // key, so leave that verdict to it.
-                if !rest.trim_start().is_empty() && indent <= key_indent {
+                // A quoted scalar goes on whatever the line looks like and
+                // however little it is indented, as go-yaml reads it (see
+                // `super::quoted`); a document marker at column 0 inside it
+                // is an error, left to the parser.
+                if indent == 0 && (is_marker(rest, "---") || is_marker(rest, "...")) {
                     return None;
                 }
                 scalars.continue_quote(body);
@@ -398,11 +399,18 @@ mod tests {
             prune(doubled, RULES).as_deref(),
             Some("spec:\n\n\n\n  version: 1\n")
         );
+        // A continuation line not indented past its key is still text (go-yaml
+        // reads it); pruning must not read it as a key.
+        let under = "spec:\n  icon: \"text\n  version: 9.9.9\n\"\n  version: 1\n";
+        assert_eq!(
+            prune(under, RULES).as_deref(),
+            Some("spec:\n\n\n\n  version: 1\n")
+        );
+        let kept = "spec:\n  version: \"1.0\n  skips: []\"\n";
+        assert_eq!(prune(kept, RULES).as_deref(), Some(kept));
         for text in [
-            // A continuation line not indented past its key: the parser
-            // refuses it; pruning must not read it as a key.
-            "spec:\n  icon: \"text\n  version: 9.9.9\"\n",
-            "spec:\n  version: \"1.0\n  skips: []\"\n",
+            // A document marker inside a quoted scalar: the parser's verdict.
+            "spec:\n  icon: \"text\n--- x\"\n",
             // A flow collection over several lines.
             "spec:\n  icon: [a,\n    b]\n  version: 1\n",
             // Not a block scalar header.
