@@ -878,6 +878,37 @@ fn crd_rules() {
     );
 }
 
+/// A field the validator defaulted or requires, but the file does not
+/// write, is located at the key of its parent (`spec:`), not at that
+/// mapping's first entry.
+#[test]
+fn crd_findings_on_unwritten_fields_point_at_the_parent_key() {
+    let f = Fixture::new();
+    f.write(
+        "manifests/legacy.crd.yaml",
+        &V1BETA1_CRD.replace("  preserveUnknownFields: false\n", ""),
+    );
+    let r = f.report();
+    let puf = r
+        .findings
+        .iter()
+        .find(|x| x.rule == "crd-preserve-unknown-fields-invalid")
+        .expect("preserveUnknownFields finding");
+    assert!(
+        puf.message
+            .contains("spec.preserveUnknownFields: Invalid value: true: cannot set to true"),
+        "{}",
+        puf.message
+    );
+    let loc = puf.location.as_ref().expect("located");
+    assert_eq!((loc.line, loc.column), (5, 1), "at `spec:`");
+    assert!(puf
+        .hint
+        .as_deref()
+        .unwrap_or("")
+        .contains("defaults spec.preserveUnknownFields to true"));
+}
+
 #[test]
 fn crd_findings_point_at_the_value() {
     // The storage error names spec.versions; a bad column type names its line.

@@ -170,7 +170,19 @@ impl Crd<'_> {
             Some(h) => finding_hint(rule, message, h),
             None => finding(rule, message),
         };
-        self.out.push(f.at(self.m.location(path)));
+        // A field that is not written (a required one, or a default the
+        // validator applied) is located at the key of the nearest ancestor
+        // that is, such as `spec:`, not at that ancestor's first child.
+        let location = if at_fold(&self.m.root, path).is_some() {
+            self.m.location(path)
+        } else {
+            let mut n = path.len();
+            while n > 0 && at_fold(&self.m.root, &path[..n]).is_none() {
+                n -= 1;
+            }
+            self.m.key_location(&path[..n])
+        };
+        self.out.push(f.at(location));
     }
 }
 
