@@ -22,8 +22,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use super::target::{Rejected, Verified};
-use super::{Signer, Verifier};
+use super::{Rejected, Signer, Verified, Verifier};
 use crate::oci::media::{self, Descriptor, ImageManifest};
 use crate::oci::registry::{BlobBody, RegistryClient};
 use crate::oci::Repo;

@@ -56,6 +56,24 @@ pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
 /// Layer annotation holding a Rekor bundle (signed entry timestamp).
 pub const REKOR_BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
 
+/// One signature that verified.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Verified {
+    /// Where it was found: the `.sig` tag or a bundle referrer.
+    pub source: String,
+    /// The signed payload (simple signing, or the in-toto statement of a bundle).
+    pub payload: serde_json::Value,
+}
+
+/// One signature that did not verify, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Rejected {
+    /// Where it was found.
+    pub source: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
 /// What a [`Signer`] produces for one payload.
 #[derive(Debug, Clone)]
 pub struct SignatureMaterial {

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::payload::SimpleSigning;
 use super::sigimage::{SignatureImage, SignatureLayer};
 use super::{bundle, signature_tag, KeyVerifier, Signer, Verifier};
+pub use super::{Rejected, Verified};
 use crate::oci::layout::Layout;
 use crate::oci::media::{self, Descriptor, ImageManifest};
 use crate::oci::registry::{BlobBody, RegistryClient, MAX_MANIFEST};
@@ -66,24 +67,6 @@ pub struct SignOptions {
 pub struct VerifyOptions {
     /// Annotations every accepted payload must carry.
     pub annotations: BTreeMap<String, String>,
-}
-
-/// One signature that verified.
-#[derive(Debug, Clone, Serialize)]
-pub struct Verified {
-    /// Where it was found: the `.sig` tag or a bundle referrer.
-    pub source: String,
-    /// The signed payload (simple signing, or the in-toto statement of a bundle).
-    pub payload: serde_json::Value,
-}
-
-/// One signature that did not verify, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Rejected {
-    /// Where it was found.
-    pub source: String,
-    /// Why it was refused.
-    pub reason: String,
 }
 
 /// The outcome of [`Target::verify`].
