@@ -116,6 +116,13 @@ const LENIENT: &[Lenient] = &[
         fixtures: &["...\n"],
     },
     Lenient {
+        // libyaml wants `?` before an empty key.
+        name: "a value with no key",
+        says: "did not find expected key",
+        needs: &[':'],
+        fixtures: &[": x\n"],
+    },
+    Lenient {
         // YAML 1.1 line breaks; YAML 1.2 (and this reader) take them as text.
         name: "NEL, LS and PS are line breaks for go-yaml",
         says: "could not find expected ':'",
@@ -687,6 +694,17 @@ fn structure_variations() -> Vec<String> {
         "s: >\n  x\n\n   y\n  z\n",
         "a:\n  |\n  text\n",
         "...\n",
+        ": x\n",
+        "? \n: x\n",
+        "--- a: 1\n",
+        "- a\n  - b\n",
+        "a:\n  - b\n  c: d\n",
+        "a: b\n  c: d\n",
+        "a: |\n    x\n  y\n",
+        "a: b\rc: d\r",
+        "a: 'x'\nb: \"\\x41\\u263A\\U0001F600\"\n",
+        "k: v\n# trailing comment without newline",
+        "list:\n- a: 1\n  b: 2\n-   c: 3\n    d: 4\n",
         "a: x\u{2028}y\nb: \"p\u{2028}q\"\nc: 'r\u{85}s'\nd: t\u{2029}\n",
         "a: |\n  x\u{2028}y\n  z\u{85}\n",
         "--- >\n  folded\n  doc\n...\n--- 'q'\n",
