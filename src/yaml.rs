@@ -393,7 +393,8 @@ fn key_string(node: Node) -> Result<String, &'static str> {
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
         Value::UInt(u) => u.to_string(),
-        Value::Float(f) => f.to_string(),
+        // sigs.k8s.io/yaml formats a float key as a float32.
+        Value::Float(f) => crate::goyaml::format_float_g32(f),
         Value::Seq(_) | Value::Map(_) => return Err("a mapping key must be a scalar"),
     })
 }
