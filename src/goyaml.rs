@@ -1402,7 +1402,7 @@ mod tests {
         assert_eq!(format_float_g32(0.1), "0.1");
         assert_eq!(format_float_g32(1.5), "1.5");
         assert_eq!(format_float_g32(1e6), "1e+06");
-        assert_eq!(format_float_g32(3.141592653589793), "3.1415927");
+        assert_eq!(format_float_g32(std::f64::consts::PI), "3.1415927");
         assert_eq!(format_float_g32(f64::INFINITY), ".inf");
     }
 
