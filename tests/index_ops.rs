@@ -1278,3 +1278,66 @@ fn legacy_and_older_databases_are_migrated_on_write() {
     );
     assert_eq!(rows(&db, "SELECT count(*) FROM deprecated"), set(&[&["0"]]));
 }
+
+/// opm's index.db turned back into schema version 9 (before migrations
+/// 010-013: olm.package properties without the bundle path, no
+/// `substitutesfor` column, no `deprecated` table) is read through a
+/// migrated copy (render equals opm's render.json, the file is untouched)
+/// and migrated in place by a write: opm's tables, paths filled in again.
+#[test]
+fn opm_version_9_database_is_read_and_migrated_like_opm() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let golden = common::golden().join("sqlite/etcd");
+    let db = tmp.path().join("index.db");
+    std::fs::copy(golden.join("index.db"), &db).expect("copy");
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "ALTER TABLE operatorbundle DROP COLUMN substitutesfor;
+             DROP TABLE deprecated;
+             UPDATE properties SET operatorbundle_path = NULL WHERE type = 'olm.package';
+             UPDATE schema_migrations SET version = 9;",
+        )
+        .expect("version 9");
+    }
+    let dbs = db.to_str().expect("utf-8");
+    let before = std::fs::read(&db).expect("read");
+    let o = olm(&["render", dbs, "-o", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::assert_render_matches(
+        &String::from_utf8_lossy(&o.stdout),
+        &golden.join("render.json"),
+        &[],
+    );
+    assert_eq!(
+        before,
+        std::fs::read(&db).expect("read"),
+        "readers leave the file"
+    );
+
+    let dirs = chain(tmp.path());
+    let mut args = vec!["index", "add", "--database", dbs];
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    args.extend(&paths);
+    ok(olm(&args));
+    let sorted = |mut v: Vec<Vec<String>>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(master(&db)),
+        sorted(master(&golden.join("index.db")))
+    );
+    assert_eq!(
+        rows(&db, "SELECT version FROM schema_migrations"),
+        set(&[&["13"]])
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT count(*) FROM properties WHERE type = 'olm.package' AND operatorbundle_path IS NULL AND operatorbundle_name LIKE 'etcd%'"
+        ),
+        set(&[&["0"]]),
+        "migration 010 gave the olm.package rows their bundle path back"
+    );
+}
