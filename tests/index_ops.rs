@@ -1137,6 +1137,30 @@ fn same_bundles_give_the_same_database_bytes() {
     }
     assert!(out[0] == out[1], "two builds of the same bundles differ");
     assert!(out[0] != out[2], "SOURCE_DATE_EPOCH is recorded");
+    // And so the same index image.
+    let digest = |name: &str| -> String {
+        let layout = format!(
+            "oci:{}:v1",
+            tmp.path().join(format!("{name}.oci")).display()
+        );
+        let db = tmp.path().join(name);
+        let o = olm(&[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf-8"),
+            "--base",
+            "scratch",
+            "--tag",
+            &layout,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.rsplit('@').next().expect("digest").trim().to_string()
+    };
+    let (a, b) = (digest("a.db"), digest("b.db"));
+    assert!(a.starts_with("sha256:"), "{a}");
+    assert_eq!(a, b, "the same index image digest");
     assert_eq!(
         rows(
             &tmp.path().join("c.db"),
