@@ -866,8 +866,13 @@ fn substitutes_template() {
 #[test]
 fn basic_template_keys_regardless_of_case() {
     let p = std::path::Path::new("basic.yaml");
-    let text = "Schema: olm.template.basic\nEntries:\n- Schema: olm.package\n  Name: a\n  DefaultChannel: stable\n- Schema: olm.channel\n  Package: a\n  Name: stable\n  Entries:\n  - Name: a.v1.0.0\n    SkipRange: '<1.0.0'\n- Schema: olm.bundle\n  Image: example.com/a:v1.0.0\n";
+    let text = "Schema: olm.template.basic\nEntries:\n- Schema: olm.package\n  Name: a\n  DefaultChannel: stable\n- Schema: olm.channel\n  Package: a\n  Name: stable\n  Entries:\n  - Name: a.v1.0.0\n    SkipRange: '<1.0.0'\n- Schema: olm.bundle\n  Image: example.com/a:v1.0.0\n- Schema: my.custom\n  Name: x\n";
     let (cfg, images) = template::basic_parts(text, p).expect("read");
+    // An object of another schema is kept as written (opm keeps its blob).
+    assert_eq!(
+        cfg.others,
+        [serde_json::json!({"Schema": "my.custom", "Name": "x"})]
+    );
     assert_eq!(images, ["example.com/a:v1.0.0"]);
     assert_eq!(cfg.packages[0].default_channel, "stable");
     assert_eq!(cfg.channels[0].entries[0].name, "a.v1.0.0");
