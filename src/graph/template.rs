@@ -1,6 +1,8 @@
-//! Catalog templates rendered to FBC, as `opm alpha render-template basic`
-//! and `... semver` do (operator-registry `alpha/template/basic` and
-//! `alpha/template/semver`).
+//! Catalog templates rendered to FBC as opm v1.73.0's `opm alpha
+//! render-template` does (operator-registry `alpha/template/` at that tag:
+//! `basic`, `semver`, `substitutes`, the type detected from the schema).
+//! One reader serves `render-template` and the graph commands: field names
+//! match regardless of case, as Go's JSON decoding matches them.
 //!
 //! Bundle images are resolved offline: with a bundles directory `DIR`, the
 //! image whose tag is `T` is the bundle directory `DIR/T` (the
