@@ -550,16 +550,17 @@ pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, 
 /// by CSV name, so basic templates need no image resolution; semver
 /// templates resolve each image's tag to `pkg_dir/<tag>`.
 pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGraph, String> {
-    load_template_graph_with(template, pkg_dir, BTreeMap::new())
+    load_template_graph_with(template, pkg_dir, BTreeMap::new)
 }
 
 /// [`load_template_graph`], with images given only by digest resolved
-/// through `known` (image reference to bundle name, as
-/// [`super::template::image_names`] reads them from a rendered catalog).
+/// through `known()` (image reference to bundle name, as
+/// [`super::template::image_names`] reads them from a rendered catalog),
+/// asked only for templates that render images.
 pub fn load_template_graph_with(
     template: &Path,
     pkg_dir: &Path,
-    known: BTreeMap<String, String>,
+    known: impl FnOnce() -> BTreeMap<String, String>,
 ) -> Result<PackageGraph, String> {
     use super::template as t;
     let text =
@@ -567,7 +568,7 @@ pub fn load_template_graph_with(
     let cfg = match t::detect_kind(&text, template)? {
         t::Kind::Basic => t::basic_parts(&text, template)?.0,
         kind => {
-            let render = t::dir_renderer_with(pkg_dir, known);
+            let render = t::dir_renderer_with(pkg_dir, known());
             t::render_as(kind, &text, template, &render)?
         }
     };
@@ -725,7 +726,7 @@ pub fn load_graphs(
     if let Some(ci) = &ci {
         if mode.is_none() && ci.update_graph.is_none() && ci.fbc_enabled {
             if let Some(t) = template_for_catalog(path, ci, catalog) {
-                let known = rendered_catalog_images(path, ci, &t, catalog);
+                let known = || rendered_catalog_images(path, ci, &t, catalog);
                 return Ok(vec![load_template_graph_with(&t, path, known)?]);
             }
         }
