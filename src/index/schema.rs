@@ -123,14 +123,6 @@ fn has_object(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
     )
 }
 
-/// Whether a write must first change the schema (see the module docs).
-pub fn needs_upgrade(conn: &Connection) -> rusqlite::Result<bool> {
-    Ok(match version(conn)? {
-        Some(OPM_VERSION) => false,
-        Some(_) | None => true,
-    })
-}
-
 /// Brings the database to version 13 (see the module docs). Runs in the
 /// caller's transaction, so a failed write leaves the old schema.
 pub fn upgrade(conn: &Connection) -> anyhow::Result<()> {
