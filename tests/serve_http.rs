@@ -605,3 +605,69 @@ fn bad_flags_are_usage_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("invalid catalog name"), "{err}");
 }
+
+/// `--watch` reloads the HTTP content too (new objects, new Last-Modified),
+/// and SIGTERM stops an HTTP-only server with exit code 0.
+#[test]
+fn watch_reloads_and_sigterm_stops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cat = write_catalog(dir.path());
+    let mut s = start(
+        &cat,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--watch",
+            "--watch-interval",
+            "100",
+        ],
+    );
+    let before = curl(&format!("{}/api/v1/all", s.http), &[]);
+    // Last-Modified has whole seconds: make the reload land in a later one.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(
+        cat.join("b/zz.json"),
+        "{\"schema\":\"example.note\",\"name\":\"later\"}\n",
+    )
+    .expect("write");
+    let mut after = None;
+    for _ in 0..300 {
+        let a = curl(&format!("{}/api/v1/metas?name=later", s.http), &[]);
+        if !a.body.is_empty() {
+            after = Some(a);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let after =
+        after.unwrap_or_else(|| panic!("not reloaded: {}", s.log.lock().expect("log").join("\n")));
+    assert_eq!(
+        after.text(),
+        "{\"name\":\"later\",\"schema\":\"example.note\"}\n"
+    );
+    assert_ne!(
+        after.header("Last-Modified"),
+        before.header("Last-Modified")
+    );
+    // The old date is now stale: no 304 for it.
+    let lm = before.header("Last-Modified").expect("Last-Modified");
+    let a = curl(
+        &format!("{}/api/v1/all", s.http),
+        &["-H", &format!("If-Modified-Since: {lm}")],
+    );
+    assert_eq!(a.status, 200);
+
+    let pid = s.child.id() as libc::pid_t;
+    // SAFETY: signals the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let mut status = None;
+    for _ in 0..600 {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            status = Some(st);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = status.expect("serve did not stop on SIGTERM");
+    assert_eq!(status.code(), Some(0));
+}
