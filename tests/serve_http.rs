@@ -671,3 +671,44 @@ fn watch_reloads_and_sigterm_stops() {
     let status = status.expect("serve did not stop on SIGTERM");
     assert_eq!(status.code(), Some(0));
 }
+
+/// `serve IMAGE --http`: an index image (here an OCI layout) is unpacked and
+/// its database served as its rendered FBC, the same objects the database
+/// itself gives.
+#[test]
+fn image_catalog_is_served_over_http() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("index.db");
+    let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    let bundles: Vec<_> = ["1.0.0", "1.0.1", "1.1.0"]
+        .iter()
+        .map(|v| common::fixtures().join("graph/pkg-semver").join(v))
+        .collect();
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&db)
+        .args(["--mode", "semver"])
+        .args(&bundles)
+        .args(["--tag", &layout, "-q"])
+        .output()
+        .expect("index add");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let from_image = start(Path::new(&layout), &["--http", "127.0.0.1:0"]);
+    assert!(from_image
+        .log
+        .lock()
+        .expect("log")
+        .iter()
+        .any(|l| l.contains("unpacked the catalog of")));
+    let from_db = start(&db, &["--http", "127.0.0.1:0"]);
+    let a = curl(&format!("{}/api/v1/all", from_image.http), &[]);
+    let b = curl(&format!("{}/api/v1/all", from_db.http), &[]);
+    assert_eq!(a.status, 200);
+    assert_eq!(a.text(), b.text());
+    let pkgs = curl(
+        &format!("{}/api/v1/metas?schema=olm.package", from_image.http),
+        &[],
+    );
+    assert_eq!(pkgs.text().lines().count(), 1);
+    assert!(pkgs.text().contains("\"name\":\"demo\""), "{}", pkgs.text());
+}
