@@ -272,6 +272,28 @@ fn all_is_every_object_as_catalogd_stores_it() {
         Some(format!("bytes */{}", a.body.len()).as_str())
     );
     assert_eq!(r.text(), "invalid range: failed to overlap\n");
+    // Several ranges: multipart/byteranges, one part per range.
+    let r = curl(
+        &format!("{}/api/v1/all", s.http),
+        &["-H", "Range: bytes=0-4, 10-14"],
+    );
+    assert_eq!(r.status, 206);
+    let ct = r.header("Content-Type").expect("Content-Type").to_string();
+    let boundary = ct
+        .strip_prefix("multipart/byteranges; boundary=")
+        .expect("multipart");
+    let n = a.body.len();
+    let want = format!(
+        "--{boundary}\r\nContent-Range: bytes 0-4/{n}\r\nContent-Type: application/jsonl\r\n\r\n{}\r\n\
+         --{boundary}\r\nContent-Range: bytes 10-14/{n}\r\nContent-Type: application/jsonl\r\n\r\n{}\r\n--{boundary}--\r\n",
+        String::from_utf8_lossy(&a.body[0..5]),
+        String::from_utf8_lossy(&a.body[10..15])
+    );
+    assert_eq!(r.text(), want);
+    assert_eq!(
+        r.header("Content-Length"),
+        Some(want.len().to_string().as_str())
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //!   `json.Encoder` with HTML escaping off: sorted keys, numbers as float64,
 //!   one object per line).
 //! - `/api/v1/all` is Go's `http.ServeContent` over that file:
-//!   `Last-Modified`, conditional requests, single byte ranges, HEAD.
+//!   `Last-Modified`, conditional requests, byte ranges, HEAD.
 //! - `/api/v1/metas` filters it by `schema`, `package` and `name` (every given,
 //!   non-empty one must match; an unknown parameter is `400`; none at all is
 //!   the whole catalog), objects in catalog order.
@@ -619,17 +619,40 @@ fn serve_all(method: &Method, h: &HeaderMap, cat: &HttpCatalog) -> Reply {
             }
             Ok(ranges) => {
                 let total: u64 = ranges.iter().map(|(_, l)| l).sum();
-                // Go answers several ranges as multipart/byteranges; one
-                // whole body is an answer RFC 9110 allows as well.
-                if ranges.len() == 1 && total <= size {
-                    let (start, len) = ranges[0];
+                let content_range = |(start, len): (u64, u64)| {
+                    format!("bytes {start}-{}/{size}", (start + len).saturating_sub(1))
+                };
+                let slice = |(start, len): (u64, u64)| {
+                    cat.data.slice(start as usize..(start + len) as usize)
+                };
+                // Ranges adding up to more than the content are ignored, as Go does.
+                if total > size {
+                } else if ranges.len() == 1 {
                     r.status = StatusCode::PARTIAL_CONTENT;
-                    let last = (start + len).saturating_sub(1);
+                    r.set(header::CONTENT_RANGE, &content_range(ranges[0]));
+                    body = slice(ranges[0]);
+                } else if ranges.len() > 1 {
+                    // multipart/byteranges, as Go's mime/multipart writes it.
+                    let boundary = boundary();
+                    let mut out = Vec::new();
+                    for (i, ra) in ranges.iter().enumerate() {
+                        if i > 0 {
+                            out.extend_from_slice(b"\r\n");
+                        }
+                        let _ = write!(
+                            out,
+                            "--{boundary}\r\nContent-Range: {}\r\nContent-Type: {JSONL}\r\n\r\n",
+                            content_range(*ra)
+                        );
+                        out.extend_from_slice(&slice(*ra));
+                    }
+                    let _ = write!(out, "\r\n--{boundary}--\r\n");
+                    r.status = StatusCode::PARTIAL_CONTENT;
                     r.set(
-                        header::CONTENT_RANGE,
-                        &format!("bytes {start}-{last}/{size}"),
+                        header::CONTENT_TYPE,
+                        &format!("multipart/byteranges; boundary={boundary}"),
                     );
-                    body = cat.data.slice(start as usize..(start + len) as usize);
+                    body = Bytes::from(out);
                 }
             }
         }
@@ -640,6 +663,20 @@ fn serve_all(method: &Method, h: &HeaderMap, cat: &HttpCatalog) -> Reply {
         r.body = body;
     }
     r
+}
+
+/// A multipart boundary as Go's `multipart.Writer` makes one: 30 random bytes, in hex.
+fn boundary() -> String {
+    let mut buf = [0u8; 30];
+    if getrandom::fill(&mut buf).is_err() {
+        // Never seen on Linux; a fixed boundary still parses if it is not in the content.
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        buf[..16].copy_from_slice(&t.to_le_bytes());
+    }
+    hex::encode(buf)
 }
 
 /// Go's `writeNotModified`.
