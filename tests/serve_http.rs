@@ -4,7 +4,7 @@
 //! on a small catalog written here, on the corpus's kube-green catalog, and
 //! on opm's own SQLite index (against what `opm render` gave for it).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
