@@ -216,6 +216,19 @@ fn golden_case(class: &str) {
     );
 }
 
+/// opm's own etcd index.db (replaces mode), served directly.
+#[test]
+fn golden_sqlite_etcd_answers_as_opm() {
+    golden_case("GoldenSqliteEtcd");
+}
+
+/// opm's own ack-ecr-controller index.db (semver mode: manifests NULL for
+/// bundles that head no channel), served directly.
+#[test]
+fn golden_sqlite_ack_ecr_controller_answers_as_opm() {
+    golden_case("GoldenSqliteAckEcr");
+}
+
 /// The corpus's kube-green FBC, answered as opm v1.73.0 does.
 #[test]
 fn golden_fbc_kube_green_answers_as_opm() {
