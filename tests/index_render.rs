@@ -476,9 +476,19 @@ fn readers_accept_opm_built_indexes_and_render_them_as_opm() {
         let n = listed.as_array().map(Vec::len).unwrap_or(0);
         assert!(n > 0, "{listed}");
     }
-    // Export writes the manifests opm stored (etcd keeps every bundle's).
-    let db = common::golden().join("sqlite/etcd/index.db");
+    // Export writes the manifests opm stored (etcd keeps every bundle's);
+    // opm stores olm.gvk dependency values as BLOBs too (etcd has none: one
+    // is added the way opm writes it).
     let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("etcd.db");
+    std::fs::copy(common::golden().join("sqlite/etcd/index.db"), &db).expect("copy");
+    Connection::open(&db)
+        .expect("open")
+        .execute(
+            "INSERT INTO dependencies VALUES ('olm.gvk', ?, 'etcdoperator.v0.9.4', '0.9.4', '127.0.0.1:5000/cop/etcd-bundle:0.9.4')",
+            [br#"{"group":"example.com","kind":"Thing","version":"v1"}"#.to_vec()],
+        )
+        .expect("blob dependency");
     let out = tmp.path().join("export");
     ok(cli(
         &["index", "export", "--package", "etcd", "--to"],

@@ -839,7 +839,13 @@ fn metadata_lists(
             "SELECT type, value FROM {table} WHERE operatorbundle_name = ? ORDER BY rowid"
         ))?;
         let v = st
-            .query_map([bundle], |r| Ok((r.get(0)?, r.get(1)?)))?
+            // opm writes olm.gvk dependency values as BLOBs.
+            .query_map([bundle], |r| {
+                Ok((
+                    super::db::text_or_empty(r, 0)?,
+                    super::db::text_or_empty(r, 1)?,
+                ))
+            })?
             .collect::<Result<_, _>>()?;
         Ok(v)
     };
