@@ -5,6 +5,10 @@
 #   scripts/bench-serve.sh             both corpus catalogs below
 #   scripts/bench-serve.sh CATALOG     one catalog (index.db or FBC dir)
 #   KEEP_DB=FILE scripts/bench-serve.sh   also keeps the corpus index as FILE
+#   scripts/bench-serve.sh --golden    the index.db files the real opm built
+#                                      (../shared/opm-golden/sqlite/*), and the
+#                                      FBC catalogs its fbc/ dumps came from;
+#                                      Python client only (no native build)
 #
 # Latencies come from two clients: Python grpcio (what the tests use) and a
 # native tonic client (benches/serve_rpc.rs). The Python client's own cost
@@ -25,6 +29,20 @@ corpus="${OLM_CATALOG_CORPUS:-../shared/corpus/community-operators-prod}"
 # OLM_CATALOG_PROFILE=profiling measures the release code with symbols (perf).
 profile=${OLM_CATALOG_PROFILE:-release}
 cargo build --quiet --profile "$profile" --locked --bin olm-catalog
+if [ "${1:-}" = --golden ]; then
+    golden="${OLM_CATALOG_GOLDEN:-../shared/opm-golden}"
+    [ -d "$golden" ] || golden=/work/shared/opm-golden
+    for db in "$golden"/sqlite/*/index.db; do
+        echo "== opm-built index $db ($(du -h "$db" | cut -f1))"
+        python3 tests/python/bench_serve.py --bin "target/$profile/olm-catalog" --catalog "$db"
+    done
+    for dir in "$golden"/fbc/*/; do
+        fbc="$corpus/catalogs/v4.18/$(basename "$dir")"
+        echo "== FBC $fbc"
+        python3 tests/python/bench_serve.py --bin "target/$profile/olm-catalog" --catalog "$fbc"
+    done
+    exit
+fi
 cargo bench --quiet --profile "$profile" --locked --bench serve_rpc --no-run
 bin=target/$profile/olm-catalog
 native=$(ls -t target/"$profile"/deps/serve_rpc-* | grep -v '\.d$' | head -1)

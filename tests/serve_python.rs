@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A small index in operator-registry's schema (pkg/sqlite/migrations, as of
-/// the last migration), written with plain SQL so the test does not depend on
+/// the last migration, 013), written with plain SQL so the test does not depend on
 /// our own index writer. Package `etcd`: channel `alpha` (default) is
 /// v0.9.2 -> v0.9.0 -> v0.6.1 with v0.9.2 also skipping v0.9.1 (not in the
 /// index), channel `beta` is v0.9.0 -> v0.6.1; package `other` has one
@@ -17,10 +17,10 @@ use std::process::Command;
 /// EtcdCluster. Channel entries are laid out as opm's loader lays them out:
 /// one entry per edge, skips included, with the depth from the head.
 pub const OPM_SCHEMA: &str = r#"
-CREATE TABLE schema_migrations (version INTEGER NOT NULL, dirty BOOLEAN NOT NULL);
+CREATE TABLE schema_migrations (version bigint NOT NULL, timestamp DATETIME DEFAULT CURRENT_TIMESTAMP);
 CREATE TABLE operatorbundle (name TEXT PRIMARY KEY, csv TEXT, bundle TEXT, bundlepath TEXT,
   skiprange TEXT, version TEXT, replaces TEXT, skips TEXT, substitutesfor TEXT);
-CREATE TABLE package (name TEXT PRIMARY KEY, default_channel TEXT, add_mode TEXT,
+CREATE TABLE package (name TEXT PRIMARY KEY, default_channel TEXT,
   FOREIGN KEY(name, default_channel) REFERENCES channel(package_name, name) ON DELETE CASCADE);
 CREATE TABLE channel (name TEXT, package_name TEXT, head_operatorbundle_name TEXT,
   PRIMARY KEY(name, package_name),
@@ -49,11 +49,11 @@ CREATE TABLE dependencies (type TEXT, value TEXT, operatorbundle_name TEXT,
   FOREIGN KEY(operatorbundle_name) REFERENCES operatorbundle(name) ON DELETE CASCADE);
 CREATE TABLE deprecated (operatorbundle_name TEXT PRIMARY KEY,
   FOREIGN KEY(operatorbundle_name) REFERENCES operatorbundle(name) ON DELETE CASCADE);
-INSERT INTO schema_migrations VALUES (14, 0);
+INSERT INTO schema_migrations (version) VALUES (13);
 "#;
 
 const DATA: &str = r#"
-INSERT INTO package VALUES ('etcd', 'alpha', 'replaces'), ('other', 'stable', 'replaces');
+INSERT INTO package VALUES ('etcd', 'alpha'), ('other', 'stable');
 INSERT INTO channel VALUES ('alpha', 'etcd', 'etcdoperator.v0.9.2'), ('beta', 'etcd', 'etcdoperator.v0.9.0'),
   ('stable', 'other', 'other.v1.0.0');
 INSERT INTO operatorbundle VALUES
@@ -214,6 +214,19 @@ fn golden_case(class: &str) {
             ("OLM_CATALOG_FBC", &catalogs),
         ],
     );
+}
+
+/// opm's own etcd index.db (replaces mode), served directly.
+#[test]
+fn golden_sqlite_etcd_answers_as_opm() {
+    golden_case("GoldenSqliteEtcd");
+}
+
+/// opm's own ack-ecr-controller index.db (semver mode: manifests NULL for
+/// bundles that head no channel), served directly.
+#[test]
+fn golden_sqlite_ack_ecr_controller_answers_as_opm() {
+    golden_case("GoldenSqliteAckEcr");
 }
 
 /// The corpus's kube-green FBC, answered as opm v1.73.0 does.

@@ -276,14 +276,21 @@ impl FbcRegistry {
 
     fn entry(&self, pkg: &str, ch: &str, name: &str) -> QueryResult<(&Str, &Str, &Entry)> {
         let Some((pname, p)) = self.packages.get_key_value(pkg) else {
-            return err(format!("package {pkg:?} not found"));
+            return err(format!("package {} not found", go_quote(pkg)));
         };
         let Some((cname, c)) = p.channels.get_key_value(ch) else {
-            return err(format!("package {pkg:?}, channel {ch:?} not found"));
+            return err(format!(
+                "package {}, channel {} not found",
+                go_quote(pkg),
+                go_quote(ch)
+            ));
         };
         let Some(e) = c.bundles.get(name) else {
             return err(format!(
-                "package {pkg:?}, channel {ch:?}, bundle {name:?} not found"
+                "package {}, channel {}, bundle {} not found",
+                go_quote(pkg),
+                go_quote(ch),
+                go_quote(name)
             ));
         };
         Ok((pname, cname, e))
@@ -512,7 +519,7 @@ impl Registry for FbcRegistry {
 
     fn get_package(&self, name: &str) -> QueryResult<proto::Package> {
         let Some(p) = self.packages.get(name) else {
-            return err(format!("package {name:?} not found"));
+            return err(format!("package {} not found", go_quote(name)));
         };
         Ok(proto::Package {
             name: name.to_string(),
@@ -541,10 +548,14 @@ impl Registry for FbcRegistry {
 
     fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle> {
         let Some(p) = self.packages.get(pkg) else {
-            return err(format!("package {pkg:?} not found"));
+            return err(format!("package {} not found", go_quote(pkg)));
         };
         let Some(c) = p.channels.get(channel) else {
-            return err(format!("package {pkg:?}, channel {channel:?} not found"));
+            return err(format!(
+                "package {}, channel {} not found",
+                go_quote(pkg),
+                go_quote(channel)
+            ));
         };
         let (p, c, e) = self.entry(pkg, channel, &c.head)?;
         Ok(Self::trimmed(p, c, e))
@@ -583,7 +594,11 @@ impl Registry for FbcRegistry {
             return err(format!("package {pkg} not found"));
         };
         let Some(c) = p.channels.get(channel) else {
-            return err(format!("package {pkg:?}, channel {channel:?} not found"));
+            return err(format!(
+                "package {}, channel {} not found",
+                go_quote(pkg),
+                go_quote(channel)
+            ));
         };
         for (bn, e) in &c.bundles {
             if &*e.replaces == csv || e.skips.iter().any(|x| &**x == csv) {
@@ -592,7 +607,9 @@ impl Registry for FbcRegistry {
             }
         }
         err(format!(
-            "no entry found for package {pkg:?}, channel {channel:?}"
+            "no entry found for package {}, channel {}",
+            go_quote(pkg),
+            go_quote(channel)
         ))
     }
 
@@ -614,7 +631,10 @@ impl Registry for FbcRegistry {
         }
         if out.is_empty() {
             return err(format!(
-                "no channel entries found that provide group:{group:?} version:{version:?} kind:{kind:?}"
+                "no channel entries found that provide group:{} version:{} kind:{}",
+                go_quote(group),
+                go_quote(version),
+                go_quote(kind)
             ));
         }
         Ok(out)
@@ -637,7 +657,10 @@ impl Registry for FbcRegistry {
         }
         if out.is_empty() {
             return err(format!(
-                "no channel entries found that provide group:{group:?} version:{version:?} kind:{kind:?}"
+                "no channel entries found that provide group:{} version:{} kind:{}",
+                go_quote(group),
+                go_quote(version),
+                go_quote(kind)
             ));
         }
         Ok(out)
@@ -659,7 +682,10 @@ impl Registry for FbcRegistry {
             }
         }
         err(format!(
-            "no entry found that provides group:{group:?} version:{version:?} kind:{kind:?}"
+            "no entry found that provides group:{} version:{} kind:{}",
+            go_quote(group),
+            go_quote(version),
+            go_quote(kind)
         ))
     }
 
@@ -804,6 +830,11 @@ entries:
                 .expect_err("missing")
                 .0,
             r#"package "demo", channel "stable", bundle "nope" not found"#
+        );
+        // Names are quoted as Go's %q quotes them.
+        assert_eq!(
+            r.get_package("a\tb\u{a0}").expect_err("missing").0,
+            r#"package "a\tb\u00a0" not found"#
         );
         let listed = r.list_bundles().expect("list");
         assert_eq!(listed.len(), 3);

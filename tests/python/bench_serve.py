@@ -1,6 +1,6 @@
 """Benchmarks of `olm-catalog serve` (medians; loopback only):
 start to SERVING, resident memory idle and after a full ListBundles,
-ListBundles and GetBundleForChannel latency.
+ListBundles, GetBundleForChannel and GetBundle latency.
 
     python3 tests/python/bench_serve.py --bin target/release/olm-catalog --catalog CATALOG
 """
@@ -119,6 +119,17 @@ def main():
                 t = time.perf_counter()
                 stub.GetBundleForChannel(reqs[i % len(reqs)], timeout=10)
                 heads.append(time.perf_counter() - t)
+            # GetBundle of every listed (package, channel, bundle) in turn:
+            # what OLM's resolver asks, with the bundle's manifests.
+            rows = [
+                pb.GetBundleRequest(pkgName=b.packageName, channelName=b.channelName, csvName=b.csvName)
+                for b in stub.ListBundles(pb.ListBundlesRequest(), timeout=30)
+            ]
+            gets = []
+            for i in range(300):
+                t = time.perf_counter()
+                stub.GetBundle(rows[i % len(rows)], timeout=10)
+                gets.append(time.perf_counter() - t)
         native = ""
         if a.native:
             native = subprocess.run([a.native, addr, "30"], check=True, capture_output=True, text=True).stdout
@@ -134,6 +145,7 @@ def main():
     print("ListBundles           median %6.2f ms (%d calls)" % (ms(lists), len(lists)))
     print("ListBundles undecoded median %6.2f ms (%.1f MiB of messages)" % (ms(raws), size / 1048576.0))
     print("GetBundleForChannel   median %6.3f ms (%d calls)" % (ms(heads), len(heads)))
+    print("GetBundle             median %6.3f ms (%d calls over %d bundle/channel pairs)" % (ms(gets), len(gets), len(rows)))
     if native:
         print("native (tonic) client, benches/serve_rpc.rs:")
         print(native, end="")

@@ -128,7 +128,7 @@ class RunningServerTest(unittest.TestCase):
                 new = tmp("watched.db.new")
                 shutil.copy(DB, new)
                 con = sqlite3.connect(new)
-                con.execute("INSERT INTO package VALUES ('added', 'stable', 'replaces')")
+                con.execute("INSERT INTO package VALUES ('added', 'stable')")
                 con.execute("INSERT INTO channel VALUES ('stable', 'added', 'other.v1.0.0')")
                 con.commit()
                 con.close()

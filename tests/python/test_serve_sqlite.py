@@ -73,8 +73,10 @@ class SqliteServeTest(ServedCatalogTest):
         )
 
     def test_bundle_for_channel(self):
+        # opm's query selects the head's name and its `csv` column only
+        # (NULL in this index).
         b = self.stub.GetBundleForChannel(pb.GetBundleInChannelRequest(pkgName="etcd", channelName="beta"))
-        self.assertEqual((b.csvName, b.channelName), (E + "0.9.0", "beta"))
+        self.assertEqual(b, pb.Bundle(csvName=E + "0.9.0"))
         self.assert_unknown(
             lambda: self.stub.GetBundleForChannel(pb.GetBundleInChannelRequest(pkgName="etcd", channelName="nope")),
             "no entry found for etcd nope",
@@ -148,11 +150,16 @@ class SqliteServeTest(ServedCatalogTest):
             ]),
         )
         head = got[("etcd", "alpha", E + "0.9.2")]
-        self.assertEqual((head.replaces, list(head.skips)), (E + "0.9.0", [E + "0.9.1"]))
+        # listBundlesQuery follows replaces links from the entries of least
+        # depth: both of the head's depth-0 entries (to 0.9.1 and 0.9.0) are
+        # such links, and it reports the largest replaced name, no skips.
+        self.assertEqual((head.replaces, list(head.skips)), (E + "0.9.1", []))
         self.assertEqual((head.csvJson, list(head.object)), ("", []))
-        self.assertEqual(len(head.providedApis), 2)
-        # opm splits the empty skips column into one empty string.
-        self.assertEqual(list(got[("etcd", "beta", E + "0.6.1")].skips), [""])
+        # APIs from the olm.gvk rows: no plural.
+        self.assertEqual(gvks(head.providedApis), sorted([CLUSTER + ("",), BACKUP + ("",)]))
+        self.assertEqual(got[("etcd", "alpha", E + "0.9.0")].replaces, E + "0.6.1")
+        # No skip entry: no skips (not one empty skip).
+        self.assertEqual(list(got[("etcd", "beta", E + "0.6.1")].skips), [])
         other = got[("other", "stable", "other.v1.0.0")]
         self.assertEqual(json.loads(other.csvJson)["metadata"]["name"], "other.v1.0.0")
         self.assertEqual(len(other.dependencies), 2)

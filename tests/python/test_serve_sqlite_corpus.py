@@ -10,10 +10,12 @@ opm's SQLite rules:
   skipped bundle plus an entry of the walking bundle that replaces it;
 - the queries are those of pkg/sqlite/query.go: GetBundle-style answers
   leave replaces and skips out and read plurals from the `api` table,
+  GetBundleForChannel sends the head's name and stored `csv` only,
   GetLatestChannelEntriesThatProvide keeps the least deep row per channel,
   GetDefaultBundleThatProvides the first (package, channel) group of a
   default channel, ListBundles one message per (bundle, channel) pair with
-  the bundle row's replaces and `strings.Split(skips, ",")`;
+  replaces and skips from the channel entries (`listBundlesQuery`) and APIs
+  without plurals;
 - a bundle the catalog gives no olm.bundle.object for has a NULL `bundle`
   column, so it is never a default provider;
 - what is not there is code UNKNOWN with opm's message (plain Go errors).
@@ -34,31 +36,57 @@ from test_serve_fbc import Model, load_catalog
 pb, _ = stubs()
 
 
-def entry_rows(model, pkg, ch):
+def entry_graph(model, pkg, ch):
     """The channel_entry rows opm writes for one channel, in insertion order:
-    (bundle, replaced bundle or "", depth)."""
+    [bundle, index of the row it replaces or None, depth]."""
     ents = model.channels[(pkg, ch)]
     head = model.heads[(pkg, ch)]
-    rows = [[head, "", 0]]
-    current = rows[0]
+    rows = [[head, None, 0]]
+    current = 0
     name, depth, seen = head, 1, set()
     while name in ents and name not in seen:
         seen.add(name)
         e = ents[name]
         for skip in e.get("skips") or []:
-            rows.append([skip, "", depth])
-            rows.append([name, skip, depth])
+            rows.append([skip, None, depth])
+            rows.append([name, len(rows) - 1, depth])
             depth += 1
         rep = e.get("replaces") or ""
         if not rep:
             break
-        nxt = [rep, "", depth]
-        rows.append(nxt)
-        current[1] = rep
-        current = nxt
+        rows.append([rep, None, depth])
+        rows[current][1] = len(rows) - 1
+        current = len(rows) - 1
         name = rep
         depth += 1
-    return [tuple(r) for r in rows]
+    return rows
+
+
+def entry_rows(model, pkg, ch):
+    """entry_graph's rows as (bundle, replaced bundle or "", depth)."""
+    rows = entry_graph(model, pkg, ch)
+    return [(b, rows[r][0] if r is not None else "", d) for b, r, d in rows]
+
+
+def listed_edges(model, pkg, ch):
+    """What opm's ListBundles (listBundlesQuery) reports per bundle of a
+    channel: {bundle: (replaces, sorted skips)}. Its `replaces` follow the
+    replaces links from the entries of least depth (every head is at depth
+    0), the largest replaced name per bundle; every other link is a skip."""
+    rows = entry_graph(model, pkg, ch)
+    chain, todo = set(), [i for i, r in enumerate(rows) if r[2] == 0]
+    while todo:
+        i = todo.pop()
+        if i not in chain:
+            chain.add(i)
+            if rows[i][1] is not None:
+                todo.append(rows[i][1])
+    out = {}
+    for i, (b, r, _) in enumerate(rows):
+        reps, skips = out.setdefault(b, ([], []))
+        if r is not None:
+            (reps if i in chain else skips).append(rows[r][0])
+    return {b: (max(reps) if reps else "", sorted(skips)) for b, (reps, skips) in out.items()}
 
 
 def gvks(msgs):
@@ -80,6 +108,7 @@ class SqliteCorpusServeTest(ServedCatalogTest):
         m = cls.model
         assert m.packages
         cls.rows = {key: entry_rows(m, *key) for key in m.channels}
+        cls.listed = {key: listed_edges(m, *key) for key in m.channels}
         cls.serve(os.environ["OLM_CATALOG_SQLITE"])
 
     def in_index(self, pkg, name):
@@ -117,8 +146,12 @@ class SqliteCorpusServeTest(ServedCatalogTest):
         self.assertIn(b.skipRange, self.skip_ranges(pkg, name))
         self.assertEqual(gvks(b.providedApis), m.provided(pkg, name))
         self.assertEqual(gvks(b.requiredApis), m.required(pkg, name))
-        # The index knows every plural (from the api table).
-        self.assertTrue(all(g.plural for g in list(b.providedApis) + list(b.requiredApis)), name)
+        if listed:
+            # ListBundles builds its APIs from the olm.gvk rows: no plural.
+            self.assertFalse(any(g.plural for g in list(b.providedApis) + list(b.requiredApis)), name)
+        else:
+            # GetBundle-style calls read every plural from the api table.
+            self.assertTrue(all(g.plural for g in list(b.providedApis) + list(b.requiredApis)), name)
         self.assertEqual(norm((p.type, p.value) for p in b.properties), norm(self.want_properties(pkg, name)))
         self.assertEqual(norm((d.type, d.value) for d in b.dependencies), norm(self.want_dependencies(pkg, name)))
         # These catalogs carry olm.csv.metadata, not objects: the index has
@@ -127,11 +160,7 @@ class SqliteCorpusServeTest(ServedCatalogTest):
         if not listed:
             self.assertEqual((b.replaces, list(b.skips)), ("", []))
         else:
-            reps = {e[name].get("replaces", "") for (p, _), e in m.channels.items() if p == pkg and name in e}
-            self.assertIn(b.replaces, reps)
-            skips = [list(e[name].get("skips") or []) for (p, _), e in m.channels.items() if p == pkg and name in e]
-            # strings.Split("", ",") is [""]: opm lists one empty skip.
-            self.assertIn(list(b.skips), [s if s else [""] for s in skips])
+            self.assertEqual((b.replaces, sorted(b.skips)), self.listed[(pkg, ch)][name], (pkg, ch, name))
 
     def test_health(self):
         r = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
@@ -157,7 +186,9 @@ class SqliteCorpusServeTest(ServedCatalogTest):
                 b = self.stub.GetBundle(pb.GetBundleRequest(pkgName=pkg, channelName=ch, csvName=name), timeout=10)
                 self.check_bundle(b, pkg, ch, name)
             b = self.stub.GetBundleForChannel(pb.GetBundleInChannelRequest(pkgName=pkg, channelName=ch), timeout=10)
-            self.check_bundle(b, pkg, ch, m.heads[(pkg, ch)])
+            # opm's query selects the head's name and its stored `csv` only;
+            # these catalogs carry no objects, so the index stores no CSV.
+            self.assertEqual(b, pb.Bundle(csvName=m.heads[(pkg, ch)]), (pkg, ch))
         self.assert_unknown(
             lambda: self.stub.GetBundle(pb.GetBundleRequest(pkgName="a", channelName="b", csvName="c"), timeout=10),
             "no entry found for a b c",
