@@ -262,13 +262,21 @@ pub fn compare_bundles(old: &BundleCrds, new: &BundleCrds, label: &str) -> Vec<F
 
 /// Checks every upgrade edge of every channel of a graph built from bundle
 /// directories (a graph from a file-based catalog has no CRD files: nothing
-/// is checked). An edge found in several channels is checked once.
+/// is checked). An edge found in several channels is checked once; an edge
+/// from a newer to an older version (`graph-downgrade-edge`) is not.
 pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
     use rayon::prelude::*;
     // (from, to) -> (channels, kind)
     let mut pairs: BTreeMap<(String, String), (Vec<String>, &'static str)> = BTreeMap::new();
     for ch in &g.channels {
         for e in g.edges(ch) {
+            // A downgrade edge is reported as graph-downgrade-edge; its
+            // CRDs going back are not an upgrade.
+            if let (Some(vf), Some(vt)) = (g.version(&e.from), g.version(&e.to)) {
+                if crate::semver_range::compare(vf, vt) == std::cmp::Ordering::Greater {
+                    continue;
+                }
+            }
             let slot = pairs
                 .entry((e.from.clone(), e.to.clone()))
                 .or_insert_with(|| (Vec::new(), e.kind.as_str()));
@@ -465,13 +473,43 @@ struct Ctx<'a> {
     new: &'a Manifest,
     label: &'a str,
     out: &'a mut Vec<Finding>,
+    /// Where each line starts in the old and new files, made on the first
+    /// finding ([`Manifest::location`] scans the text for every location:
+    /// slow on a CRD of megabytes with hundreds of findings).
+    lines: Option<(Vec<usize>, Vec<usize>)>,
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect()
+}
+
+fn locate(m: &Manifest, starts: &[usize], path: &[Seg]) -> Location {
+    let span = m.root.locate(path);
+    let mut loc = Location::new(&m.file.display_path, span, None);
+    let text = &m.file.text;
+    let line = span.line as usize;
+    if line > 0 {
+        if let Some(&start) = starts.get(line - 1) {
+            let end = starts.get(line).map(|e| e - 1).unwrap_or(text.len());
+            loc.source_line = text
+                .get(start..end.max(start))
+                .map(|l| l.trim_end_matches('\r').to_string());
+        }
+    }
+    loc
 }
 
 impl Ctx<'_> {
     fn emit(&mut self, rule: &str, msg: String, new_at: &[Seg], old_at: &[Seg]) {
+        let (old, new) = (self.old, self.new);
+        let (ol, nl) = self
+            .lines
+            .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)));
         let f = Finding::error(rule, format!("{}: CRD {}: {msg}", self.label, self.new.name))
-            .at(self.new.location(new_at))
-            .related(self.old.location(old_at))
+            .at(locate(new, nl, new_at))
+            .related(locate(old, ol, old_at))
             .hint("OLM v1 refuses this upgrade (CRD upgrade-safety preflight); OLM v0 may break clients or stored objects");
         self.out.push(f);
     }
@@ -484,6 +522,7 @@ fn compare_crds(old: &Manifest, new: &Manifest, label: &str, out: &mut Vec<Findi
         new,
         label,
         out,
+        lines: None,
     };
     let scope_at = with(&[], &["spec", "scope"]);
     if o.scope != n.scope {
