@@ -818,3 +818,107 @@ fn compare_field(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(text: &str) -> Manifest {
+        let b = Bundle::from_files(
+            Path::new("b"),
+            vec![RawFile {
+                rel_path: "manifests/crd.yaml".into(),
+                content: Ok(text.as_bytes().to_vec()),
+            }],
+        );
+        b.manifests.into_iter().find(|m| m.is_crd()).expect("a CRD")
+    }
+
+    fn rules(old: &str, new: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        compare_crds(&crd(old), &crd(new), "t", &mut out);
+        out.into_iter().map(|f| f.rule).collect()
+    }
+
+    const V1BETA1: &str = "apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata:
+  name: a.example.com
+spec:
+  group: example.com
+  version: v1
+  validation:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            a:
+              type: string
+            b:
+              type: string
+";
+
+    /// v1beta1: one version from `spec.version`, its schema from
+    /// `spec.validation`, scope `Namespaced` when not written.
+    #[test]
+    fn v1beta1_to_v1() {
+        let v1 = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: a.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              a:
+                type: string
+";
+        assert_eq!(rules(V1BETA1, v1), ["crd-upgrade-field-removed"]);
+        assert!(rules(V1BETA1, V1BETA1).is_empty());
+    }
+
+    /// A version no longer served is allowed when a conversion webhook
+    /// serves the new CRD; without it, it is a finding.
+    #[test]
+    fn served_version_and_conversion_webhook() {
+        let old = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: a.example.com
+spec:
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+  - name: v1
+    served: true
+    storage: true
+";
+        let unserved = old.replacen("served: true", "served: false", 1);
+        assert_eq!(
+            rules(old, &unserved),
+            ["crd-upgrade-served-version-removed"]
+        );
+        let webhook = format!("{unserved}  conversion:\n    strategy: Webhook\n");
+        assert!(rules(old, &webhook).is_empty());
+        let dropped = old.replacen(
+            "  - name: v1alpha1\n    served: true\n    storage: false\n",
+            "",
+            1,
+        );
+        assert_eq!(rules(old, &dropped), ["crd-upgrade-served-version-removed"]);
+    }
+}
