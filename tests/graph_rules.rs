@@ -1121,3 +1121,28 @@ fn corpus_crd_upgrade_safety_counts() {
         "per package and rule; OLM_CATALOG_BLESS=1 rewrites after review"
     );
 }
+
+/// An edge from a newer to an older version is a graph-downgrade-edge
+/// warning, not an upgrade whose CRDs are compared.
+#[test]
+fn crd_checks_skip_downgrade_edges() {
+    use olm_catalog::graph::crd_safety;
+    let mut g = load::load_graphs(&crd_fixture("pkg"), None, None)
+        .expect("loads")
+        .remove(0);
+    let before = crd_safety::check_graph(&g).len();
+    assert_eq!(before, 2);
+    // 0.1.0 skips 0.2.0: going back from 0.2.0 would lower the maximum
+    // from 20 to 10 and drop an enum value, and is not checked.
+    let ch = &mut g.channels[0];
+    let e = ch
+        .entries
+        .iter_mut()
+        .find(|e| e.name == "widget.v0.1.0")
+        .expect("0.1.0");
+    e.skips.push("widget.v0.2.0".into());
+    assert_eq!(crd_safety::check_graph(&g).len(), before);
+    assert!(checks::check(&g)
+        .iter()
+        .any(|f| f.rule == "graph-downgrade-edge"));
+}
