@@ -672,6 +672,17 @@ fn format_number(n: &serde_json::Number) -> String {
 /// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, with YAML's spellings of
 /// the infinities and NaN.
 pub fn format_float_g(f: f64) -> String {
+    format_g(f, false)
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)` (the shortest digits that
+/// read back as the same float32), with YAML's spellings of the infinities
+/// and NaN: how `sigs.k8s.io/yaml` writes a float mapping key as a JSON key.
+pub fn format_float_g32(f: f64) -> String {
+    format_g(f, true)
+}
+
+fn format_g(f: f64, single: bool) -> String {
     if f.is_nan() {
         return ".nan".into();
     }
@@ -688,7 +699,11 @@ pub fn format_float_g(f: f64) -> String {
         return format!("{sign}0");
     }
     // Shortest round-trip digits and decimal exponent from Rust's `{:e}`.
-    let e = format!("{:e}", f.abs());
+    let e = if single {
+        format!("{:e}", f.abs() as f32)
+    } else {
+        format!("{:e}", f.abs())
+    };
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     let exp: i64 = exp.parse().unwrap_or(0);
@@ -1380,6 +1395,15 @@ mod tests {
         ] {
             assert_eq!(format_float_g(f), s, "{f}");
         }
+    }
+
+    #[test]
+    fn float_keys_print_like_go_float32() {
+        assert_eq!(format_float_g32(0.1), "0.1");
+        assert_eq!(format_float_g32(1.5), "1.5");
+        assert_eq!(format_float_g32(1e6), "1e+06");
+        assert_eq!(format_float_g32(std::f64::consts::PI), "3.1415927");
+        assert_eq!(format_float_g32(f64::INFINITY), ".inf");
     }
 
     #[test]

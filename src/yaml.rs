@@ -393,7 +393,8 @@ fn key_string(node: Node) -> Result<String, &'static str> {
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
         Value::UInt(u) => u.to_string(),
-        Value::Float(f) => f.to_string(),
+        // sigs.k8s.io/yaml formats a float key as a float32.
+        Value::Float(f) => crate::goyaml::format_float_g32(f),
         Value::Seq(_) | Value::Map(_) => return Err("a mapping key must be a scalar"),
     })
 }
@@ -986,6 +987,52 @@ mod tests {
         assert_eq!(e.span.line, 2);
         let e = parse_documents("a: [1, 2\nb: 3\n").expect_err("unclosed");
         assert!(e.span.line >= 1);
+    }
+
+    #[test]
+    fn quoted_scalars_and_flow_lines_left_of_their_block() {
+        // As go-yaml reads them; positions stay those of the text.
+        let text = "spec:\n  icon:\n  - data: \"abc\ndef\n\"\n    type: png\n  list: [a,\nb]\n";
+        let doc = one(text);
+        let j = doc.root.to_json();
+        assert_eq!(j["spec"]["icon"][0]["data"], serde_json::json!("abc def "));
+        assert_eq!(j["spec"]["list"], serde_json::json!(["a", "b"]));
+        let b = doc.root.at(&path!["spec", "list", 1]).expect("b");
+        assert_eq!((b.span.line, b.span.column), (8, 1));
+        let t = doc.root.locate_key(&path!["spec", "icon", 0, "type"]);
+        assert_eq!((t.line, t.column), (6, 5));
+        // A tab as the separator after `:`.
+        let doc = one("a:\tb\n");
+        assert_eq!(doc.root.to_json()["a"], serde_json::json!("b"));
+        // A document marker inside a quoted scalar stays an error.
+        assert!(parse_documents("a: \"x\n--- y\"\n").is_err());
+    }
+
+    #[test]
+    fn tags_resolve_as_go_yaml_does() {
+        let doc = one(
+            "a: !!int \"7\"\nb: !!float 1\nc: !custom 12\nd: !!str 1\ne: !!binary aGk=\nf: 08\n",
+        );
+        let j = doc.root.to_json();
+        assert_eq!(j["a"], serde_json::json!(7));
+        assert_eq!(j["b"], serde_json::json!(1.0));
+        assert_eq!(j["c"], serde_json::json!("12"));
+        assert_eq!(j["d"], serde_json::json!("1"));
+        assert_eq!(j["e"], serde_json::json!("hi"));
+        assert_eq!(j["f"], serde_json::json!(8.0));
+        let e = parse_documents("a: !!int abc\n").expect_err("not an int");
+        assert!(e.message.contains("!!int"), "{}", e.message);
+    }
+
+    #[test]
+    fn merge_keys_apply_where_they_stand() {
+        let doc = one("b: &b {p: 1, q: 1}\nd:\n  p: 0\n  <<: *b\n  q: 2\n");
+        let d = &doc.root.to_json()["d"];
+        assert_eq!(d, &serde_json::json!({"p": 1, "q": 2}));
+        // Overriding a merged key is not a duplicate.
+        assert!(doc.duplicate_keys.is_empty(), "{:?}", doc.duplicate_keys);
+        let doc = one("a: &a {k: 1}\nb: &b {k: 2}\nc:\n  <<: [*a, *b]\n");
+        assert_eq!(doc.root.to_json()["c"]["k"], serde_json::json!(1));
     }
 
     #[test]

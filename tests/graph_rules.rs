@@ -1,9 +1,7 @@
 //! Graph rules, modes and templates on small hand-written fixtures
 //! (fixtures/graph): the cases tests/graph_checks.rs does not cover.
-mod common;
-#[path = "common/registry.rs"]
-#[allow(dead_code)]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -866,8 +864,13 @@ fn substitutes_template() {
 #[test]
 fn basic_template_keys_regardless_of_case() {
     let p = std::path::Path::new("basic.yaml");
-    let text = "Schema: olm.template.basic\nEntries:\n- Schema: olm.package\n  Name: a\n  DefaultChannel: stable\n- Schema: olm.channel\n  Package: a\n  Name: stable\n  Entries:\n  - Name: a.v1.0.0\n    SkipRange: '<1.0.0'\n- Schema: olm.bundle\n  Image: example.com/a:v1.0.0\n";
+    let text = "Schema: olm.template.basic\nEntries:\n- Schema: olm.package\n  Name: a\n  DefaultChannel: stable\n- Schema: olm.channel\n  Package: a\n  Name: stable\n  Entries:\n  - Name: a.v1.0.0\n    SkipRange: '<1.0.0'\n- Schema: olm.bundle\n  Image: example.com/a:v1.0.0\n- Schema: my.custom\n  Name: x\n";
     let (cfg, images) = template::basic_parts(text, p).expect("read");
+    // An object of another schema is kept as written (opm keeps its blob).
+    assert_eq!(
+        cfg.others,
+        [serde_json::json!({"Schema": "my.custom", "Name": "x"})]
+    );
     assert_eq!(images, ["example.com/a:v1.0.0"]);
     assert_eq!(cfg.packages[0].default_channel, "stable");
     assert_eq!(cfg.channels[0].entries[0].name, "a.v1.0.0");
@@ -945,6 +948,46 @@ fn render_template_pulls_bundle_images_from_a_layout_or_a_registry() {
     let (code, _, err) = run(&["render-template", t.to_str().expect("utf8"), "--pull"]);
     assert_eq!(code, 2);
     assert!(err.contains(&reg.image("capital", "9.9.9")), "{err}");
+}
+
+/// `graph check` of an FBC-enabled package whose semver template pins its
+/// images by digest: the digests name no directory, so they are matched to
+/// bundle directories through the repository's rendered catalog of the
+/// package (`catalogs/<catalog>/<pkg>` beside `operators/<pkg>`).
+#[test]
+fn graph_check_resolves_template_digests_through_the_rendered_catalog() {
+    let pkg = common::fixtures().join("graph/repo/operators/capital");
+    let (code, out, err) = run(&["graph", "check", pkg.to_str().expect("utf8")]);
+    assert_eq!(code, 0, "{out}{err}");
+    let g = load::load_graphs(&pkg, None, None).expect("loads");
+    assert_eq!(g[0].default_channel, "stable-v1");
+    let edges: Vec<String> = g[0].channels[0]
+        .entries
+        .iter()
+        .map(|e| format!("{}<{}", e.name, e.replaces))
+        .collect();
+    assert_eq!(edges, ["capital.v1.0.0<", "capital.v1.1.0<capital.v1.0.0"]);
+    // Without that catalog the digests cannot be resolved: one finding.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let copy = tmp.path().join("capital");
+    copy_dir(&pkg, &copy);
+    let (code, out, _) = run(&["graph", "check", copy.to_str().expect("utf8")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("graph-package-unreadable"), "{out}");
+    assert!(out.contains("no tag (only a digest)"), "{out}");
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let p = e.expect("entry").path();
+        let dest = to.join(p.file_name().expect("name"));
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
 }
 
 // ---- CRD upgrade safety (fixtures/crd-safety, made by its gen.py) ----

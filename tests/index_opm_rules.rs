@@ -12,7 +12,7 @@
 //!   `BundleGraphLoader.AddBundleToGraph` + `AddPackageChannelsFromGraph`;
 //! * the 16 `updateGraph: replaces-mode` packages: invariants, and opm's
 //!   refusal exactly when a bundle would be pruned.
-mod common;
+use crate::common;
 
 use common::rows;
 
@@ -49,7 +49,7 @@ struct Dir {
     /// `properties` list, and likewise `dependencies`: (type, value).
     meta_props: Vec<(String, Value)>,
     meta_deps: Vec<(String, Value)>,
-    /// The CSV's `operatorframework.io/properties` annotation: (type, value).
+    /// The CSV's `olm.properties` annotation: (type, value).
     ann_props: Vec<(String, Value)>,
     /// `olm.substitutesFor`.
     substitutes_for: String,
@@ -190,7 +190,7 @@ fn read_dir_bundle(dir: &Path) -> Dir {
         required.insert(gvk(&r));
     }
     let ann_props: Vec<(String, Value)> = csv
-        .pointer("/metadata/annotations/operatorframework.io~1properties")
+        .pointer("/metadata/annotations/olm.properties")
         .and_then(Value::as_str)
         .and_then(|t| serde_json::from_str::<Value>(t).ok())
         .and_then(|v| v.as_array().cloned())
@@ -531,7 +531,12 @@ fn check_tables(
             }
         }
         let img = q("SELECT image FROM related_image WHERE operatorbundle_name = ?");
-        let want_img: BTreeSet<Vec<String>> = d.images.iter().map(|i| vec![i.clone()]).collect();
+        // opm's Bundle.Images: the bundle image itself too.
+        let mut want_img: BTreeSet<Vec<String>> =
+            d.images.iter().map(|i| vec![i.clone()]).collect();
+        if path != "NULL" {
+            want_img.insert(vec![path.clone()]);
+        }
         assert_eq!(img, want_img, "{pkg} {} related_image", d.name);
 
         // properties: the metadata list, olm.package (unless the list has
@@ -865,8 +870,12 @@ fn catalog_packages_replaces_mode_table_by_table() {
                 assert_eq!(keys, [vec![d.version.to_string(), image_of(d)]].into());
             }
             let img = q("SELECT image FROM related_image WHERE operatorbundle_name = '{B}'");
-            let want_img: BTreeSet<Vec<String>> =
+            // opm's Bundle.Images: the bundle image itself too.
+            let mut want_img: BTreeSet<Vec<String>> =
                 d.images.iter().map(|i| vec![i.clone()]).collect();
+            if !image_of(d).is_empty() {
+                want_img.insert(vec![image_of(d)]);
+            }
             assert_eq!(img, want_img, "{pkg} {} related_image", d.name);
             let types = q("SELECT DISTINCT type FROM properties WHERE operatorbundle_name = '{B}'");
             let mut want_types: BTreeSet<Vec<String>> = [v(&["olm.package"])].into();
@@ -1041,7 +1050,7 @@ fn semver_mode_packages_follow_opm_semver_rules() {
             &dirs,
         ));
         assert_eq!(
-            rows(&db, "SELECT name, default_channel, add_mode FROM package"),
+            rows(&db, "SELECT p.name, p.default_channel, m.add_mode FROM package p LEFT JOIN olm_catalog_package m ON m.package_name = p.name"),
             [vec![pkg.clone(), default.clone(), "semver".into()]].into(),
             "{pkg}"
         );

@@ -3,7 +3,7 @@
 //! operator-registry's rules (pkg/sqlite/load.go `DeprecateBundle`,
 //! `addSubstitutesFor`, `rmStrandedBundles`; pkg/lib/registry
 //! `DeprecateFromRegistry`; pkg/sqlite/deprecate.go `MaybeRemovePackages`).
-mod common;
+use crate::common;
 
 use common::rows;
 
@@ -1003,7 +1003,7 @@ fn list_bundles_shows_bundles_in_no_channel() {
     );
 }
 
-/// opm's loader refuses a bundle whose `operatorframework.io/properties`
+/// opm's loader refuses a bundle whose `olm.properties`
 /// annotation does not decode; so does `index add`, naming file and line,
 /// and the index is left as it was.
 #[test]
@@ -1028,7 +1028,7 @@ fn a_properties_annotation_that_does_not_decode_is_refused() {
         None,
         Some("props.v1.0.0"),
         &[(
-            "operatorframework.io/properties",
+            "olm.properties",
             r#"[{"type": "olm.gvk", "value": "not an object"}]"#,
         )],
     );
@@ -1051,10 +1051,317 @@ fn a_properties_annotation_that_does_not_decode_is_refused() {
     ]));
     assert!(
         e.contains("props.v1.1.0/manifests/csv.yaml:7:")
-            && e.contains(
-                "operatorframework.io/properties] does not decode: [0].value: expected an object"
-            ),
+            && e.contains("olm.properties] does not decode: [0].value: expected an object"),
         "{e}"
     );
     assert_eq!(std::fs::read(&db).expect("read"), before);
+}
+
+/// `sqlite_master` as (type, name, table, sql) in creation order, without
+/// our own bookkeeping table.
+fn master(db: &Path) -> Vec<Vec<String>> {
+    common::table_text(db, "sqlite_master", &[])
+        .into_iter()
+        .map(|r| vec![r[0].clone(), r[1].clone(), r[2].clone(), r[4].clone()])
+        .filter(|r| r[2] != "olm_catalog_package")
+        .collect()
+}
+
+/// A new database has opm's schema at migration 013 exactly as the real
+/// opm's `index.db` has it (same statements in the same order, triggers
+/// included), version 13; our add-mode bookkeeping is in a table of its own.
+#[test]
+fn new_databases_have_opm_schema_exactly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dirs = chain(tmp.path());
+    let db = tmp.path().join("index.db");
+    let dbs = db.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "--database", dbs];
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    args.extend(&paths);
+    ok(olm(&args));
+    let golden = common::golden().join("sqlite/etcd/index.db");
+    assert_eq!(master(&db), master(&golden));
+    assert_eq!(
+        rows(&db, "SELECT version FROM schema_migrations"),
+        set(&[&["13"]])
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT package_name, add_mode FROM olm_catalog_package"
+        ),
+        set(&[&["p", "replaces"]])
+    );
+    let o = olm(&["index", "list", "packages", "-o", "json", "--database", dbs]);
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(listed.contains("\"add_mode\": \"replaces\""), "{listed}");
+}
+
+/// The same bundles give the same database bytes, whatever the time (the
+/// migration timestamp is fixed: SOURCE_DATE_EPOCH or the epoch), and so
+/// the same index image digest: a new database and an add on top of it, run
+/// twice a second apart (opm's timestamp had one-second resolution).
+#[test]
+fn same_bundles_give_the_same_database_bytes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dirs = chain(tmp.path());
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    let extra = bundle(
+        tmp.path(),
+        "q",
+        "q.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    );
+    let mut out = Vec::new();
+    for (name, epoch) in [("a.db", None), ("b.db", None), ("c.db", Some("1700000000"))] {
+        if !out.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+        }
+        let db = tmp.path().join(name);
+        for add in [&paths[..], &[extra.to_str().expect("utf-8")][..]] {
+            let mut cmd = Command::new(common::bin());
+            cmd.args(["index", "add", "--database", db.to_str().expect("utf-8")])
+                .args(add);
+            match epoch {
+                Some(e) => cmd.env("SOURCE_DATE_EPOCH", e),
+                None => cmd.env_remove("SOURCE_DATE_EPOCH"),
+            };
+            ok(cmd.output().expect("run"));
+        }
+        out.push(std::fs::read(&db).expect("read"));
+    }
+    assert!(out[0] == out[1], "two builds of the same bundles differ");
+    assert!(out[0] != out[2], "SOURCE_DATE_EPOCH is recorded");
+    // And so the same index image.
+    let digest = |name: &str| -> String {
+        let layout = format!(
+            "oci:{}:v1",
+            tmp.path().join(format!("{name}.oci")).display()
+        );
+        let db = tmp.path().join(name);
+        let o = olm(&[
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf-8"),
+            "--base",
+            "scratch",
+            "--tag",
+            &layout,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.rsplit('@').next().expect("digest").trim().to_string()
+    };
+    let (a, b) = (digest("a.db"), digest("b.db"));
+    assert!(a.starts_with("sha256:"), "{a}");
+    assert_eq!(a, b, "the same index image digest");
+    assert_eq!(
+        rows(
+            &tmp.path().join("c.db"),
+            "SELECT version, timestamp FROM schema_migrations"
+        ),
+        set(&[&["13", "2023-11-14 22:13:20"]])
+    );
+}
+
+/// opm's own `index.db` (etcd, built by opm v1.26.5) is extended and cut
+/// down in place: add of another package, rm of etcd; the schema stays
+/// opm's (version 13, triggers, no column of ours), and opm's triggers do
+/// not take other bundles' API rows with them.
+#[test]
+fn add_and_rm_on_an_opm_built_index_keep_opm_schema() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let golden = common::golden().join("sqlite/etcd/index.db");
+    let db = tmp.path().join("index.db");
+    std::fs::copy(&golden, &db).expect("copy");
+    let dbs = db.to_str().expect("utf-8");
+    let dirs = chain(tmp.path());
+    let mut args = vec!["index", "add", "--database", dbs];
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    args.extend(&paths);
+    ok(olm(&args));
+    assert_eq!(master(&db), master(&golden));
+    assert_eq!(
+        rows(&db, "SELECT version FROM schema_migrations"),
+        set(&[&["13"]])
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT count(*) FROM operatorbundle WHERE name LIKE 'etcdoperator%'"
+        ),
+        set(&[&["6"]])
+    );
+    // Removing one etcd bundle's rows must not cascade through opm's
+    // triggers into the others' api_provider rows.
+    ok(olm(&["index", "rm", "--database", dbs, "--packages", "p"]));
+    assert_eq!(master(&db), master(&golden));
+    assert_eq!(
+        common::table_text(&db, "api_provider", &[]).len(),
+        common::table_text(&golden, "api_provider", &[]).len()
+    );
+    let o = olm(&["render", dbs, "-o", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::assert_render_matches(
+        &String::from_utf8_lossy(&o.stdout),
+        &common::golden().join("sqlite/etcd/render.json"),
+        &[],
+    );
+    ok(olm(&[
+        "index",
+        "rm",
+        "--database",
+        dbs,
+        "--packages",
+        "etcd",
+    ]));
+    assert_eq!(
+        rows(&db, "SELECT count(*) FROM operatorbundle"),
+        set(&[&["0"]])
+    );
+    assert_eq!(master(&db), master(&golden));
+}
+
+/// Databases of earlier olm-catalog releases (version 14: a package.add_mode
+/// column, no triggers) are read as they are and moved to opm's layout by
+/// the next write, keeping the add modes; an older opm version (12) gets
+/// opm's migration 013 in place.
+#[test]
+fn legacy_and_older_databases_are_migrated_on_write() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dirs = chain(tmp.path());
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    let db = tmp.path().join("legacy.db");
+    let dbs = db.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "--database", dbs];
+    args.extend(&paths[..2]);
+    ok(olm(&args));
+    // Turn it into what olm-catalog wrote before.
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "DROP TRIGGER api_provider_cleanup; DROP TRIGGER api_requirer_cleanup;
+             ALTER TABLE package ADD COLUMN add_mode TEXT;
+             UPDATE package SET add_mode = (SELECT add_mode FROM olm_catalog_package WHERE package_name = package.name);
+             DROP TABLE olm_catalog_package;
+             UPDATE schema_migrations SET version = 14;",
+        )
+        .expect("legacy");
+    }
+    let o = olm(&["index", "list", "packages", "-o", "json", "--database", dbs]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"add_mode\": \"replaces\""),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let mut args = vec!["index", "add", "--database", dbs];
+    args.extend(&paths[2..]);
+    ok(olm(&args));
+    // opm's statements; the triggers come last here (created by the move).
+    let golden = common::golden().join("sqlite/etcd/index.db");
+    let sorted = |mut v: Vec<Vec<String>>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(master(&db)), sorted(master(&golden)));
+    assert_eq!(
+        rows(&db, "SELECT version FROM schema_migrations"),
+        set(&[&["13"]])
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT package_name, add_mode FROM olm_catalog_package"
+        ),
+        set(&[&["p", "replaces"]])
+    );
+
+    // Version 12 (no migration 013 yet): a deprecation of a bundle that is
+    // gone is dropped by 013 on the next write.
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "INSERT INTO deprecated VALUES ('gone.v0.0.1'); UPDATE schema_migrations SET version = 12;",
+        )
+        .expect("v12");
+    }
+    // Readers see it migrated, the file stays as it is.
+    let before = std::fs::read(&db).expect("read");
+    ok(olm(&["render", dbs, "-o", "json"]));
+    assert_eq!(before, std::fs::read(&db).expect("read"));
+    ok(olm(&["index", "rm", "--database", dbs, "--packages", "p"]));
+    assert_eq!(
+        rows(&db, "SELECT version FROM schema_migrations"),
+        set(&[&["13"]])
+    );
+    assert_eq!(rows(&db, "SELECT count(*) FROM deprecated"), set(&[&["0"]]));
+}
+
+/// opm's index.db turned back into schema version 9 (before migrations
+/// 010-013: olm.package properties without the bundle path, no
+/// `substitutesfor` column, no `deprecated` table) is read through a
+/// migrated copy (render equals opm's render.json, the file is untouched)
+/// and migrated in place by a write: opm's tables, paths filled in again.
+#[test]
+fn opm_version_9_database_is_read_and_migrated_like_opm() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let golden = common::golden().join("sqlite/etcd");
+    let db = tmp.path().join("index.db");
+    std::fs::copy(golden.join("index.db"), &db).expect("copy");
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "ALTER TABLE operatorbundle DROP COLUMN substitutesfor;
+             DROP TABLE deprecated;
+             UPDATE properties SET operatorbundle_path = NULL WHERE type = 'olm.package';
+             UPDATE schema_migrations SET version = 9;",
+        )
+        .expect("version 9");
+    }
+    let dbs = db.to_str().expect("utf-8");
+    let before = std::fs::read(&db).expect("read");
+    let o = olm(&["render", dbs, "-o", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::assert_render_matches(
+        &String::from_utf8_lossy(&o.stdout),
+        &golden.join("render.json"),
+        &[],
+    );
+    assert_eq!(
+        before,
+        std::fs::read(&db).expect("read"),
+        "readers leave the file"
+    );
+
+    let dirs = chain(tmp.path());
+    let mut args = vec!["index", "add", "--database", dbs];
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    args.extend(&paths);
+    ok(olm(&args));
+    let sorted = |mut v: Vec<Vec<String>>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(master(&db)),
+        sorted(master(&golden.join("index.db")))
+    );
+    assert_eq!(
+        rows(&db, "SELECT version FROM schema_migrations"),
+        set(&[&["13"]])
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT count(*) FROM properties WHERE type = 'olm.package' AND operatorbundle_path IS NULL AND operatorbundle_name LIKE 'etcd%'"
+        ),
+        set(&[&["0"]]),
+        "migration 010 gave the olm.package rows their bundle path back"
+    );
 }

@@ -12,9 +12,9 @@
 //! * semver modes: the default channel is the one the latest added bundle
 //!   names (`AddBundleToGraph` overwrites it with every non-empty
 //!   annotation);
-//! * properties of the CSV's `operatorframework.io/properties` annotation
+//! * properties of the CSV's `olm.properties` annotation
 //!   keep their bytes (opm marshals a `json.RawMessage`).
-mod common;
+use crate::common;
 
 use common::rows;
 
@@ -352,7 +352,7 @@ fn semver_skippatch_follows_opm_rule() {
                         differs += 1;
                     }
                     assert_eq!(
-                        rows(&db, "SELECT name, default_channel, add_mode FROM package"),
+                        rows(&db, "SELECT p.name, p.default_channel, m.add_mode FROM package p LEFT JOIN olm_catalog_package m ON m.package_name = p.name"),
                         [vec![pkg.to_string(), default, "semver-skippatch".into()]].into(),
                         "{what}"
                     );
@@ -585,7 +585,7 @@ fn csv_properties_annotation_keeps_its_bytes() {
     assert!(text.contains(marker), "CSV layout");
     let text = text.replacen(
         marker,
-        &format!("{marker}    operatorframework.io/properties: '{annotation}'\n"),
+        &format!("{marker}    olm.properties: '{annotation}'\n"),
         1,
     );
     std::fs::write(&csv_path, text).expect("write");

@@ -550,13 +550,25 @@ pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, 
 /// by CSV name, so basic templates need no image resolution; semver
 /// templates resolve each image's tag to `pkg_dir/<tag>`.
 pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGraph, String> {
+    load_template_graph_with(template, pkg_dir, BTreeMap::new)
+}
+
+/// [`load_template_graph`], with images given only by digest resolved
+/// through `known()` (image reference to bundle name, as
+/// [`super::template::image_names`] reads them from a rendered catalog),
+/// asked only for templates that render images.
+pub fn load_template_graph_with(
+    template: &Path,
+    pkg_dir: &Path,
+    known: impl FnOnce() -> BTreeMap<String, String>,
+) -> Result<PackageGraph, String> {
     use super::template as t;
     let text =
         std::fs::read_to_string(template).map_err(|e| format!("{}: {e}", template.display()))?;
     let cfg = match t::detect_kind(&text, template)? {
         t::Kind::Basic => t::basic_parts(&text, template)?.0,
         kind => {
-            let render = t::dir_renderer(pkg_dir);
+            let render = t::dir_renderer_with(pkg_dir, known());
             t::render_as(kind, &text, template, &render)?
         }
     };
@@ -633,6 +645,44 @@ pub fn template_for_catalog(dir: &Path, ci: &CiConfig, catalog: Option<&str>) ->
     Some(dir.join("catalog-templates").join(&mapping.template_name))
 }
 
+/// Image reference to bundle name from the repository's rendered catalog
+/// of this package (`<repo>/catalogs/<catalog>/<pkg>/`, the community
+/// layout beside `<repo>/operators/<pkg>`), for the catalogs `template`
+/// renders (`catalog`, else the ones `ci.yaml` maps it to, newest first):
+/// how a template's digest-only images are matched to bundle directories.
+/// Empty when there is no such catalog or it does not parse.
+fn rendered_catalog_images(
+    pkg_dir: &Path,
+    ci: &CiConfig,
+    template: &Path,
+    catalog: Option<&str>,
+) -> BTreeMap<String, String> {
+    let (Some(pkg), Some(repo)) = (pkg_dir.file_name(), pkg_dir.parent().and_then(Path::parent))
+    else {
+        return BTreeMap::new();
+    };
+    let mut names: Vec<String> = match catalog {
+        Some(c) => vec![c.to_string()],
+        None => ci
+            .catalog_mapping
+            .iter()
+            .filter(|m| pkg_dir.join("catalog-templates").join(&m.template_name) == template)
+            .flat_map(|m| m.catalog_names.clone())
+            .collect(),
+    };
+    names.sort_by_key(|n| std::cmp::Reverse(catalog_key(n)));
+    for n in names {
+        let dir = repo.join("catalogs").join(&n).join(pkg);
+        if !dir.exists() {
+            continue;
+        }
+        if let Ok(cfg) = crate::fbc::DeclarativeConfig::load_path(&dir) {
+            return super::template::image_names(&cfg);
+        }
+    }
+    BTreeMap::new()
+}
+
 /// `v4.18` as `(4, 18)` so catalogs sort by version.
 fn catalog_key(name: &str) -> (u64, u64) {
     let s = name.trim_start_matches('v');
@@ -676,7 +726,8 @@ pub fn load_graphs(
     if let Some(ci) = &ci {
         if mode.is_none() && ci.update_graph.is_none() && ci.fbc_enabled {
             if let Some(t) = template_for_catalog(path, ci, catalog) {
-                return Ok(vec![load_template_graph(&t, path)?]);
+                let known = || rendered_catalog_images(path, ci, &t, catalog);
+                return Ok(vec![load_template_graph_with(&t, path, known)?]);
             }
         }
     }

@@ -409,3 +409,31 @@ fn restore_resource_fields(descs: &mut Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `spec.release` as opm v1.73.0's `GetRelease` reads it.
+    #[test]
+    fn csv_release_as_opm_reads_it() {
+        let r = |v: Value| csv_release(&json!({"spec": {"release": v}}));
+        assert_eq!(r(json!("alpha.1")), Ok("alpha.1".into()));
+        assert_eq!(r(json!(2)), Ok("2".into()));
+        assert_eq!(r(json!(3.0)), Ok("3".into()));
+        assert_eq!(r(json!(1.5)), Ok("1.5".into()));
+        assert_eq!(r(json!(0.00001)), Ok("1e-05".into()));
+        assert_eq!(r(json!(1234567.5)), Ok("1.2345675e+06".into()));
+        assert_eq!(r(Value::Null), Ok(String::new()));
+        assert_eq!(csv_release(&json!({"spec": {}})), Ok(String::new()));
+        assert!(r(json!(["x"])).is_err());
+        assert_eq!(
+            package_value("p", "1.0.0", ""),
+            json!({"packageName": "p", "version": "1.0.0"})
+        );
+        assert_eq!(
+            package_value("p", "1.0.0", "2"),
+            json!({"packageName": "p", "version": "1.0.0", "release": "2"})
+        );
+    }
+}

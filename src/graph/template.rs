@@ -1,6 +1,8 @@
-//! Catalog templates rendered to FBC, as `opm alpha render-template basic`
-//! and `... semver` do (operator-registry `alpha/template/basic` and
-//! `alpha/template/semver`).
+//! Catalog templates rendered to FBC as opm v1.73.0's `opm alpha
+//! render-template` does (operator-registry `alpha/template/` at that tag:
+//! `basic`, `semver`, `substitutes`, the type detected from the schema).
+//! One reader serves `render-template` and the graph commands: field names
+//! match regardless of case, as Go's JSON decoding matches them.
 //!
 //! Bundle images are resolved offline: with a bundles directory `DIR`, the
 //! image whose tag is `T` is the bundle directory `DIR/T` (the
@@ -429,7 +431,7 @@ fn fold(node: &mut crate::yaml::Node, shape: Shape) {
 /// known schemas match regardless of case, two keys of one object that
 /// differ only in case are an error, objects of other schemas are kept as
 /// written. Each comes with its index.
-fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize, Value)>, String> {
+fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize, Entry)>, String> {
     let Some(entries) = (match &mut root.value {
         crate::yaml::Value::Map(m) => m.iter_mut().find(|e| e.key == "entries"),
         _ => None,
@@ -483,13 +485,44 @@ fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize,
         };
         match shape {
             Some(shape) => fold(item, shape),
-            // Other schemas are kept as written, but `schema`, `package`
-            // and `name` are read regardless of case.
-            None => fold_keys(item, &["schema", "package", "name"]),
+            // Objects of other schemas are kept (and written) as written;
+            // their `schema` was read regardless of case above.
+            None if !schema.is_empty() => {
+                out.push((i, Entry::Other(item.to_json())));
+                continue;
+            }
+            None => {}
         }
-        out.push((i, item.to_json()));
+        out.push((i, Entry::Object(item.to_json())));
     }
     Ok(out)
+}
+
+/// One object of a template's `entries`.
+enum Entry {
+    /// A package, channel, bundle or deprecations object, field names folded.
+    Object(Value),
+    /// An object of another schema, as written.
+    Other(Value),
+}
+
+impl Entry {
+    /// Adds the object to `cfg`.
+    fn push(self, cfg: &mut DeclarativeConfig) -> Result<(), String> {
+        match self {
+            Entry::Object(v) => cfg.push_object(v),
+            Entry::Other(v) => {
+                cfg.others.push(v);
+                Ok(())
+            }
+        }
+    }
+
+    fn value(&self) -> &Value {
+        match self {
+            Entry::Object(v) | Entry::Other(v) => v,
+        }
+    }
 }
 
 /// Parses a template of `kind`: its first document with the field names of
@@ -520,7 +553,8 @@ pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<St
     let entry_at = |i: usize| place(path, root.locate(&crate::path!["entries", i]));
     let mut cfg = DeclarativeConfig::default();
     let mut images = Vec::new();
-    for (i, e) in entries {
+    for (i, entry) in entries {
+        let e = entry.value();
         let is_bundle = e.get("schema").and_then(Value::as_str) == Some(fbc::SCHEMA_BUNDLE);
         if is_bundle {
             // opm's isBundleTemplate: an image, and no package, properties
@@ -544,7 +578,8 @@ pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<St
             images.push(image.to_string());
             continue;
         }
-        cfg.push_object(e)
+        entry
+            .push(&mut cfg)
             .map_err(|m| format!("{}: entries[{i}]: {m}", entry_at(i)))?;
     }
     Ok((cfg, images))
@@ -713,7 +748,7 @@ pub fn render_substitutes(
     };
     let mut cfg = DeclarativeConfig::default();
     for (i, e) in read_entries(&mut root, path)? {
-        cfg.push_object(e).map_err(|m| {
+        e.push(&mut cfg).map_err(|m| {
             format!(
                 "render: unable to create declarative config from entries: {}: entries[{i}]: {m}",
                 place(path, root.locate(&crate::path!["entries", i]))

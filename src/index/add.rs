@@ -116,7 +116,13 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
     {
         let mut img =
             tx.prepare_cached("insert into related_image(image, operatorbundle_name) values(?,?)")?;
-        for i in &b.images {
+        // opm's `Bundle.Images`: the bundle image itself, the operator
+        // (deployment) images and the related images, as a set.
+        let mut images: BTreeSet<&str> = b.images.iter().map(String::as_str).collect();
+        if !b.bundle_path.is_empty() {
+            images.insert(&b.bundle_path);
+        }
+        for i in images {
             img.execute(params![i, b.name])?;
         }
     }
@@ -367,10 +373,10 @@ pub fn write_package(
     }
     // The package row references its default channel: insert it without
     // one, then the channels, then set it (as opm does).
-    tx.execute(
-        "insert into package(name, add_mode) values(?, ?)",
-        params![g.name, add_mode],
-    )?;
+    tx.execute("insert into package(name) values(?)", params![g.name])?;
+    if let Some(mode) = add_mode {
+        super::schema::set_add_mode(tx, &g.name, mode)?;
+    }
     for (ch, head) in &heads {
         tx.execute(
             "insert into channel(name, package_name, head_operatorbundle_name) values(?, ?, ?)",

@@ -18,13 +18,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-/// The schema (opm's migrations 000..014 in their final shape).
-pub const SCHEMA_SQL: &str = include_str!("../../schema/index.sql");
+pub use super::schema::SCHEMA_SQL;
 
-/// The `schema_migrations` version the schema corresponds to.
-pub const SCHEMA_VERSION: i64 = 14;
+/// The `schema_migrations` version this tool writes: opm's last migration
+/// (013). Older versions are migrated before a write (see
+/// [`super::schema`]).
+pub const SCHEMA_VERSION: i64 = super::schema::OPM_VERSION;
 
 /// Start of the names of temporary databases (see the module docs).
 pub const TEMP_PREFIX: &str = ".olm-catalog-index-";
@@ -32,7 +34,16 @@ pub const TEMP_PREFIX: &str = ".olm-catalog-index-";
 /// End of the names of temporary databases.
 pub const TEMP_SUFFIX: &str = ".db.tmp";
 
-/// Tables every opm index has.
+/// Tables every opm index has since migration 000.
+const BASE_TABLES: &[&str] = &[
+    "operatorbundle",
+    "package",
+    "channel",
+    "channel_entry",
+    "api",
+];
+
+/// Tables every opm index has at version 13.
 const REQUIRED_TABLES: &[&str] = &[
     "operatorbundle",
     "package",
@@ -44,6 +55,7 @@ const REQUIRED_TABLES: &[&str] = &[
     "related_image",
     "properties",
     "dependencies",
+    "deprecated",
     "schema_migrations",
 ];
 
@@ -54,15 +66,6 @@ pub enum DbError {
     /// database.
     #[error("{0}: database is locked by another process (another index command is writing it); try again when it has finished")]
     Locked(PathBuf),
-    /// An opm index with an older schema, which this tool reads but does
-    /// not write.
-    #[error("{path}: schema version {version} is older than {SCHEMA_VERSION}, the only version this tool writes (opm's migrations 010 to 014 add columns, the deprecated table and rows); nothing was changed. Convert it: `olm-catalog migrate {path} catalog/` then `olm-catalog index add --database new.db --from-fbc catalog/`, or let opm v1.73.0 or earlier migrate it (any `opm registry add` does)", path = path.display())]
-    OldSchema {
-        /// The file.
-        path: PathBuf,
-        /// Its `schema_migrations` version.
-        version: i64,
-    },
     /// Not an SQLite file, or not an opm index.
     #[error("{path}: not an opm index database: {reason}")]
     NotAnIndex {
@@ -121,11 +124,32 @@ fn map_err(path: &Path, e: rusqlite::Error) -> DbError {
     }
 }
 
+/// Runs `f` with the connection's triggers off, for statements that delete
+/// `api_provider`/`api_requirer` rows (directly or by cascade). opm's schema
+/// has two triggers (migration 007) that delete an `api` row when such a row
+/// goes and no row of the *cross join* of both tables names that API: with
+/// no `api_requirer` rows that is always, and the `api` row's `ON DELETE
+/// CASCADE` then deletes every other bundle's `api_provider` rows of that
+/// API. The triggers stay in the schema (opm runs them); our deletes skip
+/// them and remove unused `api` rows themselves. Statements must be
+/// prepared inside `f` (SQLite codes triggers into a statement when it is
+/// prepared).
+pub fn without_triggers<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
+    conn.set_db_config(TRIGGERS, false)?;
+    let out = f();
+    conn.set_db_config(TRIGGERS, true)?;
+    out
+}
+
 /// A text column as opm's Go code reads it into a string, whatever the
 /// value's storage class: opm (Go `database/sql`) writes `[]byte` values such
-/// as `operatorbundle.csv` and `.bundle` as BLOBs, this tool as TEXT; both
-/// give their bytes. NULL gives `None`; a number its decimal form, as Go's
-/// `Scan` into a string gives it.
+/// as `operatorbundle.csv` and `.bundle` as BLOBs, our tool and older opm as
+/// TEXT; both give their bytes. NULL gives `None`; a number its decimal form
+/// (SQLite's own text conversion), as Go's `Scan` into a string does.
 pub fn text(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
     use rusqlite::types::ValueRef;
     Ok(match r.get_ref(i)? {
@@ -154,6 +178,11 @@ pub struct Index {
     /// Where the file goes once committed, when this is a new database built
     /// in a temporary file.
     pending_rename: Option<(tempfile::TempPath, PathBuf)>,
+    /// Whether the next write must first bring the schema to opm's
+    /// version 13 (see [`super::schema`]).
+    upgrade: bool,
+    /// A migrated private copy of an older database that a reader reads.
+    _copy: Option<tempfile::TempPath>,
     /// The temporary file's `flock` (see the module docs); declared last so
     /// that it is released after the connection is closed and the file
     /// removed.
@@ -169,7 +198,7 @@ fn configure(conn: &Connection, path: &Path) -> Result<(), DbError> {
     Ok(())
 }
 
-fn check_index(conn: &Connection, path: &Path) -> Result<(), DbError> {
+fn table_names(conn: &Connection, path: &Path) -> Result<Vec<String>, DbError> {
     let mut stmt = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .map_err(|e| map_err(path, e))?;
@@ -178,7 +207,12 @@ fn check_index(conn: &Connection, path: &Path) -> Result<(), DbError> {
         .map_err(|e| map_err(path, e))?
         .collect::<Result<_, _>>()
         .map_err(|e| map_err(path, e))?;
-    let missing: Vec<&str> = REQUIRED_TABLES
+    Ok(names)
+}
+
+fn require_tables(conn: &Connection, path: &Path, tables: &[&str]) -> Result<(), DbError> {
+    let names = table_names(conn, path)?;
+    let missing: Vec<&str> = tables
         .iter()
         .copied()
         .filter(|t| !names.iter().any(|n| n == t))
@@ -192,59 +226,27 @@ fn check_index(conn: &Connection, path: &Path) -> Result<(), DbError> {
             ),
         });
     }
-    let version: Option<i64> = conn
-        .query_row("SELECT max(version) FROM schema_migrations", [], |r| {
-            r.get(0)
-        })
-        .map_err(|e| map_err(path, e))?;
-    match version {
-        Some(v) if (9..=SCHEMA_VERSION).contains(&v) => {}
-        Some(v) if v > SCHEMA_VERSION => {
-            return Err(DbError::NotAnIndex {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "its schema version is {v}, newer than the newest this tool knows ({SCHEMA_VERSION}, opm v1.73.0's)"
-                ),
-            })
-        }
-        Some(v) => {
-            return Err(DbError::NotAnIndex {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "its schema version is {v}; this tool reads versions 9 to {SCHEMA_VERSION} (run `opm registry add` once with a newer opm to migrate it)"
-                ),
-            })
-        }
-        None => {
-            return Err(DbError::NotAnIndex {
-                path: path.to_path_buf(),
-                reason: "schema_migrations is empty".into(),
-            })
-        }
-    }
     Ok(())
 }
 
-/// Refuses to write a database whose schema is older than the one this
-/// tool writes: versions 9 to 13 lack columns and tables (`substitutesfor`,
-/// `deprecated`, `add_mode`) and rows opm's data migrations 010 and 013 add.
-fn check_writable(conn: &Connection, path: &Path) -> Result<(), DbError> {
-    let version: Option<i64> = conn
-        .query_row("SELECT max(version) FROM schema_migrations", [], |r| {
-            r.get(0)
-        })
-        .map_err(|e| map_err(path, e))?;
-    match version {
-        Some(SCHEMA_VERSION) => Ok(()),
-        Some(v) => Err(DbError::OldSchema {
+/// Checks that the file is an opm index of a schema version opm wrote (or
+/// olm-catalog's former 14) and returns that version; -1 for a database
+/// without `schema_migrations` rows, as opm reads it (every migration
+/// applies).
+fn check_index(conn: &Connection, path: &Path) -> Result<i64, DbError> {
+    require_tables(conn, path, BASE_TABLES)?;
+    let version = super::schema::version(conn)
+        .map_err(|e| map_err(path, e))?
+        .unwrap_or(-1);
+    if version > super::schema::LEGACY_VERSION {
+        return Err(DbError::NotAnIndex {
             path: path.to_path_buf(),
-            version: v,
-        }),
-        None => Err(DbError::NotAnIndex {
-            path: path.to_path_buf(),
-            reason: "schema_migrations is empty".into(),
-        }),
+            reason: format!(
+                "its schema version is {version}, newer than any opm wrote ({SCHEMA_VERSION}, opm v1.73.0's last migration)"
+            ),
+        });
     }
+    Ok(version)
 }
 
 /// `flock(LOCK_EX | LOCK_NB)`: whether the lock was taken.
@@ -347,7 +349,9 @@ fn is_empty_file(path: &Path) -> bool {
 }
 
 impl Index {
-    /// Opens an existing index read-only.
+    /// Opens an existing index read-only. A database of an older schema
+    /// (opm before migration 013) is read through a private copy that opm's
+    /// migrations bring to version 13, so every reader sees one schema.
     pub fn open_read(path: &Path) -> Result<Index, DbError> {
         if !path.is_file() {
             return Err(DbError::Missing(path.to_path_buf()));
@@ -359,28 +363,59 @@ impl Index {
         .map_err(|e| map_err(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(|e| map_err(path, e))?;
-        check_index(&conn, path)?;
+        let version = check_index(&conn, path)?;
+        if version < SCHEMA_VERSION {
+            drop(conn);
+            return Index::open_migrated_copy(path);
+        }
+        require_tables(&conn, path, REQUIRED_TABLES)?;
         Ok(Index {
             conn,
             path: path.to_path_buf(),
             pending_rename: None,
+            upgrade: false,
+            _copy: None,
             temp_lock: None,
         })
     }
 
-    /// Opens an existing index for writing.
+    /// A migrated copy of an older database (see [`Index::open_read`]).
+    fn open_migrated_copy(path: &Path) -> Result<Index, DbError> {
+        let copy = migrated_copy(path)?;
+        let conn = Connection::open_with_flags(
+            &copy,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| map_err(path, e))?;
+        require_tables(&conn, path, REQUIRED_TABLES)?;
+        Ok(Index {
+            conn,
+            path: path.to_path_buf(),
+            pending_rename: None,
+            upgrade: false,
+            _copy: Some(copy),
+            temp_lock: None,
+        })
+    }
+
+    /// Opens an existing index for writing. A database of an older schema
+    /// is brought to opm's version 13 in the first write's transaction.
     pub fn open_write(path: &Path) -> Result<Index, DbError> {
         if !path.is_file() {
             return Err(DbError::Missing(path.to_path_buf()));
         }
         let conn = Connection::open(path).map_err(|e| map_err(path, e))?;
         configure(&conn, path)?;
-        check_index(&conn, path)?;
-        check_writable(&conn, path)?;
+        let version = check_index(&conn, path)?;
+        if version == SCHEMA_VERSION {
+            require_tables(&conn, path, REQUIRED_TABLES)?;
+        }
         Ok(Index {
             conn,
             path: path.to_path_buf(),
             pending_rename: None,
+            upgrade: version != SCHEMA_VERSION,
+            _copy: None,
             temp_lock: None,
         })
     }
@@ -407,12 +442,13 @@ impl Index {
         let (lock, tmp) = create_temp(&dir, &target_name)?;
         let conn = Connection::open(&tmp).map_err(|e| map_err(path, e))?;
         configure(&conn, path)?;
-        conn.execute_batch(SCHEMA_SQL)
-            .map_err(|e| map_err(path, e))?;
+        super::schema::create(&conn).map_err(|e| map_err(path, e))?;
         Ok(Index {
             conn,
             path: path.to_path_buf(),
             pending_rename: Some((tmp, path.to_path_buf())),
+            upgrade: false,
+            _copy: None,
             temp_lock: Some(lock),
         })
     }
@@ -446,8 +482,17 @@ impl Index {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| map_err(&path, e))?;
+        if self.upgrade {
+            super::schema::upgrade(&tx).with_context(|| {
+                format!(
+                    "{}: migrating the schema to opm's version {SCHEMA_VERSION}",
+                    path.display()
+                )
+            })?;
+        }
         let out = f(&tx)?;
         tx.commit().map_err(|e| map_err(&path, e))?;
+        self.upgrade = false;
         Ok(out)
     }
 
@@ -458,6 +503,7 @@ impl Index {
             path,
             pending_rename,
             temp_lock,
+            ..
         } = self;
         drop(conn);
         if let Some((tmp, target)) = pending_rename {
@@ -481,4 +527,53 @@ impl Index {
         drop(temp_lock);
         Ok(())
     }
+}
+
+/// For a reader that opens `path` itself (`serve`): when it is an opm index
+/// of a schema older than version 13, a migrated private copy to open
+/// instead (removed when the returned path is dropped). `None` when the file
+/// is current, or not an index at all (the reader reports that).
+pub fn migrated_copy_if_old(path: &Path) -> Result<Option<tempfile::TempPath>, DbError> {
+    let Ok(conn) = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ) else {
+        return Ok(None);
+    };
+    match check_index(&conn, path) {
+        Ok(v) if v < SCHEMA_VERSION => {
+            drop(conn);
+            migrated_copy(path).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A private copy of `path` in the temporary directory, brought to opm's
+/// schema version 13 by opm's migrations.
+fn migrated_copy(path: &Path) -> Result<tempfile::TempPath, DbError> {
+    let io = |e| DbError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("olm-catalog-migrated-")
+        .suffix(".db")
+        .tempfile()
+        .map_err(io)?
+        .into_temp_path();
+    std::fs::copy(path, &tmp).map_err(io)?;
+    let mut conn = Connection::open(&tmp).map_err(|e| map_err(path, e))?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER,
+        false,
+    )
+    .map_err(|e| map_err(path, e))?;
+    let tx = conn.transaction().map_err(|e| map_err(path, e))?;
+    super::schema::upgrade(&tx).map_err(|e| DbError::NotAnIndex {
+        path: path.to_path_buf(),
+        reason: format!("migrating a copy to opm's schema version {SCHEMA_VERSION} failed: {e:#}"),
+    })?;
+    tx.commit().map_err(|e| map_err(path, e))?;
+    Ok(tmp)
 }

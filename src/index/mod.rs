@@ -8,5 +8,7 @@ pub mod fbc_import;
 pub mod ops;
 pub mod record;
 pub mod render;
+pub mod schema;
+pub mod tables;
 
 pub use db::{DbError, Index};

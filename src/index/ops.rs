@@ -9,22 +9,26 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 /// Deletes one bundle and everything that refers to it by name.
 fn rm_bundle(tx: &Transaction<'_>, name: &str) -> anyhow::Result<()> {
-    // Rows whose composite key has a NULL (no version or image) escape the
-    // cascade in opm's schema; delete them by name as well.
-    for table in [
-        "properties",
-        "dependencies",
-        "api_provider",
-        "api_requirer",
-        "related_image",
-    ] {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE operatorbundle_name = ?"),
-            [name],
-        )?;
-    }
-    tx.execute("DELETE FROM operatorbundle WHERE name = ?", [name])?;
-    Ok(())
+    // Without opm's api cleanup triggers (see `db::without_triggers`);
+    // unused api rows go in `rm_dangling_apis`.
+    super::db::without_triggers(tx, || {
+        // Rows whose composite key has a NULL (no version or image) escape
+        // the cascade in opm's schema; delete them by name as well.
+        for table in [
+            "properties",
+            "dependencies",
+            "api_provider",
+            "api_requirer",
+            "related_image",
+        ] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE operatorbundle_name = ?"),
+                [name],
+            )?;
+        }
+        tx.execute("DELETE FROM operatorbundle WHERE name = ?", [name])?;
+        Ok(())
+    })
 }
 
 /// Drops `api` rows no bundle provides or requires any more.
@@ -143,6 +147,7 @@ pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> anyhow::Res
         tx.execute("DELETE FROM channel_entry WHERE package_name = ?", [p])?;
         tx.execute("DELETE FROM channel WHERE package_name = ?", [p])?;
         tx.execute("DELETE FROM package WHERE name = ?", [p])?;
+        super::schema::forget_package(tx, p)?;
         for n in names {
             // A bundle name can appear in another package only as a skipped
             // synthetic entry; keep bundles another package still uses.
@@ -498,7 +503,7 @@ pub struct PackageRow {
 /// Lists packages.
 pub fn list_packages(conn: &rusqlite::Connection) -> anyhow::Result<Vec<PackageRow>> {
     let mut st = conn.prepare(
-        "SELECT p.name, p.default_channel, p.add_mode,
+        "SELECT p.name, p.default_channel, '',
            (SELECT count(*) FROM channel c WHERE c.package_name = p.name),
            (SELECT count(DISTINCT e.operatorbundle_name) FROM channel_entry e JOIN operatorbundle o ON o.name = e.operatorbundle_name WHERE e.package_name = p.name)
          FROM package p ORDER BY p.name",
@@ -513,7 +518,11 @@ pub fn list_packages(conn: &rusqlite::Connection) -> anyhow::Result<Vec<PackageR
                 bundles: r.get::<_, i64>(4)? as usize,
             })
         })?
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<PackageRow>, _>>()?;
+    let mut v = v;
+    for p in &mut v {
+        p.add_mode = super::schema::add_mode(conn, &p.package)?;
+    }
     Ok(v)
 }
 
@@ -799,7 +808,7 @@ fn typed_value(kind: &str, value: &str) -> serde_json::Value {
 /// The `properties` and `dependencies` lists of a bundle's `metadata/`
 /// files, recovered from its rows: every row except those `index add`
 /// derives again from the exported manifests (the bundle's `olm.package`,
-/// the CSV's `operatorframework.io/properties` annotation, one `olm.gvk`
+/// the CSV's `olm.properties` annotation, one `olm.gvk`
 /// per provided or required API) and `olm.deprecated`, which records a
 /// `deprecatetruncate` of this index rather than bundle content. Adding the
 /// export to a new index gives the same rows.
@@ -830,7 +839,13 @@ fn metadata_lists(
             "SELECT type, value FROM {table} WHERE operatorbundle_name = ? ORDER BY rowid"
         ))?;
         let v = st
-            .query_map([bundle], |r| Ok((r.get(0)?, r.get(1)?)))?
+            // opm writes olm.gvk dependency values as BLOBs.
+            .query_map([bundle], |r| {
+                Ok((
+                    super::db::text_or_empty(r, 0)?,
+                    super::db::text_or_empty(r, 1)?,
+                ))
+            })?
             .collect::<Result<_, _>>()?;
         Ok(v)
     };

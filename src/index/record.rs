@@ -190,7 +190,7 @@ impl BundleRecord {
         }
         // The rows opm's addBundleProperties writes, as a set: the metadata
         // properties, the derived olm.package (unless the metadata has one),
-        // every property of the CSV's operatorframework.io/properties
+        // every property of the CSV's olm.properties
         // annotation, and one olm.gvk per provided API.
         let mut properties: Vec<(String, String)> = Vec::new();
         let mut push = |t: &str, v: String| {
@@ -276,10 +276,12 @@ impl BundleRecord {
     }
 }
 
-/// The CSV annotation listing extra bundle properties.
-const PROPERTIES_ANNOTATION: &str = "operatorframework.io/properties";
+/// The CSV annotation listing extra bundle properties (operator-registry's
+/// `registry.PropertyKey`, read by `addBundleProperties` and the bundle
+/// parser's `derivedProperties`), e.g. `[{"type":"olm.maxOpenShiftVersion","value":"4.8"}]`.
+const PROPERTIES_ANNOTATION: &str = "olm.properties";
 
-/// Whether opm's loader accepts a CSV's `operatorframework.io/properties`
+/// Whether opm's loader accepts a CSV's `olm.properties`
 /// annotation: a JSON array (or `null`) of property objects (or `null`s)
 /// whose `type` is a string, and whose `value`, for the types opm checks
 /// (`olm.label`, `olm.package`, `olm.gvk`), is an object (or `null`) with
@@ -356,7 +358,7 @@ pub fn check_annotation_properties(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The `(type, value)` pairs of a CSV's `operatorframework.io/properties`
+/// The `(type, value)` pairs of a CSV's `olm.properties`
 /// annotation, each value as Go's `json.Marshal` writes a `json.RawMessage`
 /// holding it: the bytes as written, compacted, with `<`, `>`, `&`, U+2028
 /// and U+2029 escaped. Keys match case-insensitively and the last one wins,

@@ -7,9 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::db::{text, text_or_empty, Index};
+use super::db::Index;
 use super::record::BundleRecord;
+use super::tables::{self, EntryEdges};
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
+use crate::gojson;
 
 fn prop(kind: &str, value: Value) -> Property {
     Property {
@@ -125,15 +127,6 @@ pub fn move_objects_to_end(props: &mut Vec<Property>) {
     props.extend(objs);
 }
 
-/// A bundle's edges in one channel, from its entries.
-#[derive(Clone, Debug, Default)]
-struct EntryEdges {
-    /// What its chain entries replace (the greatest name).
-    replaces: Option<String>,
-    /// What its other entries replace, in entry order.
-    skips: Vec<String>,
-}
-
 /// Per bundle of a channel: its edges.
 type ChannelTargets = BTreeMap<String, EntryEdges>;
 
@@ -159,174 +152,68 @@ pub fn index_to_fbc_filtered(
     only: Option<&BTreeSet<String>>,
 ) -> anyhow::Result<DeclarativeConfig> {
     let conn = &index.conn;
+    let graph = tables::read_graph(conn)?;
+    let details = tables::read_bundle_details(conn)?;
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    {
-        let mut st = conn.prepare(
-            "SELECT name, csv, bundle, bundlepath, version, skiprange FROM operatorbundle",
-        )?;
-        let it = st.query_map([], |r| {
-            Ok((
-                text_or_empty(r, 0)?,
-                Row {
-                    csv: text(r, 1)?,
-                    bundle: text(r, 2)?,
-                    path: text_or_empty(r, 3)?,
-                    version: text_or_empty(r, 4)?,
-                    skip_range: text_or_empty(r, 5)?,
-                },
-            ))
-        })?;
-        for x in it {
-            let (n, row) = x?;
-            rows.insert(n, row);
-        }
+    for k in &graph.bundles {
+        let d = details.get(&k.name).cloned().unwrap_or_default();
+        let (csv, bundle) = if d.has_csv || d.has_bundle {
+            tables::read_content(conn, &k.name)?.unwrap_or_default()
+        } else {
+            (None, None)
+        };
+        rows.insert(
+            k.name.clone(),
+            Row {
+                csv,
+                bundle,
+                path: k.bundle_path.clone().unwrap_or_default(),
+                version: k.version.clone().unwrap_or_default(),
+                skip_range: d.skip_range,
+            },
+        );
     }
     let mut props: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    {
-        let mut st =
-            conn.prepare("SELECT operatorbundle_name, type, value FROM properties ORDER BY rowid")?;
-        for x in st.query_map([], |r| {
-            Ok((
-                text_or_empty(r, 0)?,
-                text_or_empty(r, 1)?,
-                text_or_empty(r, 2)?,
-            ))
-        })? {
-            let (n, t, v) = x?;
-            props.entry(n).or_default().push((t, v));
-        }
+    for p in graph.properties {
+        props.entry(p.bundle).or_default().push((p.kind, p.value));
     }
     let mut deps: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    {
-        let mut st = conn
-            .prepare("SELECT operatorbundle_name, type, value FROM dependencies ORDER BY rowid")?;
-        for x in st.query_map([], |r| {
-            Ok((
-                text_or_empty(r, 0)?,
-                text_or_empty(r, 1)?,
-                text_or_empty(r, 2)?,
-            ))
-        })? {
-            let (n, t, v) = x?;
-            deps.entry(n).or_default().push((t, v));
-        }
+    for p in graph.dependencies {
+        deps.entry(p.bundle).or_default().push((p.kind, p.value));
     }
     let mut db_images: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    {
-        let mut st = conn.prepare("SELECT image, operatorbundle_name FROM related_image")?;
-        for x in st.query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))? {
-            if let (Some(i), Some(n)) = x? {
-                db_images.entry(n).or_default().insert(i);
-            }
-        }
+    for (n, i) in graph.related_images {
+        db_images.entry(n).or_default().insert(i);
     }
     let mut provided: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
     let mut required: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
-    for (table, map) in [
-        ("api_provider", &mut provided),
-        ("api_requirer", &mut required),
+    for (rows_, map) in [
+        (graph.provided, &mut provided),
+        (graph.required, &mut required),
     ] {
-        let mut st = conn.prepare(&format!(
-            "SELECT operatorbundle_name, group_name, version, kind FROM {table}"
-        ))?;
-        for x in st.query_map([], |r| {
-            Ok((
-                text_or_empty(r, 0)?,
-                text_or_empty(r, 1)?,
-                text_or_empty(r, 2)?,
-                text_or_empty(r, 3)?,
-            ))
-        })? {
-            let (n, g, v, k) = x?;
+        for (n, g, v, k) in rows_ {
             map.entry(n).or_default().insert((g, k, v));
         }
     }
     // Entries: channel -> bundle -> its edges, as opm's ListBundles query
-    // reads them: the chain runs from the entries at the lowest depth
-    // through their `replaces`; a bundle replaces the (greatest) bundle its
-    // chain entries replace, and skips what its other entries replace.
+    // reads them (see `tables::entry_edges`).
     let mut members: BTreeMap<(String, String), ChannelTargets> = BTreeMap::new();
-    {
-        let mut st = conn.prepare(
-            "SELECT e.entry_id, e.package_name, e.channel_name, e.operatorbundle_name, e.depth, e.replaces, r.operatorbundle_name
-             FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
-             ORDER BY e.entry_id",
-        )?;
-        type EntryRow = (
-            i64,
-            String,
-            String,
-            String,
-            Option<i64>,
-            Option<i64>,
-            Option<String>,
-        );
-        let all: Vec<EntryRow> = st
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    text_or_empty(r, 1)?,
-                    text_or_empty(r, 2)?,
-                    text_or_empty(r, 3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    text(r, 6)?,
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        let tip = all.iter().filter_map(|e| e.4).min();
-        let replaces_of: BTreeMap<i64, i64> =
-            all.iter().filter_map(|e| e.5.map(|r| (e.0, r))).collect();
-        let mut chain: BTreeSet<i64> = all
-            .iter()
-            .filter(|e| tip.is_some() && e.4 == tip)
-            .map(|e| e.0)
-            .collect();
-        let mut stack: Vec<i64> = chain.iter().copied().collect();
-        while let Some(id) = stack.pop() {
-            if let Some(r) = replaces_of.get(&id) {
-                if chain.insert(*r) {
-                    stack.push(*r);
-                }
-            }
-        }
-        for (id, p, c, b, _, _, rep) in all {
-            if !rows.contains_key(&b) {
-                continue;
-            }
-            let edges = members.entry((p, c)).or_default().entry(b).or_default();
-            let Some(rep) = rep else { continue };
-            if chain.contains(&id) {
-                // SQL max() over the names.
-                if edges.replaces.as_ref().is_none_or(|r| rep > *r) {
-                    edges.replaces = Some(rep);
-                }
-            } else if !edges.skips.contains(&rep) {
-                edges.skips.push(rep);
-            }
+    for ((p, c, b), edges) in tables::entry_edges(&graph.entries) {
+        if rows.contains_key(&b) {
+            members.entry((p, c)).or_default().insert(b, edges);
         }
     }
-    let mut packages: Vec<(String, String)> = Vec::new();
-    {
-        let mut st = conn.prepare("SELECT name, default_channel FROM package ORDER BY name")?;
-        for x in st.query_map([], |r| Ok((text_or_empty(r, 0)?, text(r, 1)?)))? {
-            let (n, d) = x?;
-            if only.is_none_or(|o| o.contains(&n)) {
-                packages.push((n, d.unwrap_or_default()));
-            }
-        }
-    }
-    let mut heads: BTreeMap<(String, String), String> = BTreeMap::new();
-    {
-        let mut st =
-            conn.prepare("SELECT package_name, name, head_operatorbundle_name FROM channel")?;
-        for x in st.query_map([], |r| {
-            Ok((text_or_empty(r, 0)?, text_or_empty(r, 1)?, text(r, 2)?))
-        })? {
-            let (p, c, h) = x?;
-            heads.insert((p, c), h.unwrap_or_default());
-        }
-    }
+    let packages: Vec<(String, String)> = graph
+        .packages
+        .into_iter()
+        .filter(|p| only.is_none_or(|o| o.contains(&p.name)))
+        .map(|p| (p.name, p.default_channel))
+        .collect();
+    let heads: BTreeMap<(String, String), String> = graph
+        .channels
+        .into_iter()
+        .map(|c| ((c.package, c.name), c.head))
+        .collect();
 
     let mut cfg = DeclarativeConfig::default();
     let mut bundle_pkg: BTreeMap<String, String> = BTreeMap::new();
@@ -367,7 +254,15 @@ pub fn index_to_fbc_filtered(
     }
     for (name, pkg) in &bundle_pkg {
         let row = &rows[name];
-        let mut out = Vec::new();
+        // (type, value as opm holds it): opm's ListBundles gives each
+        // distinct property row once (uniqueProps), and
+        // convertAPIBundleToModelProperties builds the rest.
+        let mut raw: Vec<(String, String)> = Vec::new();
+        let push = |raw: &mut Vec<(String, String)>, t: &str, v: String| {
+            if !raw.iter().any(|(rt, rv)| rt == t && *rv == v) {
+                raw.push((t.to_string(), v));
+            }
+        };
         let mut gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
         let mut gvks_required: BTreeSet<(String, String, String)> = BTreeSet::new();
         let mut has_package = false;
@@ -379,12 +274,10 @@ pub fn index_to_fbc_filtered(
                     gvks.insert((s("group"), s("kind"), s("version")));
                 }
                 "olm.package" => {
-                    if !has_package {
-                        has_package = true;
-                        out.push(prop(t, parse_value(v)));
-                    }
+                    has_package = true;
+                    push(&mut raw, t, v.clone());
                 }
-                _ => out.push(prop(t, parse_value(v))),
+                _ => push(&mut raw, t, v.clone()),
             }
         }
         for (t, v) in deps.get(name).map(Vec::as_slice).unwrap_or(&[]) {
@@ -394,40 +287,50 @@ pub fn index_to_fbc_filtered(
                     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                     gvks_required.insert((s("group"), s("kind"), s("version")));
                 }
-                "olm.package" => out.push(prop(
+                "olm.package" => push(
+                    &mut raw,
                     "olm.package.required",
-                    json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
-                )),
-                _ => out.push(prop(t, v)),
+                    gojson::to_string(
+                        &json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
+                    ),
+                ),
+                _ => {}
             }
         }
         if !has_package {
-            out.push(prop(
+            push(
+                &mut raw,
                 "olm.package",
-                json!({"packageName": pkg, "version": row.version}),
-            ));
+                gojson::to_string(&json!({"packageName": pkg, "version": row.version})),
+            );
         }
         gvks.extend(provided.get(name).cloned().unwrap_or_default());
         gvks_required.extend(required.get(name).cloned().unwrap_or_default());
         for (g, k, v) in gvks {
-            out.push(prop(
-                "olm.gvk",
-                json!({"group": g, "kind": k, "version": v}),
+            raw.push((
+                "olm.gvk".into(),
+                gojson::to_string(&json!({"group": g, "kind": k, "version": v})),
             ));
         }
         for (g, k, v) in gvks_required {
-            out.push(prop(
-                "olm.gvk.required",
-                json!({"group": g, "kind": k, "version": v}),
+            raw.push((
+                "olm.gvk.required".into(),
+                gojson::to_string(&json!({"group": g, "kind": k, "version": v})),
             ));
         }
         let objects = row.bundle.as_deref().map(split_objects).unwrap_or_default();
         for o in &objects {
-            out.push(prop(
-                "olm.bundle.object",
-                json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
+            raw.push((
+                "olm.bundle.object".into(),
+                gojson::to_string(
+                    &json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
+                ),
             ));
         }
+        // opm sorts them by type, then by the value's bytes; the bundle
+        // objects then move to the end (keeping that order).
+        raw.sort();
+        let mut out: Vec<Property> = raw.iter().map(|(t, v)| prop(t, parse_value(v))).collect();
         // opm: the CSV's spec.relatedImages (none when the csv column was
         // cleared), then every image of the related_image table not
         // already there (populateDBRelatedImages), all sorted by image.

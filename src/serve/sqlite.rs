@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::model::*;
 use crate::gojson;
-use crate::index::db::text;
+use crate::index::tables;
 use crate::proto;
 
 /// One `channel_entry` row.
@@ -42,8 +42,6 @@ struct BundleRow {
 /// reads that row's manifests anyway.
 struct BundleDetails {
     skip_range: Str,
-    replaces: Str,
-    skips: Option<Str>,
     /// `bundle` is not NULL.
     has_bundle: bool,
 }
@@ -53,26 +51,19 @@ type Details = Arc<OnceLock<Result<HashMap<Str, BundleDetails>, String>>>;
 /// Reads [`BundleDetails`] of every bundle.
 fn read_details(path: &Path) -> Result<HashMap<Str, BundleDetails>, String> {
     let conn = open(path).map_err(|e| format!("{e:#}"))?;
-    let mut st = conn
-        .prepare("SELECT name, skiprange, replaces, skips, bundle IS NOT NULL FROM operatorbundle")
-        .map_err(|e| e.to_string())?;
-    let mut rows = st.query([]).map_err(|e| e.to_string())?;
-    let mut out = HashMap::new();
-    while let Some(r) = rows.next().map_err(|e| e.to_string())? {
-        let get =
-            |i: usize| -> Result<Option<String>, String> { text(r, i).map_err(|e| e.to_string()) };
-        let Some(name) = get(0)? else { continue };
-        out.insert(
-            s(&name),
-            BundleDetails {
-                skip_range: s(&get(1)?.unwrap_or_default()),
-                replaces: s(&get(2)?.unwrap_or_default()),
-                skips: get(3)?.map(|x| s(&x)),
-                has_bundle: r.get(4).map_err(|e| e.to_string())?,
-            },
-        );
-    }
-    Ok(out)
+    let rows = tables::read_bundle_details(&conn).map_err(|e| e.to_string())?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, d)| {
+            (
+                s(&name),
+                BundleDetails {
+                    skip_range: s(&d.skip_range),
+                    has_bundle: d.has_bundle,
+                },
+            )
+        })
+        .collect())
 }
 
 /// A SQLite index held in memory.
@@ -87,15 +78,22 @@ pub struct SqliteRegistry {
     /// Every (package, channel, bundle) that has a channel entry: the
     /// membership GetBundle and GetBundleForChannel join on, without a scan.
     members: HashSet<(Str, Str, Str)>,
+    /// (package, channel, bundle) -> replaces and skips as opm's ListBundles
+    /// query reads them from the entries.
+    edges: HashMap<(Str, Str, Str), (Str, Vec<Str>)>,
     bundles: HashMap<Str, BundleRow>,
     details: Details,
     /// Bundle name -> `GetApisForEntry` answer with an empty manifest set.
     apis: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
+    /// Bundle name -> ListBundles' provided and required GVKs (no plural).
+    legacy_gvks: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
     /// Bundle name -> every (type, value, version, path) property row.
     properties: HashMap<Str, Vec<PropRow>>,
     dependencies: HashMap<Str, Vec<PropRow>>,
     /// Connections for reading manifests; sqlite connections are not Sync.
     pool: Mutex<Vec<Connection>>,
+    /// The migrated copy `path` names, if the index had an older schema.
+    _copy: Option<tempfile::TempPath>,
 }
 
 struct PropRow {
@@ -157,6 +155,30 @@ fn split_bundle(text: &str) -> Result<(String, Vec<String>), String> {
     Ok((csv, objects))
 }
 
+/// The GVKs of a bundle's `olm.gvk` property or dependency rows, as opm's
+/// ListBundles builds its legacy `providedApis`/`requiredApis`: every row
+/// (before duplicates are dropped), no plural; a value that does not decode
+/// ends the list (the error is ignored).
+fn legacy_apis(rows: Option<&Vec<PropRow>>) -> Vec<Gvk> {
+    let mut out = Vec::new();
+    for p in rows.into_iter().flatten() {
+        if &*p.kind != "olm.gvk" {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(&p.value) else {
+            break;
+        };
+        let f = |k: &str| s(v.get(k).and_then(Value::as_str).unwrap_or(""));
+        out.push(Gvk {
+            group: f("group"),
+            version: f("version"),
+            kind: f("kind"),
+            plural: s(""),
+        });
+    }
+    out
+}
+
 /// (properties, dependencies, plurals) of an index: read on a second
 /// thread at start, beside the channel tables.
 type PropTables = (
@@ -168,48 +190,24 @@ type PropTables = (
 fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
     let conn = open(path)?;
     let ctx = || format!("reading SQLite index {}", path.display());
-    let read_props = |table: &str| -> anyhow::Result<HashMap<Str, Vec<PropRow>>> {
+    let read_props = |table| -> anyhow::Result<HashMap<Str, Vec<PropRow>>> {
         let mut out: HashMap<Str, Vec<PropRow>> = HashMap::new();
-        let sql = format!(
-            "SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM {table}"
-        );
-        let mut st = conn.prepare(&sql).with_context(ctx)?;
-        let mut rows = st.query([]).with_context(ctx)?;
-        while let Some(r) = rows.next().with_context(ctx)? {
-            let kind = text(r, 0)?;
-            let value = text(r, 1)?;
-            let name = text(r, 2)?;
-            let (Some(kind), Some(value), Some(name)) = (kind, value, name) else {
-                continue;
-            };
-            out.entry(s(&name)).or_default().push(PropRow {
-                kind: s(&kind),
-                value: s(&value),
-                version: text(r, 3)?,
-                path: text(r, 4)?,
+        for p in tables::read_props(&conn, table).with_context(ctx)? {
+            out.entry(s(&p.bundle)).or_default().push(PropRow {
+                kind: s(&p.kind),
+                value: s(&p.value),
+                version: p.version,
+                path: p.path,
             });
         }
         Ok(out)
     };
-    let properties = read_props("properties")?;
-    let dependencies = read_props("dependencies")?;
-
-    let mut plurals: HashMap<(String, String, String), String> = HashMap::new();
-    let mut st = conn
-        .prepare("SELECT group_name, version, kind, plural FROM api")
-        .with_context(ctx)?;
-    let mut rows = st.query([]).with_context(ctx)?;
-    while let Some(r) = rows.next().with_context(ctx)? {
-        let g = text(r, 0)?;
-        let v = text(r, 1)?;
-        let k = text(r, 2)?;
-        let p = text(r, 3)?;
-        if let (Some(g), Some(v), Some(k), Some(p)) = (g, v, k, p) {
-            plurals.insert((g, v, k), p);
-        }
-    }
-    drop(rows);
-    drop(st);
+    let properties = read_props(tables::PropTable::Properties)?;
+    let dependencies = read_props(tables::PropTable::Dependencies)?;
+    let plurals = tables::read_plurals(&conn)
+        .with_context(ctx)?
+        .into_iter()
+        .collect();
     Ok((properties, dependencies, plurals))
 }
 
@@ -220,6 +218,10 @@ impl SqliteRegistry {
         if !path.is_file() {
             bail!("SQLite index {} does not exist", path.display());
         }
+        // An index of an older opm schema is served from a copy that opm's
+        // migrations bring to version 13 (one schema for every reader).
+        let copy = crate::index::db::migrated_copy_if_old(path)?;
+        let path: &Path = copy.as_deref().unwrap_or(path);
         let conn = open(path)?;
         let ctx = || format!("reading SQLite index {}", path.display());
         let tables: HashSet<String> = conn
@@ -250,72 +252,49 @@ impl SqliteRegistry {
             let path = path.to_path_buf();
             std::thread::spawn(move || read_prop_tables(&path))
         };
-        let mut packages = BTreeMap::new();
-        let mut st = conn
-            .prepare("SELECT name, default_channel FROM package")
-            .with_context(ctx)?;
-        let mut rows = st.query([]).with_context(ctx)?;
-        while let Some(r) = rows.next().with_context(ctx)? {
-            let name = text(r, 0)?;
-            let def = text(r, 1)?;
-            if let Some(name) = name {
-                packages.insert(s(&name), s(def.as_deref().unwrap_or("")));
-            }
-        }
-        drop(rows);
-        drop(st);
-
-        let mut channels = BTreeMap::new();
-        let mut st = conn
-            .prepare("SELECT name, package_name, head_operatorbundle_name FROM channel")
-            .with_context(ctx)?;
-        let mut rows = st.query([]).with_context(ctx)?;
-        while let Some(r) = rows.next().with_context(ctx)? {
-            let name = text(r, 0)?;
-            let pkg = text(r, 1)?;
-            let head = text(r, 2)?;
-            channels.insert(
-                (
-                    s(pkg.as_deref().unwrap_or("")),
-                    s(name.as_deref().unwrap_or("")),
-                ),
-                s(head.as_deref().unwrap_or("")),
-            );
-        }
-        drop(rows);
-        drop(st);
-
-        let mut entries = Vec::new();
-        let mut st = conn
-            .prepare(
-                "SELECT entry_id, channel_name, package_name, operatorbundle_name, replaces, depth \
-                 FROM channel_entry ORDER BY entry_id",
-            )
-            .with_context(ctx)?;
-        let mut rows = st.query([]).with_context(ctx)?;
+        let packages: BTreeMap<Str, Str> = tables::read_packages(&conn)
+            .with_context(ctx)?
+            .into_iter()
+            .map(|p| (s(&p.name), s(&p.default_channel)))
+            .collect();
+        let channels: BTreeMap<(Str, Str), Str> = tables::read_channels(&conn)
+            .with_context(ctx)?
+            .into_iter()
+            .map(|c| ((s(&c.package), s(&c.name)), s(&c.head)))
+            .collect();
+        let rows = tables::read_entries(&conn).with_context(ctx)?;
         // Entry names repeat a lot: intern them.
         let mut interned: HashSet<Str> = HashSet::new();
-        let mut intern = |v: Option<String>| -> Str {
-            let v = v.unwrap_or_default();
-            if let Some(x) = interned.get(v.as_str()) {
+        let mut intern = |v: &str| -> Str {
+            if let Some(x) = interned.get(v) {
                 return x.clone();
             }
-            let x = s(&v);
+            let x = s(v);
             interned.insert(x.clone());
             x
         };
-        while let Some(r) = rows.next().with_context(ctx)? {
-            entries.push(EntryRow {
-                id: r.get(0)?,
-                channel: intern(text(r, 1)?),
-                package: intern(text(r, 2)?),
-                bundle: intern(text(r, 3)?),
-                replaces: r.get(4)?,
-                depth: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
-            });
+        let mut edges = HashMap::new();
+        for ((p, c, b), e) in tables::entry_edges(&rows) {
+            edges.insert(
+                (intern(&p), intern(&c), intern(&b)),
+                (
+                    intern(e.replaces.as_deref().unwrap_or("")),
+                    e.skips.iter().map(|x| intern(x)).collect(),
+                ),
+            );
         }
+        let entries: Vec<EntryRow> = rows
+            .iter()
+            .map(|e| EntryRow {
+                id: e.id,
+                channel: intern(&e.channel),
+                package: intern(&e.package),
+                bundle: intern(&e.bundle),
+                replaces: e.replaces,
+                depth: e.depth.unwrap_or(0),
+            })
+            .collect();
         drop(rows);
-        drop(st);
         let entry_by_id = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
         let members = entries
             .iter()
@@ -323,27 +302,15 @@ impl SqliteRegistry {
             .collect();
 
         let mut bundles = HashMap::new();
-        let mut st = conn
-            .prepare(
-                // Answered from the `pk` index (name, version, bundlepath)
-                // without touching the rows.
-                "SELECT name, version, bundlepath FROM operatorbundle",
-            )
-            .with_context(ctx)?;
-        let mut rows = st.query([]).with_context(ctx)?;
-        while let Some(r) = rows.next().with_context(ctx)? {
-            let name = text(r, 0)?;
-            let opt = |v: Option<String>| v.map(|x| s(&x));
+        for k in tables::read_bundle_keys(&conn).with_context(ctx)? {
             bundles.insert(
-                intern(name),
+                intern(&k.name),
                 BundleRow {
-                    version: opt(text(r, 1)?),
-                    bundle_path: opt(text(r, 2)?),
+                    version: k.version.map(|x| s(&x)),
+                    bundle_path: k.bundle_path.map(|x| s(&x)),
                 },
             );
         }
-        drop(rows);
-        drop(st);
 
         let (properties, dependencies, plurals) = side.join().map_err(|_| {
             anyhow::anyhow!(
@@ -354,6 +321,7 @@ impl SqliteRegistry {
 
         // GetApisForEntry depends on the entry's bundle name only.
         let mut apis = HashMap::new();
+        let mut legacy_gvks = HashMap::new();
         let gvk = |v: &str, plurals: &HashMap<(String, String, String), String>| -> Option<Gvk> {
             let v: Value = serde_json::from_str(v).ok()?;
             let f = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -383,6 +351,13 @@ impl SqliteRegistry {
                 .filter_map(|p| gvk(&p.value, &plurals))
                 .collect();
             apis.insert(name.clone(), (provided, required));
+            legacy_gvks.insert(
+                name.clone(),
+                (
+                    legacy_apis(properties.get(name)),
+                    legacy_apis(dependencies.get(name)),
+                ),
+            );
         }
 
         let details: Details = Arc::new(OnceLock::new());
@@ -399,11 +374,14 @@ impl SqliteRegistry {
             entries,
             entry_by_id,
             members,
+            edges,
             bundles,
             apis,
+            legacy_gvks,
             properties,
             dependencies,
             pool: Mutex::new(vec![conn]),
+            _copy: copy,
         })
     }
 
@@ -444,19 +422,35 @@ impl SqliteRegistry {
             Some(c) => c,
             None => open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
         };
-        let row: rusqlite::Result<(Option<String>, Option<String>)> = conn.query_row(
-            "SELECT skiprange, bundle FROM operatorbundle WHERE name=? LIMIT 1",
-            [name],
-            |r| Ok((text(r, 0)?, text(r, 1)?)),
-        );
+        let row = tables::read_range_and_bundle(&conn, name);
         if let Ok(mut p) = self.pool.lock() {
             if p.len() < 8 {
                 p.push(conn);
             }
         }
         match row {
-            Ok((range, bundle)) => Ok((range.unwrap_or_default(), bundle)),
-            Err(rusqlite::Error::QueryReturnedNoRows) => Ok((String::new(), None)),
+            Ok(Some(x)) => Ok(x),
+            Ok(None) => Ok((String::new(), None)),
+            Err(e) => err(e.to_string()),
+        }
+    }
+
+    /// Reads one row's `csv` column.
+    fn read_csv(&self, name: &str) -> QueryResult<Option<String>> {
+        let conn = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let conn = match conn {
+            Some(c) => c,
+            None => open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
+        };
+        let row = tables::read_content(&conn, name);
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 8 {
+                p.push(conn);
+            }
+        }
+        match row {
+            Ok(Some((csv, _))) => Ok(csv),
+            Ok(None) => Ok(None),
             Err(e) => err(e.to_string()),
         }
     }
@@ -609,13 +603,19 @@ impl Registry for SqliteRegistry {
     }
 
     fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle> {
+        // opm's query joins the channel's head with its operatorbundle row
+        // and answers that row's name and `csv` column as stored, nothing
+        // else (pkg/sqlite/query.go GetBundleForChannel).
         let head = self.channels.get(&(s(pkg), s(channel)));
-        let found =
-            head.filter(|h| self.bundles.contains_key(*h) && self.is_member(pkg, channel, h));
-        match found {
-            Some(h) => self.full_bundle(h, pkg, channel),
-            None => err(format!("no entry found for {pkg} {channel}")),
-        }
+        let Some(h) = head.filter(|h| self.bundles.contains_key(*h)) else {
+            return err(format!("no entry found for {pkg} {channel}"));
+        };
+        let csv = self.read_csv(h)?;
+        Ok(proto::Bundle {
+            csv_name: h.to_string(),
+            csv_json: csv.unwrap_or_default(),
+            ..Default::default()
+        })
     }
 
     fn get_channel_entries_that_replace(&self, csv: &str) -> QueryResult<Vec<proto::ChannelEntry>> {
@@ -735,10 +735,9 @@ impl Registry for SqliteRegistry {
         let details = self.details()?;
         let none = BundleDetails {
             skip_range: s(""),
-            replaces: s(""),
-            skips: None,
             has_bundle: false,
         };
+        let no_edges = (s(""), Vec::new());
         for e in &self.entries {
             if !self.packages.contains_key(&e.package) {
                 continue;
@@ -753,31 +752,33 @@ impl Registry for SqliteRegistry {
                 continue;
             }
             let more = details.get(&e.bundle).unwrap_or(&none);
-            let (provided, required) = self.apis.get(&e.bundle).cloned().unwrap_or_default();
+            // The query's own replaces and skips, read from the entries (not
+            // the operatorbundle columns); no skip entry, no skips.
+            let (replaces, skips) = self
+                .edges
+                .get(&(e.package.clone(), e.channel.clone(), e.bundle.clone()))
+                .unwrap_or(&no_edges);
+            let legacy = self.legacy_gvks.get(&e.bundle).cloned().unwrap_or_default();
             let data = BundleData {
                 name: e.bundle.clone(),
                 bundle_path: path.clone(),
                 version: version.clone(),
-                provided,
-                required,
+                // buildLegacyProvidedAPIs/buildLegacyRequiredAPIs: from every
+                // olm.gvk row, without plural.
+                provided: legacy.0,
+                required: legacy.1,
                 dependencies: Self::all(self.dependencies.get(&e.bundle)),
                 properties: Self::all(self.properties.get(&e.bundle)),
                 manifests: Manifests::None,
                 deprecation: None,
             };
-            // strings.Split(skips, ","): an empty column gives one empty skip.
-            let skips: Vec<Str> = more
-                .skips
-                .as_deref()
-                .map(|x| x.split(',').map(s).collect())
-                .unwrap_or_default();
             let mut b = BundleView {
                 data: &data,
                 package: &e.package,
                 channel: &e.channel,
                 skip_range: &more.skip_range,
-                replaces: &more.replaces,
-                skips: &skips,
+                replaces,
+                skips,
                 with_apis: true,
             }
             .to_proto(None);

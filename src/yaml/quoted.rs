@@ -1,4 +1,5 @@
-//! Quoted scalars whose continuation lines sit left of their block.
+//! Quoted scalars whose continuation lines sit left of their block, and the
+//! other indentation go-yaml does not check.
 //!
 //! go-yaml (a port of libyaml, behind `sigs.k8s.io/yaml`, opm, operator-sdk
 //! and the API server) and PyYAML read a single- or double-quoted scalar's
@@ -20,6 +21,11 @@
 //! (leading white space of a continuation line is never content) and keeps
 //! every line where it was; [`Shifts`] records the spaces added per line so
 //! that columns are reported as in the original text.
+//!
+//! The same goes for the other places where only saphyr-parser minds
+//! indentation: [`pad_line`] for a line inside a flow collection or a tab at
+//! the start of a quoted continuation line, [`untab_separator`] for a tab
+//! between `:` and a value.
 
 use std::collections::BTreeMap;
 

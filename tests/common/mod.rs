@@ -139,3 +139,146 @@ pub fn run_cli(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> (i32
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Every row of `table` in the SQLite file `db` (rowid order), each column as
+/// text whatever its storage class (opm writes some TEXT columns as BLOBs;
+/// NULL as "NULL"), with `replace` applied to each value (e.g. an image
+/// prefix).
+pub fn table_text(db: &Path, table: &str, replace: &[(&str, &str)]) -> Vec<Vec<String>> {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open");
+    let mut st = c
+        .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
+        .expect("prepare");
+    let n = st.column_count();
+    st.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| {
+                let mut v = match r.get_ref(i).expect("col") {
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                };
+                for (a, b) in replace {
+                    v = v.replace(a, b);
+                }
+                v
+            })
+            .collect())
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
+}
+
+/// The objects of a JSON stream (what `render -o json` writes).
+pub fn json_stream(text: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<_, _>>()
+        .expect("a JSON stream")
+}
+
+/// Checks that the FBC stream `ours` (after `replace` on every string)
+/// holds the objects of opm's `render.json` at `golden`, item by item:
+/// same set of (schema, package, name), and each object equal.
+pub fn assert_render_matches(ours: &str, golden: &Path, replace: &[(&str, &str)]) {
+    fn key(v: &serde_json::Value) -> (String, String, String) {
+        let f = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        let pkg = if f("schema") == "olm.package" {
+            f("name")
+        } else {
+            f("package")
+        };
+        (f("schema"), pkg, f("name"))
+    }
+    fn rewrite(v: &mut serde_json::Value, replace: &[(&str, &str)]) {
+        match v {
+            serde_json::Value::String(s) => {
+                for (a, b) in replace {
+                    *s = s.replace(a, b);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| rewrite(x, replace)),
+            serde_json::Value::Object(o) => o.values_mut().for_each(|x| rewrite(x, replace)),
+            _ => {}
+        }
+    }
+    // The golden files come from opm v1.26.5, whose render put a bundle's
+    // olm.bundle.object properties in manifest order (renderBundleObjects);
+    // v1.73.0, the behaviour matched here, keeps the model's order (every
+    // property sorted by type, then value) and moves them to the end
+    // (moveBundleObjectsToEndOfPropertySlices). Only that order differs.
+    fn objects_in_value_order(v: &mut serde_json::Value) {
+        if let Some(props) = v.get_mut("properties").and_then(|p| p.as_array_mut()) {
+            let n = props
+                .iter()
+                .filter(|p| p["type"] == "olm.bundle.object")
+                .count();
+            let start = props.len() - n;
+            if props[start..]
+                .iter()
+                .all(|p| p["type"] == "olm.bundle.object")
+            {
+                props[start..]
+                    .sort_by_key(|p| p["value"]["data"].as_str().unwrap_or("").to_string());
+            }
+        }
+    }
+    let want: std::collections::BTreeMap<_, _> =
+        json_stream(&std::fs::read_to_string(golden).expect("golden render.json"))
+            .into_iter()
+            .map(|mut v| {
+                objects_in_value_order(&mut v);
+                (key(&v), v)
+            })
+            .collect();
+    let got: std::collections::BTreeMap<_, _> = json_stream(ours)
+        .into_iter()
+        .map(|mut v| {
+            rewrite(&mut v, replace);
+            (key(&v), v)
+        })
+        .collect();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "the same packages, channels and bundles as opm render"
+    );
+    let short = |v: Option<&serde_json::Value>| {
+        let s = v.map(|v| v.to_string()).unwrap_or_else(|| "(none)".into());
+        if s.chars().count() > 1500 {
+            format!("{}…", s.chars().take(1500).collect::<String>())
+        } else {
+            s
+        }
+    };
+    let mut diffs = Vec::new();
+    for (k, w) in &want {
+        let g = &got[k];
+        if g == w {
+            continue;
+        }
+        let mut fields: std::collections::BTreeSet<&String> = std::collections::BTreeSet::new();
+        if let (Some(go), Some(wo)) = (g.as_object(), w.as_object()) {
+            fields.extend(go.keys().chain(wo.keys()));
+            for f in fields {
+                if go.get(f) != wo.get(f) {
+                    diffs.push(format!(
+                        "{k:?} field {f}:\nours: {}\nopm:  {}",
+                        short(go.get(f)),
+                        short(wo.get(f))
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "differs from opm render:\n{}",
+        diffs.join("\n")
+    );
+}

@@ -5,8 +5,8 @@ One process reads every input: each stdin line is a JSON object
 {"id": ..., "path": FILE} or {"id": ..., "text": YAML}; each stdout line is
 {"id": ..., "docs": [...]} or {"id": ..., "error": MESSAGE}, in input order.
 
-PyYAML reads YAML 1.1 like go-yaml v2 (both descend from libyaml; the C
-loader, libyaml itself, is used when PyYAML has it). Values JSON cannot hold
+PyYAML reads YAML 1.1 like go-yaml v2; its C loader is libyaml itself, of
+which go-yaml v2 is a port (the first output line names the loader used). Values JSON cannot hold
 as they are come out as {"\\u0000": KIND, ...} so that the Rust side sees
 exactly what PyYAML built:
 
@@ -24,6 +24,8 @@ import sys
 
 import yaml
 
+# libyaml, which go-yaml v2 is a port of. PyYAML's Python scanner is stricter
+# about tabs than libyaml and go-yaml; the test refuses to run with it.
 BASE = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
 TAG = "\u0000"
 
