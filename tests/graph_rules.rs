@@ -989,3 +989,203 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+// ---- CRD upgrade safety (fixtures/crd-safety, made by its gen.py) ----
+
+fn crd_fixture(name: &str) -> std::path::PathBuf {
+    common::fixtures().join("crd-safety").join(name)
+}
+
+/// Each fixture is the base CRD with one unsafe change: comparing base ->
+/// fixture gives exactly that rule, once, located in both files.
+#[test]
+fn each_unsafe_crd_change_is_its_own_rule() {
+    use olm_catalog::graph::crd_safety;
+    let base = crd_fixture("base");
+    let rules: Vec<&str> = crd_safety::RULES
+        .iter()
+        .map(|(r, _)| *r)
+        .filter(|r| *r != "crd-upgrade-uncomparable")
+        .collect();
+    for rule in rules {
+        let dir = crd_fixture(rule.trim_start_matches("crd-upgrade-"));
+        let fs = crd_safety::compare_dirs(&base, &dir);
+        let got: Vec<&str> = fs.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(got, [rule], "{}: {fs:#?}", dir.display());
+        let f = &fs[0];
+        assert_eq!(f.level, olm_catalog::diag::Level::Error);
+        assert!(f.message.contains("widgets.example.com"), "{}", f.message);
+        let new_at = f.location.as_ref().expect("new location");
+        assert!(new_at.file.starts_with(&dir), "{new_at:?}");
+        assert!(new_at.line > 0, "{rule}: {new_at:?}");
+        let old_at = f.related.first().expect("old location");
+        assert!(old_at.file.starts_with(&base), "{old_at:?}");
+        assert!(old_at.line > 0, "{rule}: {old_at:?}");
+    }
+}
+
+#[test]
+fn crd_changes_that_are_safe_give_nothing_and_fields_and_lines_are_named() {
+    use olm_catalog::graph::crd_safety;
+    let base = crd_fixture("base");
+    // Description changed, enum value added, optional field added, bounds
+    // loosened, a new served version.
+    assert!(crd_safety::compare_dirs(&base, &crd_fixture("safe")).is_empty());
+    assert!(crd_safety::compare_dirs(&base, &base).is_empty());
+    // Field path, version and both lines.
+    let fs = crd_safety::compare_dirs(&base, &crd_fixture("maximum-tightened"));
+    assert!(
+        fs[0]
+            .message
+            .contains("version v1: field ^.spec.size: maximum decreased from 10 to 8"),
+        "{}",
+        fs[0].message
+    );
+    assert_eq!(fs[0].location.as_ref().map(|l| l.line), Some(42));
+    assert_eq!(fs[0].related[0].line, 42);
+    // A removed field points at its parent in the new CRD, the field in the old.
+    let fs = crd_safety::compare_dirs(&base, &crd_fixture("field-removed"));
+    assert!(
+        fs[0].message.contains("field ^.spec.extra removed"),
+        "{}",
+        fs[0].message
+    );
+    assert_eq!(fs[0].related[0].line, 70);
+    // A CRD file that does not parse: said, with where.
+    let fs = crd_safety::compare_dirs(&base, &crd_fixture("uncomparable"));
+    assert_eq!(fs.len(), 1, "{fs:#?}");
+    assert_eq!(fs[0].rule, "crd-upgrade-uncomparable");
+    assert!(
+        fs[0].message.contains("widgets.crd.yaml:"),
+        "{}",
+        fs[0].message
+    );
+}
+
+/// `graph check` compares the CRDs of every edge: replaces, skipRange.
+#[test]
+fn graph_check_compares_crds_on_every_edge() {
+    let pkg = crd_fixture("pkg");
+    let pkg = pkg.to_str().expect("utf-8");
+    let (code, out, err) = run(&["graph", "check", "-o", "json", pkg]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let msgs: Vec<String> = v["reports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["findings"].as_array().cloned().unwrap_or_default())
+        .filter(|f| f["rule"] == "crd-upgrade-maximum-tightened")
+        .map(|f| f["message"].as_str().unwrap_or("").to_string())
+        .collect();
+    // 0.2.0 -> 0.3.0 (replaces) and 0.1.0 -> 0.3.0 (skipRange); 0.1.0 ->
+    // 0.2.0 only loosens.
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("widget.v0.2.0 -> widget.v0.3.0 (replaces)")),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("widget.v0.1.0 -> widget.v0.3.0 (skipRange)")),
+        "{msgs:#?}"
+    );
+    let (code, out, _) = run(&["graph", "check", "--no-crd-checks", pkg]);
+    assert_eq!(code, 0, "{out}");
+}
+
+/// `bundle validate NEW --previous OLD`.
+#[test]
+fn bundle_validate_previous_compares_crds() {
+    let base = crd_fixture("base");
+    let new = crd_fixture("scope-changed");
+    let (code, out, err) = run(&[
+        "bundle",
+        "validate",
+        new.to_str().expect("utf-8"),
+        "--previous",
+        base.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("crd-upgrade-scope-changed"), "{out}");
+    // --previous takes one bundle.
+    let (code, _, err) = run(&[
+        "bundle",
+        "validate",
+        new.to_str().expect("utf-8"),
+        new.to_str().expect("utf-8"),
+        "--previous",
+        base.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// Every package of the shared corpus: CRD findings per rule, as recorded
+/// in tests/data/crd_safety_counts.tsv (reviewed samples in docs/graph.md).
+#[test]
+fn corpus_crd_upgrade_safety_counts() {
+    use olm_catalog::graph::crd_safety;
+    let ops = common::corpus().join("operators");
+    let mut pkgs: Vec<_> = std::fs::read_dir(&ops)
+        .expect("operators/")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    pkgs.sort();
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for p in &pkgs {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Ok(graphs) = load::load_graphs(p, None, None) else {
+            continue;
+        };
+        for g in &graphs {
+            for f in crd_safety::check_graph(g) {
+                *counts.entry((name.clone(), f.rule)).or_default() += 1;
+            }
+        }
+    }
+    let got: String = counts
+        .iter()
+        .map(|((p, r), n)| format!("{p}\t{r}\t{n}\n"))
+        .collect();
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/crd_safety_counts.tsv");
+    if std::env::var_os("OLM_CATALOG_BLESS").is_some() {
+        std::fs::write(&file, &got).expect("write");
+    }
+    let want = std::fs::read_to_string(&file).expect("tests/data/crd_safety_counts.tsv");
+    assert_eq!(
+        got, want,
+        "per package and rule; OLM_CATALOG_BLESS=1 rewrites after review"
+    );
+}
+
+/// An edge from a newer to an older version is a graph-downgrade-edge
+/// warning, not an upgrade whose CRDs are compared.
+#[test]
+fn crd_checks_skip_downgrade_edges() {
+    use olm_catalog::graph::crd_safety;
+    let mut g = load::load_graphs(&crd_fixture("pkg"), None, None)
+        .expect("loads")
+        .remove(0);
+    let before = crd_safety::check_graph(&g).len();
+    assert_eq!(before, 2);
+    // 0.1.0 skips 0.2.0: going back from 0.2.0 would lower the maximum
+    // from 20 to 10 and drop an enum value, and is not checked.
+    let ch = &mut g.channels[0];
+    let e = ch
+        .entries
+        .iter_mut()
+        .find(|e| e.name == "widget.v0.1.0")
+        .expect("0.1.0");
+    e.skips.push("widget.v0.2.0".into());
+    assert_eq!(crd_safety::check_graph(&g).len(), before);
+    assert!(checks::check(&g)
+        .iter()
+        .any(|f| f.rule == "graph-downgrade-edge"));
+}

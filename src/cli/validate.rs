@@ -51,6 +51,11 @@ pub struct ValidateArgs {
     /// List the skipped paths and why each is not a bundle (on stderr)
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// The bundle directory this one upgrades from: also check that OLM
+    /// could upgrade its CRDs to this bundle's (CRD upgrade safety, rules
+    /// crd-upgrade-*). Takes exactly one bundle DIR.
+    #[arg(long, value_name = "OLD_DIR")]
+    pub previous: Option<PathBuf>,
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "human")]
     pub output: Format,
@@ -104,11 +109,30 @@ impl ValidateArgs {
             k8s_version: self.k8s_version.clone(),
             image_platforms,
         };
+        if let Some(prev) = &self.previous {
+            if self.dirs.len() != 1 {
+                anyhow::bail!(
+                    "--previous compares one bundle with the one before it: give exactly one DIR"
+                );
+            }
+            if !prev.is_dir() {
+                anyhow::bail!("--previous {}: no such directory", prev.display());
+            }
+        }
         let missing: Vec<&PathBuf> = self.dirs.iter().filter(|d| !d.exists()).collect();
         let all = validate::validate_dirs(&self.dirs, &options);
-        let (skipped, reports): (Vec<_>, Vec<_>) = all
+        let (skipped, mut reports): (Vec<_>, Vec<_>) = all
             .into_iter()
             .partition(|r| self.skip_non_bundles && validate::is_non_bundle(r));
+        if let (Some(prev), Some(report)) = (&self.previous, reports.first_mut()) {
+            report
+                .findings
+                .extend(olm_catalog::graph::crd_safety::compare_dirs(
+                    prev,
+                    &self.dirs[0],
+                ));
+            report.sort();
+        }
         let mut text = match self.output {
             Format::Human => {
                 let color = match self.color {
@@ -121,7 +145,10 @@ impl ValidateArgs {
                 diag::render_human(&reports, color)
             }
             Format::Json => diag::render_json(&reports),
-            Format::Sarif => diag::render_sarif(&reports, &validate::rules::summary),
+            Format::Sarif => diag::render_sarif(&reports, &|id: &str| {
+                validate::rules::summary(id)
+                    .or_else(|| olm_catalog::graph::crd_safety::rule_help(id))
+            }),
         };
         if !skipped.is_empty() {
             // Human output says it after the summary; machine formats keep

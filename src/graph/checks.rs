@@ -86,6 +86,17 @@ pub fn rule_help(id: &str) -> Option<String> {
         .iter()
         .find(|(r, _)| *r == id)
         .map(|(_, d)| d.to_string())
+        .or_else(|| super::crd_safety::rule_help(id))
+}
+
+/// [`check`], and with `crds` also the CRD upgrade-safety checks of every
+/// upgrade edge ([`super::crd_safety::check_graph`]).
+pub fn check_with(g: &PackageGraph, crds: bool) -> Vec<Finding> {
+    let mut out = check(g);
+    if crds {
+        out.extend(super::crd_safety::check_graph(g));
+    }
+    out
 }
 
 /// Runs every check on a graph.

@@ -18,6 +18,7 @@
 //!   ([`path`]).
 
 pub mod checks;
+pub mod crd_safety;
 pub mod draw;
 pub mod load;
 pub mod modes;

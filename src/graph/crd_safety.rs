@@ -1,0 +1,924 @@
+//! CRD upgrade safety: would OLM let a cluster move from one bundle's CRDs
+//! to the next bundle's?
+//!
+//! OLM v1 (operator-controller) runs a preflight before every upgrade that
+//! compares each CRD the new bundle ships with the CRD already on the
+//! cluster (sigs.k8s.io/crdify's checks, configured in operator-controller's
+//! `crdupgradesafety` preflight). A build-time tool can run the same
+//! comparison between the two bundles of an upgrade edge: the old bundle's
+//! CRDs are what the cluster holds after installing it.
+//!
+//! Checked, each under its own rule id (see [`RULES`]): scope changed, a
+//! stored version removed, a served version removed (unless the new CRD
+//! converts by webhook), an existing field removed, and, for every field of
+//! every version both CRDs define, type changed, new required fields,
+//! default added/changed/removed, enum values removed or an enum added,
+//! maximum/minimum, maxLength/minLength, maxItems/minItems,
+//! maxProperties/minProperties tightened (added, or moved the restrictive
+//! way), pattern changed, nullable changed. Description changes are ignored
+//! and enum values added are allowed, as in OLM's preflight.
+//!
+//! Fields are the schema's `properties` (`^.spec.size`), `items`
+//! (`^.spec.list[*]`) and `additionalProperties`
+//! (`^.spec.labels.additionalProperties`); keys are matched as written.
+//!
+//! Only what is needed is parsed: a bundle's CRD files are read as bytes,
+//! and a file is parsed only when the other bundle of the pair has no file
+//! with exactly the same bytes (an unchanged file cannot hold a change).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::PackageGraph;
+use crate::bundle::{Bundle, Manifest, RawFile};
+use crate::diag::{Finding, Level, Location};
+use crate::yaml::{Node, Seg, Value};
+
+/// Every rule: id and what it means.
+pub const RULES: &[(&str, &str)] = &[
+    (
+        "crd-upgrade-scope-changed",
+        "a CRD's scope (Namespaced/Cluster) differs between the two bundles of an upgrade",
+    ),
+    (
+        "crd-upgrade-stored-version-removed",
+        "a version the old CRD stores objects in is not a version of the new CRD",
+    ),
+    (
+        "crd-upgrade-served-version-removed",
+        "a version the old CRD serves is not served by the new CRD, which has no conversion webhook",
+    ),
+    (
+        "crd-upgrade-field-removed",
+        "a field of the old CRD's schema is missing from the same version of the new CRD",
+    ),
+    (
+        "crd-upgrade-type-changed",
+        "a field's type differs between the two CRDs",
+    ),
+    (
+        "crd-upgrade-required-added",
+        "the new CRD requires a field the old one did not",
+    ),
+    (
+        "crd-upgrade-default-changed",
+        "a field's default was added, changed or removed",
+    ),
+    (
+        "crd-upgrade-enum-restricted",
+        "enum values were removed, or an enum was put on a field that had none",
+    ),
+    (
+        "crd-upgrade-maximum-tightened",
+        "maximum added or decreased",
+    ),
+    (
+        "crd-upgrade-minimum-tightened",
+        "minimum added or increased",
+    ),
+    (
+        "crd-upgrade-max-length-tightened",
+        "maxLength added or decreased",
+    ),
+    (
+        "crd-upgrade-min-length-tightened",
+        "minLength added or increased",
+    ),
+    (
+        "crd-upgrade-max-items-tightened",
+        "maxItems added or decreased",
+    ),
+    (
+        "crd-upgrade-min-items-tightened",
+        "minItems added or increased",
+    ),
+    (
+        "crd-upgrade-max-properties-tightened",
+        "maxProperties added or decreased",
+    ),
+    (
+        "crd-upgrade-min-properties-tightened",
+        "minProperties added or increased",
+    ),
+    (
+        "crd-upgrade-pattern-changed",
+        "a field's pattern was added, changed or removed",
+    ),
+    (
+        "crd-upgrade-nullable-changed",
+        "a field's nullable changed",
+    ),
+    (
+        "crd-upgrade-uncomparable",
+        "the CRDs of the two bundles of an upgrade could not be compared (a bundle or CRD file that cannot be read)",
+    ),
+];
+
+/// The description of a rule, for SARIF.
+pub fn rule_help(id: &str) -> Option<String> {
+    RULES
+        .iter()
+        .find(|(r, _)| *r == id)
+        .map(|(_, d)| d.to_string())
+}
+
+/// One manifest file of a bundle that may hold CRDs, parsed on first use.
+struct CrdFile {
+    rel_path: String,
+    bytes: Vec<u8>,
+    parsed: OnceLock<Result<Vec<Manifest>, String>>,
+}
+
+/// The CRD files of one bundle directory.
+pub struct BundleCrds {
+    dir: PathBuf,
+    files: Vec<CrdFile>,
+}
+
+impl BundleCrds {
+    /// Reads the files of `dir/manifests` that mention
+    /// `CustomResourceDefinition` (a CSV file that only names CRDs is left
+    /// out). Nothing is parsed yet.
+    pub fn read(dir: &Path) -> Result<BundleCrds, String> {
+        let mdir = dir.join("manifests");
+        let entries = std::fs::read_dir(&mdir).map_err(|e| format!("{}: {e}", mdir.display()))?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
+        let crd_kind = memchr::memmem::Finder::new(b"kind: CustomResourceDefinition");
+        let csv_kind = memchr::memmem::Finder::new(b"ClusterServiceVersion");
+        let mut files = Vec::new();
+        for p in paths {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let lower = name.to_ascii_lowercase();
+            if !(lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")) {
+                continue;
+            }
+            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            if crd.find(&bytes).is_none()
+                || (csv_kind.find(&bytes).is_some() && crd_kind.find(&bytes).is_none())
+            {
+                continue;
+            }
+            files.push(CrdFile {
+                rel_path: format!("manifests/{name}"),
+                bytes,
+                parsed: OnceLock::new(),
+            });
+        }
+        Ok(BundleCrds {
+            dir: dir.to_path_buf(),
+            files,
+        })
+    }
+
+    fn parse(&self, i: usize) -> &Result<Vec<Manifest>, String> {
+        let f = &self.files[i];
+        f.parsed.get_or_init(|| {
+            let b = Bundle::from_files(
+                &self.dir,
+                vec![RawFile {
+                    rel_path: f.rel_path.clone(),
+                    content: Ok(f.bytes.clone()),
+                }],
+            );
+            if let Some(e) = b.load_findings.iter().find(|f| f.level == Level::Error) {
+                let at = e
+                    .location
+                    .as_ref()
+                    .map(|l| {
+                        if l.line > 0 {
+                            format!("{}:{}: ", l.file.display(), l.line)
+                        } else {
+                            format!("{}: ", l.file.display())
+                        }
+                    })
+                    .unwrap_or_default();
+                return Err(format!("{at}{}", e.message));
+            }
+            Ok(b.manifests.into_iter().filter(|m| m.is_crd()).collect())
+        })
+    }
+}
+
+/// Compares two bundle directories: the findings of an upgrade from `old`
+/// to `new`.
+pub fn compare_dirs(old: &Path, new: &Path) -> Vec<Finding> {
+    let label = format!("upgrade {} -> {}", old.display(), new.display());
+    match (BundleCrds::read(old), BundleCrds::read(new)) {
+        (Ok(o), Ok(n)) => compare_bundles(&o, &n, &label),
+        (Err(e), _) => vec![uncomparable(&label, &e, old)],
+        (_, Err(e)) => vec![uncomparable(&label, &e, new)],
+    }
+}
+
+fn uncomparable(label: &str, why: &str, at: &Path) -> Finding {
+    Finding::warning(
+        "crd-upgrade-uncomparable",
+        format!("{label}: the CRDs cannot be compared: {why}"),
+    )
+    .at(Location::file(at))
+}
+
+/// Compares the CRDs of two bundles; `label` names the upgrade in messages.
+pub fn compare_bundles(old: &BundleCrds, new: &BundleCrds, label: &str) -> Vec<Finding> {
+    let differs = |a: &BundleCrds, i: usize, b: &BundleCrds| {
+        !b.files.iter().any(|f| f.bytes == a.files[i].bytes)
+    };
+    let mut out = Vec::new();
+    let mut load = |b: &BundleCrds, other: &BundleCrds| -> Vec<Manifest> {
+        let mut crds = Vec::new();
+        for i in 0..b.files.len() {
+            if !differs(b, i, other) {
+                continue;
+            }
+            match b.parse(i) {
+                Ok(ms) => crds.extend(ms.iter().cloned()),
+                Err(e) => out.push(uncomparable(label, e, &b.dir.join(&b.files[i].rel_path))),
+            }
+        }
+        crds
+    };
+    let new_crds = load(new, old);
+    if new_crds.is_empty() {
+        return out;
+    }
+    let old_crds = load(old, new);
+    for n in &new_crds {
+        if let Some(o) = old_crds.iter().find(|o| o.name == n.name) {
+            compare_crds(o, n, label, &mut out);
+        }
+    }
+    out
+}
+
+/// Checks every upgrade edge of every channel of a graph built from bundle
+/// directories (a graph from a file-based catalog has no CRD files: nothing
+/// is checked). An edge found in several channels is checked once; an edge
+/// from a newer to an older version (`graph-downgrade-edge`) is not.
+pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
+    use rayon::prelude::*;
+    // (from, to) -> (channels, kind)
+    let mut pairs: BTreeMap<(String, String), (Vec<String>, &'static str)> = BTreeMap::new();
+    for ch in &g.channels {
+        for e in g.edges(ch) {
+            // A downgrade edge is reported as graph-downgrade-edge; its
+            // CRDs going back are not an upgrade.
+            if let (Some(vf), Some(vt)) = (g.version(&e.from), g.version(&e.to)) {
+                if crate::semver_range::compare(vf, vt) == std::cmp::Ordering::Greater {
+                    continue;
+                }
+            }
+            let slot = pairs
+                .entry((e.from.clone(), e.to.clone()))
+                .or_insert_with(|| (Vec::new(), e.kind.as_str()));
+            if !slot.0.contains(&ch.name) {
+                slot.0.push(ch.name.clone());
+            }
+        }
+    }
+    let dir_of = |name: &str| -> Option<PathBuf> {
+        let file = &g.bundles.get(name)?.location.as_ref()?.file;
+        let manifests = file.parent()?;
+        (manifests.file_name()? == "manifests")
+            .then(|| manifests.parent().map(Path::to_path_buf))?
+    };
+    let pairs: Vec<_> = pairs
+        .into_iter()
+        .filter_map(|((from, to), (chans, kind))| {
+            let (df, dt) = (dir_of(&from)?, dir_of(&to)?);
+            Some((from, to, chans, kind, df, dt))
+        })
+        .collect();
+    let dirs: BTreeSet<&PathBuf> = pairs.iter().flat_map(|p| [&p.4, &p.5]).collect();
+    let read: BTreeMap<&PathBuf, Result<BundleCrds, String>> = dirs
+        .into_par_iter()
+        .map(|d| (d, BundleCrds::read(d)))
+        .collect();
+    pairs
+        .par_iter()
+        .flat_map_iter(|(from, to, chans, kind, df, dt)| {
+            let label = format!(
+                "channel{} {}: upgrade {from} -> {to} ({kind})",
+                if chans.len() > 1 { "s" } else { "" },
+                chans.join(", ")
+            );
+            match (&read[df], &read[dt]) {
+                (Ok(o), Ok(n)) => compare_bundles(o, n, &label),
+                (Err(e), _) => vec![uncomparable(&label, e, df)],
+                (_, Err(e)) => vec![uncomparable(&label, e, dt)],
+            }
+        })
+        .collect()
+}
+
+// ---- reading a CRD ----
+
+fn seg(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+fn with(base: &[Seg], more: &[&str]) -> Vec<Seg> {
+    let mut v = base.to_vec();
+    v.extend(more.iter().map(|k| seg(k)));
+    v
+}
+
+fn map_get<'a>(n: Option<&'a Node>, key: &str) -> Option<&'a Node> {
+    n.and_then(|n| n.get(key))
+}
+
+fn str_of(n: Option<&Node>) -> Option<&str> {
+    n.and_then(Node::as_str)
+}
+
+fn bool_of(n: Option<&Node>) -> Option<bool> {
+    match n.map(|n| &n.value) {
+        Some(Value::Bool(b)) => Some(*b),
+        _ => None,
+    }
+}
+
+struct CrdVersion<'a> {
+    name: String,
+    served: bool,
+    storage: bool,
+    /// Where the version is written.
+    path: Vec<Seg>,
+    /// The schema root and its path.
+    schema: Option<(&'a Node, Vec<Seg>)>,
+}
+
+struct CrdView<'a> {
+    scope: String,
+    versions: Vec<CrdVersion<'a>>,
+    /// The storage version(s) and `status.storedVersions`.
+    stored: BTreeSet<String>,
+    webhook: bool,
+}
+
+impl<'a> CrdView<'a> {
+    fn of(m: &'a Manifest) -> CrdView<'a> {
+        let root = &m.root;
+        let spec = root.get("spec");
+        let v1beta1 = m.api_version.ends_with("/v1beta1");
+        let scope = str_of(map_get(spec, "scope"))
+            .map(String::from)
+            .unwrap_or_else(|| {
+                if v1beta1 {
+                    "Namespaced".into()
+                } else {
+                    String::new()
+                }
+            });
+        // v1beta1: a schema for every version at spec.validation.
+        let top_schema = map_get(map_get(spec, "validation"), "openAPIV3Schema")
+            .map(|n| (n, with(&[], &["spec", "validation", "openAPIV3Schema"])));
+        let mut versions = Vec::new();
+        if let Some(Value::Seq(items)) = map_get(spec, "versions").map(|n| &n.value) {
+            for (i, v) in items.iter().enumerate() {
+                let path = vec![seg("spec"), seg("versions"), Seg::Index(i)];
+                let schema = map_get(map_get(Some(v), "schema"), "openAPIV3Schema")
+                    .map(|n| (n, with(&path, &["schema", "openAPIV3Schema"])))
+                    .or_else(|| top_schema.clone());
+                versions.push(CrdVersion {
+                    name: str_of(v.get("name")).unwrap_or("").to_string(),
+                    served: bool_of(v.get("served")).unwrap_or(false),
+                    storage: bool_of(v.get("storage")).unwrap_or(false),
+                    path,
+                    schema,
+                });
+            }
+        }
+        if versions.is_empty() {
+            if let Some(name) = str_of(map_get(spec, "version")) {
+                versions.push(CrdVersion {
+                    name: name.to_string(),
+                    served: true,
+                    storage: true,
+                    path: with(&[], &["spec", "version"]),
+                    schema: top_schema,
+                });
+            }
+        }
+        let mut stored: BTreeSet<String> = versions
+            .iter()
+            .filter(|v| v.storage)
+            .map(|v| v.name.clone())
+            .collect();
+        if let Some(Value::Seq(items)) =
+            map_get(root.get("status"), "storedVersions").map(|n| &n.value)
+        {
+            stored.extend(items.iter().filter_map(|n| n.as_str().map(String::from)));
+        }
+        let webhook = str_of(map_get(map_get(spec, "conversion"), "strategy")) == Some("Webhook");
+        CrdView {
+            scope,
+            versions,
+            stored,
+            webhook,
+        }
+    }
+
+    fn version(&self, name: &str) -> Option<&CrdVersion<'a>> {
+        self.versions.iter().find(|v| v.name == name)
+    }
+}
+
+/// The fields of a schema by path (`^`, `^.spec`, `^.spec.list[*]`).
+fn flatten<'a>(
+    node: &'a Node,
+    segs: Vec<Seg>,
+    path: String,
+    out: &mut BTreeMap<String, (&'a Node, Vec<Seg>)>,
+) {
+    if let Some(Value::Map(props)) = node.get("properties").map(|n| &n.value) {
+        for e in props {
+            let mut s = segs.clone();
+            s.push(seg("properties"));
+            s.push(Seg::Key(e.key.clone()));
+            flatten(&e.value, s, format!("{path}.{}", e.key), out);
+        }
+    }
+    if let Some(items) = node.get("items") {
+        if matches!(items.value, Value::Map(_)) {
+            flatten(items, with(&segs, &["items"]), format!("{path}[*]"), out);
+        }
+    }
+    if let Some(ap) = node.get("additionalProperties") {
+        if matches!(ap.value, Value::Map(_)) {
+            flatten(
+                ap,
+                with(&segs, &["additionalProperties"]),
+                format!("{path}.additionalProperties"),
+                out,
+            );
+        }
+    }
+    out.insert(path, (node, segs));
+}
+
+// ---- comparing ----
+
+struct Ctx<'a> {
+    old: &'a Manifest,
+    new: &'a Manifest,
+    label: &'a str,
+    out: &'a mut Vec<Finding>,
+    /// Where each line starts in the old and new files, made on the first
+    /// finding ([`Manifest::location`] scans the text for every location:
+    /// slow on a CRD of megabytes with hundreds of findings).
+    lines: Option<(Vec<usize>, Vec<usize>)>,
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect()
+}
+
+fn locate(m: &Manifest, starts: &[usize], path: &[Seg]) -> Location {
+    let span = m.root.locate(path);
+    let mut loc = Location::new(&m.file.display_path, span, None);
+    let text = &m.file.text;
+    let line = span.line as usize;
+    if line > 0 {
+        if let Some(&start) = starts.get(line - 1) {
+            let end = starts.get(line).map(|e| e - 1).unwrap_or(text.len());
+            loc.source_line = text
+                .get(start..end.max(start))
+                .map(|l| l.trim_end_matches('\r').to_string());
+        }
+    }
+    loc
+}
+
+impl Ctx<'_> {
+    fn emit(&mut self, rule: &str, msg: String, new_at: &[Seg], old_at: &[Seg]) {
+        let (old, new) = (self.old, self.new);
+        let (ol, nl) = self
+            .lines
+            .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)));
+        let f = Finding::error(rule, format!("{}: CRD {}: {msg}", self.label, self.new.name))
+            .at(locate(new, nl, new_at))
+            .related(locate(old, ol, old_at))
+            .hint("OLM v1 refuses this upgrade (CRD upgrade-safety preflight); OLM v0 may break clients or stored objects");
+        self.out.push(f);
+    }
+}
+
+fn compare_crds(old: &Manifest, new: &Manifest, label: &str, out: &mut Vec<Finding>) {
+    let (o, n) = (CrdView::of(old), CrdView::of(new));
+    let mut c = Ctx {
+        old,
+        new,
+        label,
+        out,
+        lines: None,
+    };
+    let scope_at = with(&[], &["spec", "scope"]);
+    if o.scope != n.scope {
+        c.emit(
+            "crd-upgrade-scope-changed",
+            format!("scope changed from {:?} to {:?}", o.scope, n.scope),
+            &scope_at,
+            &scope_at,
+        );
+    }
+    let versions_at = with(&[], &["spec", "versions"]);
+    for s in &o.stored {
+        if n.version(s).is_none() {
+            let old_at = o.version(s).map(|v| v.path.clone()).unwrap_or_default();
+            c.emit(
+                "crd-upgrade-stored-version-removed",
+                format!(
+                    "stored version {s} removed: objects stored as {s} could no longer be read"
+                ),
+                &versions_at,
+                &old_at,
+            );
+        }
+    }
+    if !n.webhook {
+        for ov in o.versions.iter().filter(|v| v.served) {
+            let nv = n.version(&ov.name);
+            if nv.is_some_and(|v| v.served) || (nv.is_none() && o.stored.contains(&ov.name)) {
+                continue; // served, or already reported as a stored version removed
+            }
+            c.emit(
+                "crd-upgrade-served-version-removed",
+                format!(
+                    "served version {} {}",
+                    ov.name,
+                    if nv.is_some() {
+                        "is no longer served"
+                    } else {
+                        "removed"
+                    }
+                ),
+                &nv.map(|v| with(&v.path, &["served"]))
+                    .unwrap_or(versions_at.clone()),
+                &with(&ov.path, &["served"]),
+            );
+        }
+    }
+    for ov in &o.versions {
+        let Some(nv) = n.version(&ov.name) else {
+            continue;
+        };
+        let (Some((os, osegs)), Some((ns, nsegs))) = (&ov.schema, &nv.schema) else {
+            continue;
+        };
+        let (mut of, mut nf) = (BTreeMap::new(), BTreeMap::new());
+        flatten(os, osegs.clone(), "^".into(), &mut of);
+        flatten(ns, nsegs.clone(), "^".into(), &mut nf);
+        let mut removed: Vec<&String> = Vec::new();
+        for (path, (onode, osegs)) in &of {
+            let Some((nnode, nsegs)) = nf.get(path) else {
+                // Report only the outermost removed field.
+                if !removed.iter().any(|r| {
+                    path.strip_prefix(r.as_str())
+                        .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+                }) {
+                    removed.push(path);
+                    let parent = &osegs[..osegs.len().saturating_sub(2)];
+                    let root = nf.get("^").map(|(_, s)| s.clone()).unwrap_or_default();
+                    let parent_path = parent_in(&nf, parent, root);
+                    c.emit(
+                        "crd-upgrade-field-removed",
+                        format!("version {}: field {path} removed", ov.name),
+                        &parent_path,
+                        osegs,
+                    );
+                }
+                continue;
+            };
+            compare_field(&mut c, &ov.name, path, onode, osegs, nnode, nsegs);
+        }
+    }
+}
+
+/// Where to point in the new CRD for a field it lacks: the new schema's
+/// node at the old parent's path, if present, else the schema root.
+fn parent_in(
+    nf: &BTreeMap<String, (&Node, Vec<Seg>)>,
+    old_parent: &[Seg],
+    root: Vec<Seg>,
+) -> Vec<Seg> {
+    nf.values()
+        .find(|(_, s)| schema_tail(s) == schema_tail(old_parent))
+        .map(|(_, s)| s.clone())
+        .unwrap_or(root)
+}
+
+/// The part of a schema path below `openAPIV3Schema`.
+fn schema_tail(s: &[Seg]) -> &[Seg] {
+    match s
+        .iter()
+        .position(|x| matches!(x, Seg::Key(k) if k == "openAPIV3Schema"))
+    {
+        Some(i) => &s[i + 1..],
+        None => s,
+    }
+}
+
+fn number(n: Option<&Node>) -> Option<f64> {
+    match n.map(|n| &n.value) {
+        Some(Value::Int(i)) => Some(*i as f64),
+        Some(Value::UInt(u)) => Some(*u as f64),
+        Some(Value::Float(f)) => Some(*f),
+        _ => None,
+    }
+}
+
+/// The value of `k` unless it is missing or null.
+fn present<'n>(x: &'n Node, k: &str) -> Option<&'n Node> {
+    x.get(k).filter(|v| !matches!(v.value, Value::Null))
+}
+
+fn json_text(n: &Node) -> String {
+    n.to_json().to_string()
+}
+
+fn compare_field(
+    c: &mut Ctx,
+    version: &str,
+    path: &str,
+    o: &Node,
+    osegs: &[Seg],
+    n: &Node,
+    nsegs: &[Seg],
+) {
+    let at_n = |k: &str| with(nsegs, &[k]);
+    let at_o = |k: &str| with(osegs, &[k]);
+    let here = format!("version {version}: field {path}");
+    // type
+    let (ot, nt) = (
+        str_of(o.get("type")).unwrap_or(""),
+        str_of(n.get("type")).unwrap_or(""),
+    );
+    if ot != nt {
+        c.emit(
+            "crd-upgrade-type-changed",
+            format!("{here}: type changed from {ot:?} to {nt:?}"),
+            &at_n("type"),
+            &at_o("type"),
+        );
+    }
+    // required
+    let names = |x: &Node| -> BTreeSet<String> {
+        match x.get("required").map(|r| &r.value) {
+            Some(Value::Seq(items)) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(String::from))
+                .collect(),
+            _ => BTreeSet::new(),
+        }
+    };
+    let added: Vec<String> = names(n).difference(&names(o)).cloned().collect();
+    if !added.is_empty() {
+        c.emit(
+            "crd-upgrade-required-added",
+            format!("{here}: new required fields {}", added.join(", ")),
+            &at_n("required"),
+            &at_o("required"),
+        );
+    }
+    // default
+    match (present(o, "default"), present(n, "default")) {
+        (None, Some(d)) => c.emit(
+            "crd-upgrade-default-changed",
+            format!(
+                "{here}: default {} added where there was none",
+                json_text(d)
+            ),
+            &at_n("default"),
+            osegs,
+        ),
+        (Some(d), None) => c.emit(
+            "crd-upgrade-default-changed",
+            format!("{here}: default {} removed", json_text(d)),
+            nsegs,
+            &at_o("default"),
+        ),
+        (Some(a), Some(b)) if a.to_json() != b.to_json() => c.emit(
+            "crd-upgrade-default-changed",
+            format!(
+                "{here}: default changed from {} to {}",
+                json_text(a),
+                json_text(b)
+            ),
+            &at_n("default"),
+            &at_o("default"),
+        ),
+        _ => {}
+    }
+    // enum
+    let enums = |x: &Node| -> Vec<String> {
+        match x.get("enum").map(|r| &r.value) {
+            Some(Value::Seq(items)) => items.iter().map(json_text).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (oe, ne) = (enums(o), enums(n));
+    if oe.is_empty() && !ne.is_empty() {
+        c.emit(
+            "crd-upgrade-enum-restricted",
+            format!(
+                "{here}: enum [{}] added where any value was allowed",
+                ne.join(", ")
+            ),
+            &at_n("enum"),
+            osegs,
+        );
+    } else {
+        let gone: Vec<&String> = oe.iter().filter(|v| !ne.contains(v)).collect();
+        if !gone.is_empty() {
+            c.emit(
+                "crd-upgrade-enum-restricted",
+                format!(
+                    "{here}: enum values {} removed",
+                    gone.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &at_n("enum"),
+                &at_o("enum"),
+            );
+        }
+    }
+    // bounds: (key, rule, upper bound?)
+    for (key, rule, upper) in [
+        ("maximum", "crd-upgrade-maximum-tightened", true),
+        ("minimum", "crd-upgrade-minimum-tightened", false),
+        ("maxLength", "crd-upgrade-max-length-tightened", true),
+        ("minLength", "crd-upgrade-min-length-tightened", false),
+        ("maxItems", "crd-upgrade-max-items-tightened", true),
+        ("minItems", "crd-upgrade-min-items-tightened", false),
+        (
+            "maxProperties",
+            "crd-upgrade-max-properties-tightened",
+            true,
+        ),
+        (
+            "minProperties",
+            "crd-upgrade-min-properties-tightened",
+            false,
+        ),
+    ] {
+        let (a, b) = (number(o.get(key)), number(n.get(key)));
+        let msg = match (a, b) {
+            (None, Some(b)) => Some(format!("{key} {b} added where there was none")),
+            (Some(a), Some(b)) if (upper && b < a) || (!upper && b > a) => Some(format!(
+                "{key} {} from {a} to {b}",
+                if upper { "decreased" } else { "increased" }
+            )),
+            _ => None,
+        };
+        if let Some(msg) = msg {
+            c.emit(rule, format!("{here}: {msg}"), &at_n(key), &at_o(key));
+        }
+    }
+    // pattern
+    let (op, np) = (str_of(o.get("pattern")), str_of(n.get("pattern")));
+    if op != np {
+        let msg = match (op, np) {
+            (None, Some(p)) => format!("pattern {p:?} added"),
+            (Some(p), None) => format!("pattern {p:?} removed"),
+            (Some(a), Some(b)) => format!("pattern changed from {a:?} to {b:?}"),
+            (None, None) => String::new(),
+        };
+        c.emit(
+            "crd-upgrade-pattern-changed",
+            format!("{here}: {msg}"),
+            &at_n("pattern"),
+            &at_o("pattern"),
+        );
+    }
+    // nullable
+    let (on, nn) = (
+        bool_of(o.get("nullable")).unwrap_or(false),
+        bool_of(n.get("nullable")).unwrap_or(false),
+    );
+    if on != nn {
+        c.emit(
+            "crd-upgrade-nullable-changed",
+            format!("{here}: nullable changed from {on} to {nn}"),
+            &at_n("nullable"),
+            &at_o("nullable"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(text: &str) -> Manifest {
+        let b = Bundle::from_files(
+            Path::new("b"),
+            vec![RawFile {
+                rel_path: "manifests/crd.yaml".into(),
+                content: Ok(text.as_bytes().to_vec()),
+            }],
+        );
+        b.manifests.into_iter().find(|m| m.is_crd()).expect("a CRD")
+    }
+
+    fn rules(old: &str, new: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        compare_crds(&crd(old), &crd(new), "t", &mut out);
+        out.into_iter().map(|f| f.rule).collect()
+    }
+
+    const V1BETA1: &str = "apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata:
+  name: a.example.com
+spec:
+  group: example.com
+  version: v1
+  validation:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            a:
+              type: string
+            b:
+              type: string
+";
+
+    /// v1beta1: one version from `spec.version`, its schema from
+    /// `spec.validation`, scope `Namespaced` when not written.
+    #[test]
+    fn v1beta1_to_v1() {
+        let v1 = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: a.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              a:
+                type: string
+";
+        assert_eq!(rules(V1BETA1, v1), ["crd-upgrade-field-removed"]);
+        assert!(rules(V1BETA1, V1BETA1).is_empty());
+    }
+
+    /// A version no longer served is allowed when a conversion webhook
+    /// serves the new CRD; without it, it is a finding.
+    #[test]
+    fn served_version_and_conversion_webhook() {
+        let old = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: a.example.com
+spec:
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+  - name: v1
+    served: true
+    storage: true
+";
+        let unserved = old.replacen("served: true", "served: false", 1);
+        assert_eq!(
+            rules(old, &unserved),
+            ["crd-upgrade-served-version-removed"]
+        );
+        let webhook = format!("{unserved}  conversion:\n    strategy: Webhook\n");
+        assert!(rules(old, &webhook).is_empty());
+        let dropped = old.replacen(
+            "  - name: v1alpha1\n    served: true\n    storage: false\n",
+            "",
+            1,
+        );
+        assert_eq!(rules(old, &dropped), ["crd-upgrade-served-version-removed"]);
+    }
+}
