@@ -455,3 +455,138 @@ fn grpc_health_probe_of_built_images() {
         "{err}"
     );
 }
+
+/// Writes `data` as a blob of the OCI layout; its digest.
+fn put_blob(layout: &Path, data: &[u8]) -> String {
+    use sha2::Digest as _;
+    let hex = hex::encode(sha2::Sha256::digest(data));
+    std::fs::write(layout.join("blobs/sha256").join(&hex), data).expect("blob");
+    format!("sha256:{hex}")
+}
+
+/// An opm-like base image in an OCI layout (written here by hand, not by
+/// the project): one layer with /bin/opm, entrypoint /bin/opm, a label.
+fn opm_like_base(layout: &Path) {
+    std::fs::create_dir_all(layout.join("blobs/sha256")).expect("mkdir");
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(3);
+    h.set_mode(0o755);
+    h.set_cksum();
+    tar.append_data(&mut h, "bin/opm", &b"opm"[..])
+        .expect("tar");
+    let tar = tar.into_inner().expect("tar");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &tar).expect("gzip");
+    let layer = gz.finish().expect("gzip");
+    let diff_id = {
+        use sha2::Digest as _;
+        format!("sha256:{}", hex::encode(sha2::Sha256::digest(&tar)))
+    };
+    let layer_digest = put_blob(layout, &layer);
+    let config = serde_json::json!({
+        "architecture": "arm64", "os": "linux",
+        "config": {"Entrypoint": ["/bin/opm"], "Labels": {"base.label": "kept"}},
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
+    })
+    .to_string();
+    let config_digest = put_blob(layout, config.as_bytes());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": config_digest, "size": config.len()},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                    "digest": layer_digest, "size": layer.len()}],
+    })
+    .to_string();
+    let manifest_digest = put_blob(layout, manifest.as_bytes());
+    std::fs::write(
+        layout.join("oci-layout"),
+        r#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .expect("w");
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": manifest_digest, "size": manifest.len(),
+                       "annotations": {"org.opencontainers.image.ref.name": "v1"}}],
+    });
+    std::fs::write(layout.join("index.json"), index.to_string()).expect("w");
+}
+
+#[test]
+fn catalog_images_on_an_opm_base_and_on_scratch() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().join("base");
+    opm_like_base(&base);
+    let out = tmp.path().join("out");
+    let out_s = out.to_str().expect("utf-8");
+    let dir = catalog("kube-green");
+    let dir_s = dir.to_str().expect("utf-8");
+    let base_ref = format!("oci:{}:v1", base.display());
+    olm_ok(&[
+        "catalog",
+        "build",
+        dir_s,
+        "--base",
+        &base_ref,
+        "--tag",
+        &format!("oci:{out_s}:opm"),
+        "-q",
+    ]);
+    olm_ok(&[
+        "catalog",
+        "build",
+        dir_s,
+        "--base",
+        "scratch",
+        "--tag",
+        &format!("oci:{out_s}:scratch"),
+        "-q",
+    ]);
+
+    let config: Value = serde_json::from_str(&registry::skopeo(&[
+        "inspect",
+        "--config",
+        &format!("oci:{out_s}:opm"),
+    ]))
+    .expect("config");
+    let cfg = &config["config"];
+    // opm generate dockerfile's entrypoint and command; the cache is built at start.
+    assert_eq!(
+        cfg["Entrypoint"],
+        serde_json::json!(["/bin/opm"]),
+        "{config}"
+    );
+    assert_eq!(
+        cfg["Cmd"],
+        serde_json::json!([
+            "serve",
+            "/configs",
+            "--cache-dir=/tmp/cache",
+            "--cache-enforce-integrity=false"
+        ])
+    );
+    assert_eq!(cfg["Labels"][CONFIGS_LABEL], "/configs");
+    assert_eq!(cfg["Labels"]["base.label"], "kept");
+    assert_eq!(config["architecture"], "arm64", "the base's platform");
+    let files = layout_files(&out, "opm");
+    assert!(files.get("bin/opm").and_then(LayerEntry::data).is_some());
+    assert_eq!(
+        files.get("configs/catalog.yaml").and_then(LayerEntry::data),
+        Some(
+            std::fs::read(dir.join("catalog.yaml"))
+                .expect("read")
+                .as_slice()
+        ),
+        "DIR's files under /configs"
+    );
+
+    let files = layout_files(&out, "scratch");
+    assert!(files.keys().all(|k| k.starts_with("configs")), "data only");
+    // Served from the layout, both answer as the directory.
+    let want = answers(&serve(dir_s).addr);
+    assert_eq!(answers(&serve(&format!("oci:{out_s}:opm")).addr), want);
+    assert_eq!(answers(&serve(&format!("oci:{out_s}:scratch")).addr), want);
+}
