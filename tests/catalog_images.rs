@@ -125,15 +125,31 @@ fn catalog_images_of_the_shared_catalogs() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let layout = tmp.path().join("layout");
     let layout = layout.to_str().expect("utf-8");
+    let keys = tmp.path().join("k");
+    let keys = keys.to_str().expect("utf-8");
+    let o = Command::new(common::bin())
+        .args(["sign", "generate-key-pair", "--output-prefix", keys])
+        .env("COSIGN_PASSWORD", "pw")
+        .output()
+        .expect("keygen");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // The largest and the smallest of the seven (each build gzips the
     // runtime layer, the test binary's size: two keep CI time small).
     for name in ["koku-metrics-operator", "ecr-secret-operator"] {
         let dir = catalog(name);
         let dir_s = dir.to_str().expect("utf-8");
         let remote = reg.image(&format!("catalogs/{name}"), "v4.18");
-        let pushed = digest_of(&olm_ok(&[
-            "catalog", "build", dir_s, "--tag", &remote, "-q",
-        ]));
+        // Pushed by digest, signed, then tagged (--sign), as index images are.
+        let o = Command::new(common::bin())
+            .args(["catalog", "build", dir_s, "--tag", &remote, "-q"])
+            .args(["--sign", "--key", &format!("{keys}.key")])
+            .env("COSIGN_PASSWORD", "pw")
+            .env("HOME", "/nonexistent")
+            .output()
+            .expect("catalog build --sign");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let pushed = digest_of(&String::from_utf8_lossy(&o.stdout));
+        olm_ok(&["verify", &remote, "--key", &format!("{keys}.pub")]);
         let local = format!("oci:{layout}:{name}");
         let written = digest_of(&olm_ok(&["catalog", "build", dir_s, "--tag", &local, "-q"]));
         // Reproducible: the same catalog gives the same image, wherever it goes.
