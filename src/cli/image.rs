@@ -586,7 +586,8 @@ entrypoint /bin/olm-catalog and command `serve /database/index.db --address
 0.0.0.0`.
 
 Default base (no --base, or --base self): the project's own image, made on
-the fly from the running olm-catalog executable: /bin/olm-catalog plus, for a
+the fly from the running olm-catalog executable: /bin/olm-catalog,
+/bin/grpc_health_probe (a link to it: OLM's exec probe) plus, for a
 dynamically linked build, its ELF interpreter and shared libraries copied
 from this machine; user 65532, this machine's platform. The image runs by
 itself, with nothing to pull. --base scratch gives a data-only image (the
