@@ -281,6 +281,26 @@ fn generate_dockerfile_writes_what_opm_writes() {
     // As opm: an existing Dockerfile is not overwritten.
     let o = olm(&["catalog", "generate-dockerfile", dir_s]);
     assert_eq!(o.status.code(), Some(2));
+    // Without extra labels it ends at the configs label; -i names the base.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir(&plain).expect("mkdir");
+    olm_ok(&[
+        "catalog",
+        "generate-dockerfile",
+        &format!("{}/", plain.display()),
+        "-i",
+        "quay.io/operator-framework/opm:v1.73.0",
+    ]);
+    let text = std::fs::read_to_string(tmp.path().join("plain.Dockerfile")).expect("written");
+    assert!(
+        text.starts_with("# The base image is expected to contain\n# /bin/opm (with a serve subcommand) and /bin/grpc_health_probe\nFROM quay.io/operator-framework/opm:v1.73.0\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nADD plain /configs\n"), "{text}");
+    assert!(
+        text.ends_with("\nLABEL operators.operatorframework.io.index.configs.v1=/configs\n"),
+        "{text}"
+    );
 }
 
 /// An entry of an image's file system.
