@@ -82,12 +82,12 @@ pub struct SignAfterPush {
 }
 
 /// A `--sign` key, read, and the options to sign with.
-type LoadedSigner = (std::sync::Arc<KeySigner>, SignOptions);
+pub(super) type LoadedSigner = (std::sync::Arc<KeySigner>, SignOptions);
 
 impl SignAfterPush {
     /// The signer and options of `--sign`, or `None` without it. The key is
     /// read before anything is pushed, so a wrong password costs no push.
-    fn signer(&self) -> anyhow::Result<Option<LoadedSigner>> {
+    pub(super) fn signer(&self) -> anyhow::Result<Option<LoadedSigner>> {
         if let Some(loaded) = self.loaded.get() {
             return Ok(loaded.as_ref().clone());
         }
@@ -115,7 +115,7 @@ impl SignAfterPush {
 
 /// Pushes `set` to `dest`; with `--sign`, by digest, then the signature,
 /// then the tag (see [`olm_catalog::sign::push_and_sign`]).
-fn push(
+pub(super) fn push(
     rt: &tokio::runtime::Runtime,
     client: &RegistryClient,
     set: &oci::ImageSet,
@@ -274,7 +274,7 @@ impl RegistryArgs {
         self.flags.client_for(hosts)
     }
 
-    fn options(&self, platform: Option<&str>) -> anyhow::Result<BuildOptions> {
+    pub(super) fn options(&self, platform: Option<&str>) -> anyhow::Result<BuildOptions> {
         let mut opts = BuildOptions::from_env()?;
         opts.format = match self.format {
             FormatArg::Oci => Format::Oci,
@@ -286,7 +286,7 @@ impl RegistryArgs {
         Ok(opts)
     }
 
-    fn progress(&self) -> ProgressMode {
+    pub(super) fn progress(&self) -> ProgressMode {
         if self.quiet {
             ProgressMode::Off
         } else {
@@ -315,14 +315,14 @@ fn parse_platform(s: &str) -> anyhow::Result<Platform> {
     })
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")
 }
 
-fn parse_dest(tag: &str) -> anyhow::Result<ImageRef> {
+pub(super) fn parse_dest(tag: &str) -> anyhow::Result<ImageRef> {
     Ok(tag.parse::<ImageRef>()?)
 }
 
@@ -586,7 +586,8 @@ entrypoint /bin/olm-catalog and command `serve /database/index.db --address
 0.0.0.0`.
 
 Default base (no --base, or --base self): the project's own image, made on
-the fly from the running olm-catalog executable: /bin/olm-catalog plus, for a
+the fly from the running olm-catalog executable: /bin/olm-catalog,
+/bin/grpc_health_probe (a link to it: OLM's exec probe) plus, for a
 dynamically linked build, its ELF interpreter and shared libraries copied
 from this machine; user 65532, this machine's platform. The image runs by
 itself, with nothing to pull. --base scratch gives a data-only image (the

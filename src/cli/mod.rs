@@ -9,9 +9,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod catalog;
 mod graph;
 mod image;
 mod index;
+mod probe;
 mod serve;
 mod sign;
 mod validate;
@@ -56,6 +58,14 @@ olm-catalog bundle build operators/mypkg/1.0.0 --tag quay.io/me/mypkg-bundle:v1.
 olm-catalog graph render operators/etcd --format mermaid"
     )]
     Graph(graph::GraphCommand),
+    /// Build file-based catalog images, or a Dockerfile for them
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  olm-catalog catalog build catalog/ --tag quay.io/me/catalog:v1\n  \
+olm-catalog catalog build catalog/ --tag oci:out/catalog:v1 --base quay.io/operator-framework/opm:v1.73.0\n  \
+olm-catalog catalog generate-dockerfile catalog/"
+    )]
+    Catalog(catalog::CatalogCommand),
     /// Render a catalog template (basic, semver, substitutes; type detected from its schema) to FBC
     RenderTemplate(graph::RenderTemplateArgs),
     /// Build and maintain SQLite index databases and index images
@@ -97,6 +107,14 @@ enum IndexCommand {
 
 /// Parses arguments, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
+    // Started as /bin/grpc_health_probe (a link in the images we build).
+    if probe::invoked_as_probe() {
+        let args: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return ExitCode::from(probe::run(&args));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -108,6 +126,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bundle(BundleCommand::Validate(a)) => a.run(),
         Command::Bundle(BundleCommand::Build(a)) => a.run(),
+        Command::Catalog(c) => c.run(),
         Command::Graph(c) => c.run(),
         Command::RenderTemplate(a) => a.run(),
         Command::Index(IndexCommand::Database(c)) => c.run(),

@@ -21,6 +21,47 @@ pub const INDEX_ENTRYPOINT: &[&str] = &["/bin/olm-catalog"];
 pub const INDEX_CMD: &[&str] = &["serve", "/database/index.db", "--address", "0.0.0.0"];
 /// The gRPC port OLM probes.
 pub const INDEX_PORT: &str = "50051/tcp";
+/// The label naming where a catalog image keeps its file-based catalog.
+pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
+/// Where the file-based catalog is in a catalog image.
+pub const CONFIGS_PATH: &str = "/configs";
+/// The command of a catalog image on the project's own base.
+pub const CATALOG_CMD: &[&str] = &["serve", "/configs", "--address", "0.0.0.0"];
+/// The entrypoint `opm generate dockerfile` writes.
+pub const OPM_ENTRYPOINT: &[&str] = &["/bin/opm"];
+/// The command of a catalog image on an opm base: what `opm generate
+/// dockerfile` writes plus `--cache-enforce-integrity=false`. Its Dockerfile
+/// pre-builds the cache with `RUN opm serve --cache-only`; building without
+/// running anything, the image has no cache, and opm (which enforces the
+/// cache's integrity by default when `--cache-dir` is given) would refuse to
+/// start. So opm builds the cache in /tmp/cache when the pod starts.
+pub const OPM_CMD: &[&str] = &[
+    "serve",
+    "/configs",
+    "--cache-dir=/tmp/cache",
+    "--cache-enforce-integrity=false",
+];
+
+/// What a catalog-carrying layer adds to an image's config.
+#[derive(Debug, Clone, Copy)]
+pub struct Payload<'a> {
+    /// The label naming where the catalog is, and its value.
+    pub label: (&'a str, &'a str),
+    /// The entrypoint.
+    pub entrypoint: &'a [&'a str],
+    /// The command.
+    pub cmd: &'a [&'a str],
+    /// The history entry of the layer.
+    pub created_by: &'a str,
+}
+
+/// The payload of an index image (database, `/bin/olm-catalog serve`).
+pub const INDEX_PAYLOAD: Payload<'static> = Payload {
+    label: (INDEX_DB_LABEL, INDEX_DB_PATH),
+    entrypoint: INDEX_ENTRYPOINT,
+    cmd: INDEX_CMD,
+    created_by: "olm-catalog index build: ADD index.db /database/index.db",
+};
 
 /// How images are built.
 #[derive(Debug, Clone)]
@@ -401,6 +442,7 @@ fn index_config(
     diff_id: &str,
     opts: &BuildOptions,
     what: &str,
+    payload: &Payload,
 ) -> Result<Value, OciError> {
     let mut config = match base {
         Some(c) => c.clone(),
@@ -440,9 +482,9 @@ fn index_config(
     labels
         .as_object_mut()
         .ok_or_else(|| invalid("`config.Labels` is not an object"))?
-        .insert(INDEX_DB_LABEL.into(), json!(INDEX_DB_PATH));
-    cfg.insert("Entrypoint".into(), json!(INDEX_ENTRYPOINT));
-    cfg.insert("Cmd".into(), json!(INDEX_CMD));
+        .insert(payload.label.0.into(), json!(payload.label.1));
+    cfg.insert("Entrypoint".into(), json!(payload.entrypoint));
+    cfg.insert("Cmd".into(), json!(payload.cmd));
     let ports = cfg.entry("ExposedPorts").or_insert_with(|| json!({}));
     if ports.is_null() {
         *ports = json!({});
@@ -464,10 +506,7 @@ fn index_config(
     }
     hist.as_array_mut()
         .ok_or_else(|| invalid("`history` is not a list"))?
-        .push(history(
-            opts.epoch,
-            "olm-catalog index build: ADD index.db /database/index.db",
-        ));
+        .push(history(opts.epoch, payload.created_by));
     Ok(config)
 }
 
@@ -483,11 +522,23 @@ pub fn build_index_image(
     let mut layer = LayerBuilder::new();
     layer.file("database/index.db", database.to_vec(), 0o644);
     let built = layer.build(opts.epoch)?;
+    build_on_base(built, &INDEX_PAYLOAD, base, opts)
+}
+
+/// `base` (or nothing) plus the layer `built`, with the label, entrypoint
+/// and command of `payload`; for a multi-platform base, every platform gets
+/// the layer and the result is an index.
+pub fn build_on_base(
+    built: BuiltLayer,
+    payload: &Payload,
+    base: Option<&BaseImage>,
+    opts: &BuildOptions,
+) -> Result<ImageSet, OciError> {
     let diff_id = built.diff_id.clone();
     let mut set = empty_set();
     let db_layer = layer_item(&mut set, built, opts.format);
     let Some(base) = base else {
-        let config = index_config(None, &diff_id, opts, "scratch")?;
+        let config = index_config(None, &diff_id, opts, "scratch", payload)?;
         let (top, bytes) = single_image(&mut set, &config, vec![db_layer], opts.format);
         set.top = top;
         set.top_bytes = bytes;
@@ -534,7 +585,7 @@ pub fn build_index_image(
             layers.push(d);
         }
         layers.push(db_layer.clone());
-        let config = index_config(Some(&entry.config), &diff_id, opts, &what)?;
+        let config = index_config(Some(&entry.config), &diff_id, opts, &what, payload)?;
         let (mut desc, bytes) = single_image(&mut set, &config, layers, opts.format);
         desc.platform = entry.descriptor.platform.clone();
         desc.annotations = entry.descriptor.annotations.clone();
@@ -580,6 +631,16 @@ pub fn build_runtime_index_image(
     let mut layer = LayerBuilder::new();
     layer.file("database/index.db", database.to_vec(), 0o644);
     let built = layer.build(opts.epoch)?;
+    build_on_runtime(built, &INDEX_PAYLOAD, runtime, opts)
+}
+
+/// The runtime layer, then `built`, with the config of `payload`.
+pub fn build_on_runtime(
+    built: BuiltLayer,
+    payload: &Payload,
+    runtime: super::runtime::RuntimeLayer,
+    opts: &BuildOptions,
+) -> Result<ImageSet, OciError> {
     let diff_id = built.diff_id.clone();
     let mut set = empty_set();
     let runtime_diff_id = runtime.layer.diff_id.clone();
@@ -595,15 +656,159 @@ pub fn build_runtime_index_image(
         "rootfs": {"type": "layers", "diff_ids": [runtime_diff_id]},
         "history": [history(
             opts.epoch,
-            "olm-catalog index build: ADD olm-catalog and its shared libraries (default base)",
+            "olm-catalog: ADD olm-catalog, grpc_health_probe and shared libraries (default base)",
         )],
     });
     if let Some(v) = &runtime.platform.variant {
         base["variant"] = json!(v);
     }
-    let config = index_config(Some(&base), &diff_id, opts, "the default base")?;
+    let config = index_config(Some(&base), &diff_id, opts, "the default base", payload)?;
     let (top, bytes) = single_image(&mut set, &config, vec![runtime_desc, db_layer], opts.format);
     set.top = top;
     set.top_bytes = bytes;
     Ok(set)
+}
+
+/// Reads the file-based catalog directory `dir` into a layer under
+/// `configs/`, as `ADD DIR /configs` does: every file (hidden ones and
+/// `.indexignore` too, which the catalog loader reads), sorted; symbolic
+/// links are followed when they stay inside `dir`.
+pub fn catalog_layer(dir: &Path, epoch: u64) -> Result<BuiltLayer, OciError> {
+    let root = std::fs::canonicalize(dir).map_err(|e| io_err(dir, e))?;
+    if !root.is_dir() {
+        return Err(io_err(
+            dir,
+            "not a directory; give the file-based catalog's root",
+        ));
+    }
+    let top = CONFIGS_PATH.trim_start_matches('/');
+    let mut layer = LayerBuilder::new();
+    layer.dir(top);
+    for entry in walkdir::WalkDir::new(&root)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(|e| io_err(dir, e))?;
+        let path = entry.path();
+        if entry.depth() == 0 {
+            continue;
+        }
+        let real = std::fs::canonicalize(path).map_err(|e| io_err(path, e))?;
+        if !real.starts_with(&root) {
+            return Err(io_err(
+                path,
+                format!(
+                    "symbolic link to {}, outside the catalog; copy the file into it",
+                    real.display()
+                ),
+            ));
+        }
+        let rel = path.strip_prefix(&root).map_err(|e| io_err(path, e))?;
+        let rel = rel
+            .to_str()
+            .ok_or_else(|| io_err(path, "file name is not UTF-8"))?
+            .replace(std::path::MAIN_SEPARATOR, "/");
+        let name = format!("{top}/{rel}");
+        if entry.file_type().is_dir() {
+            layer.dir(&name);
+        } else if entry.file_type().is_file() {
+            let data = std::fs::read(path).map_err(|e| io_err(path, e))?;
+            layer.file(&name, data, 0o644);
+        } else {
+            return Err(io_err(path, "not a regular file or directory"));
+        }
+    }
+    layer.build(epoch)
+}
+
+/// What a catalog image is built on.
+pub enum CatalogBase<'a> {
+    /// The project's own image (see [`super::runtime`]): serves /configs.
+    Runtime(Box<super::runtime::RuntimeLayer>),
+    /// A base image: an opm image (entrypoint `/bin/opm`, as `opm generate
+    /// dockerfile` writes it), or one whose entrypoint is olm-catalog.
+    Image(&'a BaseImage),
+    /// Nothing: the catalog, label, entrypoint and command only.
+    Scratch,
+}
+
+/// Whether a base image's entrypoint is olm-catalog rather than opm.
+fn base_runs_olm_catalog(base: &BaseImage) -> bool {
+    base.entries.iter().all(|e| {
+        e.config
+            .pointer("/config/Entrypoint/0")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.ends_with("/olm-catalog"))
+    })
+}
+
+/// The history line of the catalog layer.
+const CATALOG_CREATED_BY: &str = "olm-catalog catalog build: ADD catalog /configs";
+
+/// Builds a catalog image of the file-based catalog in `dir`: its base plus
+/// a layer with the catalog under `/configs`, the label
+/// `operators.operatorframework.io.index.configs.v1=/configs` and the
+/// entrypoint and command that serve it (olm-catalog's on the project's own
+/// base or a base whose entrypoint is olm-catalog; opm's otherwise). The
+/// catalog is not validated here (the command does it first).
+pub fn build_catalog_image(
+    dir: &Path,
+    base: CatalogBase,
+    opts: &BuildOptions,
+) -> Result<ImageSet, OciError> {
+    let built = catalog_layer(dir, opts.epoch)?;
+    let ours = Payload {
+        label: (CONFIGS_LABEL, CONFIGS_PATH),
+        entrypoint: INDEX_ENTRYPOINT,
+        cmd: CATALOG_CMD,
+        created_by: CATALOG_CREATED_BY,
+    };
+    match base {
+        CatalogBase::Runtime(runtime) => build_on_runtime(built, &ours, *runtime, opts),
+        CatalogBase::Scratch => build_on_base(built, &ours, None, opts),
+        CatalogBase::Image(b) if base_runs_olm_catalog(b) => {
+            build_on_base(built, &ours, Some(b), opts)
+        }
+        CatalogBase::Image(b) => {
+            let opm = Payload {
+                entrypoint: OPM_ENTRYPOINT,
+                cmd: OPM_CMD,
+                ..ours
+            };
+            build_on_base(built, &opm, Some(b), opts)
+        }
+    }
+}
+
+/// The Dockerfile `opm generate dockerfile` writes for the catalog
+/// directory named `index_dir` (beside the Dockerfile), on `base_image`,
+/// with `extra_labels` (key order kept sorted, as Go's template ranges over
+/// a map).
+pub fn catalog_dockerfile(
+    base_image: &str,
+    index_dir: &str,
+    extra_labels: &BTreeMap<String, String>,
+) -> String {
+    let mut out = format!(
+        "# The base image is expected to contain\n\
+         # /bin/opm (with a serve subcommand) and /bin/grpc_health_probe\n\
+         FROM {base_image}\n\n\
+         # Configure the entrypoint and command\n\
+         ENTRYPOINT [\"/bin/opm\"]\n\
+         CMD [\"serve\", \"/configs\", \"--cache-dir=/tmp/cache\"]\n\n\
+         # Copy declarative config root into image at /configs and pre-populate serve cache\n\
+         ADD {index_dir} /configs\n\
+         RUN [\"/bin/opm\", \"serve\", \"/configs\", \"--cache-dir=/tmp/cache\", \"--cache-only\"]\n\n\
+         # Set DC-specific label for the location of the DC root directory\n\
+         # in the image\n\
+         LABEL {CONFIGS_LABEL}=/configs"
+    );
+    if !extra_labels.is_empty() {
+        out.push_str("\n\n# Set other custom labels");
+        for (k, v) in extra_labels {
+            out.push_str(&format!("\nLABEL \"{k}\"=\"{v}\""));
+        }
+    }
+    out.push('\n');
+    out
 }

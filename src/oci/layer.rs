@@ -30,6 +30,7 @@ use super::OciError;
 enum Entry {
     Dir,
     File { data: Vec<u8>, mode: u32 },
+    Symlink { target: String },
 }
 
 /// Collects entries, then writes them as a reproducible layer.
@@ -68,6 +69,19 @@ impl LayerBuilder {
         let path = path.trim_matches('/').to_string();
         self.parents(&path);
         self.entries.entry(path).or_insert(Entry::Dir);
+    }
+
+    /// Adds a symbolic link at `path` pointing to `target` (as written,
+    /// usually relative to the link's directory), with its parents.
+    pub fn symlink(&mut self, path: &str, target: &str) {
+        let path = path.trim_start_matches('/').to_string();
+        self.parents(&path);
+        self.entries.insert(
+            path,
+            Entry::Symlink {
+                target: target.to_string(),
+            },
+        );
     }
 
     fn parents(&mut self, path: &str) {
@@ -119,6 +133,12 @@ impl LayerBuilder {
                     header.set_mode(*mode);
                     header.set_size(data.len() as u64);
                     builder.append_data(&mut header, path, data.as_slice())?;
+                }
+                Entry::Symlink { target } => {
+                    header.set_entry_type(tar::EntryType::Symlink);
+                    header.set_mode(0o777);
+                    header.set_size(0);
+                    builder.append_link(&mut header, path, target)?;
                 }
             }
         }

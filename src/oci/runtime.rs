@@ -1,5 +1,6 @@
 //! The project's own image, made without a daemon: a layer holding the
-//! running `olm-catalog` executable at `/bin/olm-catalog` and, when it is
+//! running `olm-catalog` executable at `/bin/olm-catalog` (and
+//! `/bin/grpc_health_probe`, a link to it) and, when it is
 //! dynamically linked, its ELF interpreter and every shared library it needs
 //! (recursively), copied from the host at the paths the loader searches.
 //!
@@ -18,6 +19,10 @@ use super::OciError;
 
 /// Where the executable is in the image (root-relative).
 pub const RUNTIME_BIN: &str = "bin/olm-catalog";
+/// Where `grpc_health_probe` is in the image: a symbolic link to the
+/// executable, which acts as the probe when started under that name (OLM's
+/// catalog pods run `grpc_health_probe -addr=:50051` as their exec probe).
+pub const RUNTIME_PROBE: &str = "bin/grpc_health_probe";
 /// The user the image runs as (distroless' `nonroot`).
 pub const RUNTIME_USER: &str = "65532:65532";
 
@@ -207,7 +212,8 @@ pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
     }
     let mut layer = LayerBuilder::new();
     layer.file(RUNTIME_BIN, bin, 0o755);
-    let mut names = vec![RUNTIME_BIN.to_string()];
+    layer.symlink(RUNTIME_PROBE, "olm-catalog");
+    let mut names = vec![RUNTIME_BIN.to_string(), RUNTIME_PROBE.to_string()];
     for (path, data) in files {
         names.push(path.clone());
         layer.file(&path, data, 0o755);
