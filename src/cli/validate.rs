@@ -1,5 +1,5 @@
 //! `bundle validate` command.
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -48,26 +48,9 @@ pub struct ValidateArgs {
     /// that walks a tree. They are counted in the summary; -v lists them.
     #[arg(long = "skip-non-bundles")]
     pub skip_non_bundles: bool,
-    /// List the skipped paths and why each is not a bundle (on stderr)
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "human")]
     pub output: Format,
-    /// Color in human output: auto (only on a terminal, unless NO_COLOR is set), always, never
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
-}
-
-/// When to color human output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
 }
 
 /// Checks `--k8s-version`: `1.25`, `1.25.3` or `v1.25.3`.
@@ -110,24 +93,16 @@ impl ValidateArgs {
             .into_iter()
             .partition(|r| self.skip_non_bundles && validate::is_non_bundle(r));
         let mut text = match self.output {
-            Format::Human => {
-                let color = match self.color {
-                    ColorChoice::Always => true,
-                    ColorChoice::Never => false,
-                    ColorChoice::Auto => {
-                        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                    }
-                };
-                diag::render_human(&reports, color)
-            }
+            Format::Human => diag::render_human(&reports, super::common::color_stdout()),
             Format::Json => diag::render_json(&reports),
             Format::Sarif => diag::render_sarif(&reports, &validate::rules::summary),
         };
+        let verbose = super::common::verbosity() > 0;
         if !skipped.is_empty() {
             // Human output says it after the summary; machine formats keep
             // stdout to their schema, so there it goes to stderr.
             let mut note = String::new();
-            if self.verbose {
+            if verbose {
                 for r in &skipped {
                     let why = r.findings.first().map(|f| f.message.as_str()).unwrap_or("");
                     note.push_str(&format!("skipped {}: {why}\n", r.subject));
@@ -137,7 +112,7 @@ impl ValidateArgs {
                 "{} skipped: not bundle{}{}\n",
                 skipped.len(),
                 if skipped.len() == 1 { "" } else { "s" },
-                if self.verbose { "" } else { " (-v lists them)" }
+                if verbose { "" } else { " (-v lists them)" }
             ));
             if self.output == Format::Human {
                 text.push_str(&note);
