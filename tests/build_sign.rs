@@ -1,9 +1,7 @@
 //! `bundle build --sign` and `index build --sign`: what is pushed is signed
 //! by digest, and a bad key stops the build before anything is written.
-mod common;
-#[path = "common/registry.rs"]
-#[allow(dead_code)]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::process::Command;
 

@@ -1,5 +1,5 @@
 //! `validate` on real and broken catalogs.
-mod common;
+use crate::common;
 
 use std::process::Command;
 

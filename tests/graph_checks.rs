@@ -1,6 +1,6 @@
 //! Graph checks, modes, templates and the `graph` commands on small
 //! hand-written fixtures (fixtures/graph).
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

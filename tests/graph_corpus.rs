@@ -1,5 +1,5 @@
 //! The graph module against the real community-operators corpus.
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,9 +1,7 @@
 //! Graph rules, modes and templates on small hand-written fixtures
 //! (fixtures/graph): the cases tests/graph_checks.rs does not cover.
-mod common;
-#[path = "common/registry.rs"]
-#[allow(dead_code)]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::collections::BTreeMap;
 use std::process::Command;

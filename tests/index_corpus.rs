@@ -1,6 +1,6 @@
 //! Index builds from the real corpus, checked table by table against opm's
 //! rules and the corpus's FBC catalogs.
-mod common;
+use crate::common;
 
 use common::package_bundle_dirs as bundle_dirs;
 

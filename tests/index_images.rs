@@ -1,10 +1,8 @@
 //! `index add` of bundle image references: bundles pushed to a real
 //! registry (Debian's docker-registry on loopback) are pulled, unpacked and
 //! loaded; the index records each bundle by its image reference, as opm does.
-mod common;
-#[path = "common/registry.rs"]
-#[allow(dead_code)]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::process::Command;
 

@@ -12,7 +12,7 @@
 //!   `BundleGraphLoader.AddBundleToGraph` + `AddPackageChannelsFromGraph`;
 //! * the 16 `updateGraph: replaces-mode` packages: invariants, and opm's
 //!   refusal exactly when a bundle would be pruned.
-mod common;
+use crate::common;
 
 use common::rows;
 

@@ -3,7 +3,7 @@
 //! operator-registry's rules (pkg/sqlite/load.go `DeprecateBundle`,
 //! `addSubstitutesFor`, `rmStrandedBundles`; pkg/lib/registry
 //! `DeprecateFromRegistry`; pkg/sqlite/deprecate.go `MaybeRemovePackages`).
-mod common;
+use crate::common;
 
 use common::rows;
 

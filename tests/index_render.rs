@@ -5,7 +5,7 @@
 //! expectations read from the index itself (render's input), and the round
 //! trip sqlite → FBC → sqlite of a semver index with cleared content,
 //! bundle images, a deprecated bundle and a substitute.
-mod common;
+use crate::common;
 
 use common::rows;
 

@@ -3,7 +3,7 @@
 //! the first changed page until the commit, and stays behind after a kill),
 //! injected failures, leftovers of killed runs, the file mode of new
 //! databases, second writers, and files that are not opm indexes.
-mod common;
+use crate::common;
 
 use common::package_bundle_dirs as bundle_dirs;
 

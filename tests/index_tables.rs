@@ -14,7 +14,7 @@
 //!   annotation);
 //! * properties of the CSV's `olm.properties` annotation
 //!   keep their bytes (opm marshals a `json.RawMessage`).
-mod common;
+use crate::common;
 
 use common::rows;
 

@@ -1,9 +1,7 @@
 //! `bundle build` of many bundles in one call (`DIR... --tag-template`,
 //! `--bundles-file`), against a real registry, read back with skopeo.
-mod common;
-#[allow(dead_code)]
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::path::{Path, PathBuf};
 

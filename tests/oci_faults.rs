@@ -1,10 +1,8 @@
 //! Faults against a real registry: the registry dying in the middle of a
 //! push, auth failures, bursts of 5xx and dropped connections, and a blob
 //! truncated in storage.
-mod common;
-#[allow(dead_code)]
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

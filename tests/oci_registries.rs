@@ -2,10 +2,8 @@
 //! docker credential helpers, a base image on one registry and the index on
 //! another, and zstd layers written by skopeo. All against real Debian
 //! docker-registry processes on loopback.
-mod common;
-#[allow(dead_code)]
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

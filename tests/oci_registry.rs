@@ -1,9 +1,7 @@
 //! Bundle and index images against a real registry (Debian's
 //! docker-registry), read back with skopeo and with our own pull.
-mod common;
-#[allow(dead_code)]
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,7 @@
 //! `serve IMAGE_REF`: an index image pushed to a real registry is fetched,
 //! its database unpacked and served; a gRPC client lists its packages.
-mod common;
-#[path = "common/registry.rs"]
-#[allow(dead_code)]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

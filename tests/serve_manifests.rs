@@ -4,7 +4,7 @@
 //! must accept the stored column and give exactly the objects the decoding
 //! path gives.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

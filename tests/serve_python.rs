@@ -3,7 +3,7 @@
 //! `cargo test` covers them. Missing Python modules fail the test: install
 //! them with `pip install -r tests/python/requirements.txt`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

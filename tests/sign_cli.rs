@@ -2,7 +2,7 @@
 //! digest pinning, OCI layouts and the bundle (referrer) format, against a
 //! real loopback registry.
 
-mod sign_common;
+use crate::sign_common;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -6,7 +6,7 @@
 //! - encrypted keys made by either decrypt with the other;
 //! - tampered payloads, signatures and digests are refused by both.
 
-mod sign_common;
+use crate::sign_common;
 
 use std::collections::HashMap;
 use std::path::Path;

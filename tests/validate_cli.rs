@@ -1,7 +1,7 @@
 //! `olm-catalog bundle validate` run as a process: exit codes, the three
 //! output formats, argument order, non-bundle paths and selectors.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,10 +2,10 @@
 //! validators: no panic, and a summary (bundles with errors, findings per
 //! rule) that must equal the recorded `tests/data/corpus_validate_summary.json`.
 //! After a deliberate rule change, regenerate it with
-//! `OLM_CATALOG_UPDATE_SNAPSHOTS=1 cargo test --test validate_corpus` and
+//! `OLM_CATALOG_UPDATE_SNAPSHOTS=1 cargo test --test suite validate_corpus::` and
 //! review the diff.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

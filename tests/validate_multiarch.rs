@@ -4,10 +4,8 @@
 //! pushed with the oci module, and the CSV's arch labels are checked against
 //! what the registry says.
 
-mod common;
-#[allow(dead_code)]
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! suite) and change one field; `fixtures/optional/broken` breaks many rules
 //! at once and pins every finding's level, file and line.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

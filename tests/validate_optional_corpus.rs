@@ -3,10 +3,10 @@
 //! the recorded summary `tests/data/corpus_optional_summary.json`.
 //!
 //! After a deliberate rule change, re-record with
-//! `OLM_CATALOG_RECORD=1 cargo test --test validate_optional_corpus` and
+//! `OLM_CATALOG_RECORD=1 cargo test --test suite validate_optional_corpus::` and
 //! review the diff of the summary.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! of it with one edit breaks exactly the rule under test (at its level, with
 //! a location).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

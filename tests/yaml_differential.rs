@@ -11,7 +11,7 @@
 //! small fixture, and `known_differences_hold` asserts both sides of it, so
 //! that a difference is never waved through unexamined.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};

@@ -13,19 +13,31 @@ use olm_catalog::serve::{serve, CatalogSource, ServeOptions};
 #[command(after_help = "Examples:\n  \
 olm-catalog serve index.db\n  \
 olm-catalog serve catalog/ --address 0.0.0.0 --port 50051\n  \
-olm-catalog serve /database/index.db --watch\n\n\
+olm-catalog serve /database/index.db --watch\n  \
+olm-catalog serve catalog/ --http :8080                # catalogd's HTTP API only\n  \
+olm-catalog serve catalog/ --port 50051 --http :8080   # gRPC and HTTP side by side\n\n\
 Check it with grpcurl (reflection is on, no proto file needed):\n  \
 grpcurl -plaintext localhost:50051 list\n  \
-grpcurl -plaintext -d '{\"name\":\"etcd\"}' localhost:50051 api.Registry/GetPackage")]
+grpcurl -plaintext -d '{\"name\":\"etcd\"}' localhost:50051 api.Registry/GetPackage\n\n\
+and the HTTP API with curl:\n  \
+curl --compressed 'http://localhost:8080/api/v1/metas?schema=olm.package'")]
 pub struct ServeArgs {
     /// Catalog: a SQLite index (index.db) or a file-based catalog directory
     pub catalog: String,
     /// Address to listen on (the index image passes 0.0.0.0)
     #[arg(long, default_value = "127.0.0.1")]
     pub address: IpAddr,
-    /// Port to listen on (OLM probes 50051)
-    #[arg(long, short = 'p', default_value_t = 50051)]
-    pub port: u16,
+    /// gRPC port to listen on (OLM probes 50051); default 50051, and with
+    /// --http only when given
+    #[arg(long, short = 'p', value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Also (or, without --port, only) serve catalogd's HTTP API
+    /// (/api/v1/all, /api/v1/metas) on HOST:PORT, :PORT or PORT (on --address)
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// ClusterCatalog name the HTTP API also answers under, at /catalogs/NAME/api/v1/...
+    #[arg(long, default_value = "catalog", value_name = "NAME")]
+    pub catalog_name: String,
     /// Reload the catalog, without a restart, when it changes on disk
     #[arg(long)]
     pub watch: bool,
@@ -46,6 +58,13 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Loads the catalog and serves it until SIGTERM or SIGINT.
     pub fn run(self) -> CmdResult {
+        let http = match &self.http {
+            Some(a) => Some(http_addr(a, self.address)?),
+            None => None,
+        };
+        if let Some(msg) = olm_catalog::serve::http::catalog_name_error(&self.catalog_name) {
+            anyhow::bail!("--catalog-name {}: {msg}", self.catalog_name);
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .max_blocking_threads(16)
@@ -67,7 +86,10 @@ impl ServeArgs {
             (CatalogSource::detect(&self.catalog)?, None)
         };
         let opts = ServeOptions {
-            addr: SocketAddr::new(self.address, self.port),
+            addr: SocketAddr::new(self.address, self.port.unwrap_or(50051)),
+            grpc: http.is_none() || self.port.is_some(),
+            http,
+            http_catalog_name: self.catalog_name.clone(),
             watch: self
                 .watch
                 .then(|| Duration::from_millis(self.watch_interval.max(50))),
@@ -79,5 +101,17 @@ impl ServeArgs {
         };
         runtime.block_on(serve(source, opts))?;
         Ok(0)
+    }
+}
+
+/// `--http`: HOST:PORT, :PORT or PORT (the last two on `--address`).
+fn http_addr(arg: &str, address: IpAddr) -> anyhow::Result<SocketAddr> {
+    if let Ok(a) = arg.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let port = arg.strip_prefix(':').unwrap_or(arg);
+    match port.parse::<u16>() {
+        Ok(p) => Ok(SocketAddr::new(address, p)),
+        Err(_) => anyhow::bail!("--http {arg}: expected HOST:PORT, :PORT or PORT"),
     }
 }

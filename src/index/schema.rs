@@ -123,14 +123,6 @@ fn has_object(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
     )
 }
 
-/// Whether a write must first change the schema (see the module docs).
-pub fn needs_upgrade(conn: &Connection) -> rusqlite::Result<bool> {
-    Ok(match version(conn)? {
-        Some(OPM_VERSION) => false,
-        Some(_) | None => true,
-    })
-}
-
 /// Brings the database to version 13 (see the module docs). Runs in the
 /// caller's transaction, so a failed write leaves the old schema.
 pub fn upgrade(conn: &Connection) -> anyhow::Result<()> {
@@ -766,6 +758,119 @@ mod tests {
         assert_eq!(format_utc(0), "1970-01-01 00:00:00");
         assert_eq!(format_utc(1_764_786_266), "2025-12-03 18:24:26");
         assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00");
+    }
+
+    /// A database as opm's first release wrote it (migration 000's tables,
+    /// no version) gets every migration's rows: related images, version,
+    /// skipRange and required APIs from the stored CSV, APIs by bundle,
+    /// replaces from the entries, olm.package/olm.gvk properties, olm.gvk
+    /// dependencies without `type`.
+    #[test]
+    fn migrations_fill_in_rows_of_a_database_of_the_first_schema() {
+        let mut c = Connection::open_in_memory().expect("db");
+        // The first schema's keys are circular (package <-> channel).
+        c.execute_batch("PRAGMA foreign_keys = OFF;").expect("fk");
+        migrations::up(&c, 0).expect("000");
+        let csv = |name: &str, version: &str| {
+            serde_json::json!({
+                "kind": "ClusterServiceVersion",
+                "metadata": {"name": name, "annotations": {"olm.skipRange": "<1.0.0"}},
+                "spec": {
+                    "version": version,
+                    "relatedImages": [{"name": "r", "image": format!("example.com/rel:{version}")}],
+                    "install": {"spec": {"deployments": [{"spec": {"template": {"spec": {
+                        "containers": [{"image": format!("example.com/op:{version}")}]}}}}]}},
+                    "customresourcedefinitions": {"required": [
+                        {"name": "others.other.io", "version": "v1", "kind": "Other"}]}
+                }
+            })
+            .to_string()
+        };
+        c.execute_batch(&format!(
+            "INSERT INTO operatorbundle VALUES ('op.v1', '{}', ''), ('op.v0', '{}', '');
+             INSERT INTO package VALUES ('op', 'stable');
+             INSERT INTO channel VALUES ('stable', 'op', 'op.v1');
+             INSERT INTO channel_entry VALUES (1, 'stable', 'op', 'op.v1', 2, 0), (2, 'stable', 'op', 'op.v0', NULL, 1);
+             INSERT INTO api VALUES ('example.com', 'v1', 'Thing', 'things');
+             INSERT INTO api_provider VALUES ('example.com', 'v1', 'Thing', 1);",
+            csv("op.v1", "1.0.0"),
+            csv("op.v0", "0.9.0")
+        ))
+        .expect("rows");
+        // As a writer opens it (see `db::configure`).
+        c.execute_batch("PRAGMA foreign_keys = ON;").expect("fk");
+        let tx = c.transaction().expect("tx");
+        upgrade(&tx).expect("upgrade");
+        tx.commit().expect("commit");
+        let q = |sql: &str| -> Vec<Vec<String>> {
+            let mut st = c.prepare(sql).expect("prepare");
+            let n = st.column_count();
+            st.query_map([], |r| {
+                Ok((0..n)
+                    .map(|i| {
+                        crate::index::db::text(r, i)
+                            .ok()
+                            .flatten()
+                            .unwrap_or("NULL".into())
+                    })
+                    .collect())
+            })
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+        };
+        let v = |rows: &[&[&str]]| -> Vec<Vec<String>> {
+            rows.iter()
+                .map(|r| r.iter().map(|x| x.to_string()).collect())
+                .collect()
+        };
+        assert_eq!(q("SELECT version FROM schema_migrations"), v(&[&["13"]]));
+        assert_eq!(
+            q("SELECT name, version, skiprange, replaces, skips FROM operatorbundle ORDER BY name"),
+            v(&[&["op.v0", "0.9.0", "<1.0.0", "", ""], &["op.v1", "1.0.0", "<1.0.0", "op.v0", ""]])
+        );
+        assert_eq!(
+            q("SELECT operatorbundle_name, image FROM related_image ORDER BY 1, 2"),
+            v(&[
+                &["op.v0", "example.com/op:0.9.0"],
+                &["op.v0", "example.com/rel:0.9.0"],
+                &["op.v1", "example.com/op:1.0.0"],
+                &["op.v1", "example.com/rel:1.0.0"]
+            ])
+        );
+        assert_eq!(
+            q("SELECT group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM api_provider"),
+            v(&[&["example.com", "v1", "Thing", "op.v1", "1.0.0", "NULL"]])
+        );
+        assert_eq!(
+            q("SELECT group_name, kind, operatorbundle_name FROM api_requirer ORDER BY 3"),
+            v(&[
+                &["other.io", "Other", "op.v0"],
+                &["other.io", "Other", "op.v1"]
+            ])
+        );
+        assert_eq!(
+            q("SELECT type, value, operatorbundle_name FROM properties ORDER BY 1, 2"),
+            v(&[
+                &[
+                    "olm.gvk",
+                    r#"{"group":"example.com","kind":"Thing","version":"v1"}"#,
+                    "op.v1"
+                ],
+                &[
+                    "olm.package",
+                    r#"{"packageName":"op","version":"1.0.0"}"#,
+                    "op.v1"
+                ]
+            ])
+        );
+        assert_eq!(
+            q("SELECT DISTINCT type, value FROM dependencies"),
+            v(&[&[
+                "olm.gvk",
+                r#"{"group":"other.io","kind":"Other","version":"v1"}"#
+            ]])
+        );
     }
 
     #[test]

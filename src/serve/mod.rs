@@ -10,6 +10,7 @@
 
 pub mod csv;
 pub mod fbc;
+pub mod http;
 pub mod image;
 pub mod model;
 pub mod service;
@@ -91,8 +92,14 @@ impl CatalogSource {
 /// How to serve.
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
-    /// Address to listen on.
+    /// Address the gRPC API listens on.
     pub addr: SocketAddr,
+    /// Whether to serve the gRPC API (`--http` alone serves only HTTP).
+    pub grpc: bool,
+    /// Address catalogd's HTTP API listens on, if it is served.
+    pub http: Option<SocketAddr>,
+    /// The ClusterCatalog name the HTTP API answers for under `/catalogs/NAME/`.
+    pub http_catalog_name: String,
     /// Reload the catalog when its file changes.
     pub watch: Option<Duration>,
     /// Longest a call may run (grpc-timeout from the client may be shorter).
@@ -152,54 +159,57 @@ async fn shutdown_signal() {
     }
 }
 
-/// Serves `source` until SIGTERM or SIGINT, then lets calls in flight finish.
+/// Serves `source` until SIGTERM or SIGINT, then lets calls in flight finish:
+/// the gRPC API, catalogd's HTTP API ([`http`]), or both side by side.
 pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let registry = {
+    let grpc_load = opts.grpc.then(|| {
         let source = source.clone();
         tokio::task::spawn_blocking(move || source.load())
-            .await
-            .context("loading catalog")??
+    });
+    let http_load = opts.http.is_some().then(|| {
+        let source = source.clone();
+        tokio::task::spawn_blocking(move || http::HttpCatalog::load(&source))
+    });
+    let current = match grpc_load {
+        Some(task) => {
+            let registry = task.await.context("loading catalog")??;
+            eprintln!(
+                "loaded {} from {} in {} ms",
+                registry.summary(),
+                source.path().display(),
+                started.elapsed().as_millis()
+            );
+            Some(Current::new(registry))
+        }
+        None => None,
     };
-    eprintln!(
-        "loaded {} from {} in {} ms",
-        registry.summary(),
-        source.path().display(),
-        started.elapsed().as_millis()
-    );
-    let current = Current::new(registry);
+    let http_current = match http_load {
+        Some(task) => {
+            let cat = task.await.context("loading catalog")??;
+            eprintln!(
+                "loaded {} objects ({} bytes) for the HTTP API from {} in {} ms",
+                cat.len(),
+                cat.content().len(),
+                source.path().display(),
+                started.elapsed().as_millis()
+            );
+            Some(http::HttpCurrent::new(cat))
+        }
+        None => None,
+    };
 
-    let listener = tokio::net::TcpListener::bind(opts.addr)
-        .await
-        .with_context(|| format!("listening on {}", opts.addr))?;
-    let local = listener.local_addr()?;
-    let incoming = tonic::transport::server::TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(Duration::from_secs(60)));
-
-    // Health answers SERVING for any service name, as opm's does; its Watch
-    // streams end when shutdown starts.
-    let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
-    let health =
-        tonic_health::pb::health_server::HealthServer::new(HealthService::new(stopping_rx));
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-        .context("building reflection service")?;
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()
-        .context("building reflection service")?;
-
-    let registry_svc =
-        crate::proto::registry_server::RegistryServer::new(RegistryService::new(current.clone()))
-            .max_decoding_message_size(opts.max_request_bytes)
-            .max_encoding_message_size(opts.max_response_bytes);
+    // One stop signal for both servers; health Watch streams end on it too.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        eprintln!("shutting down: finishing calls in flight");
+        let _ = stop_tx.send(true);
+    });
 
     if let Some(interval) = opts.watch {
         let current = current.clone();
+        let http_current = http_current.clone();
         let source = source.clone();
         tokio::spawn(async move {
             let mut last = fingerprint(source.path());
@@ -215,23 +225,114 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
                     continue;
                 }
                 last = now;
-                let src = source.clone();
-                match tokio::task::spawn_blocking(move || src.load()).await {
-                    Ok(Ok(r)) => {
-                        eprintln!("reloaded {}", r.summary());
-                        current.set(r);
+                if let Some(current) = &current {
+                    let src = source.clone();
+                    match tokio::task::spawn_blocking(move || src.load()).await {
+                        Ok(Ok(r)) => {
+                            eprintln!("reloaded {}", r.summary());
+                            current.set(r);
+                        }
+                        Ok(Err(e)) => {
+                            eprintln!("reload failed, still serving the previous catalog: {e:#}")
+                        }
+                        Err(e) => eprintln!("reload failed: {e}"),
                     }
-                    Ok(Err(e)) => {
-                        eprintln!("reload failed, still serving the previous catalog: {e:#}")
+                }
+                if let Some(http_current) = &http_current {
+                    let src = source.clone();
+                    match tokio::task::spawn_blocking(move || http::HttpCatalog::load(&src)).await {
+                        Ok(Ok(c)) => {
+                            eprintln!("reloaded {} objects for the HTTP API", c.len());
+                            http_current.set(c);
+                        }
+                        Ok(Err(e)) => eprintln!(
+                            "HTTP reload failed, still serving the previous catalog: {e:#}"
+                        ),
+                        Err(e) => eprintln!("HTTP reload failed: {e}"),
                     }
-                    Err(e) => eprintln!("reload failed: {e}"),
                 }
             }
         });
     }
 
+    let grpc = match current {
+        Some(current) => Some(grpc_server(current, &opts, stop_rx.clone()).await?),
+        None => None,
+    };
+    let http_server = match (http_current, opts.http) {
+        (Some(current), Some(addr)) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("listening on {addr} (--http)"))?;
+            eprintln!(
+                "serving catalogd HTTP API on {} (/api/v1/all, /api/v1/metas, /catalogs/{}/api/v1/...)",
+                listener.local_addr()?,
+                opts.http_catalog_name
+            );
+            Some(http::run(
+                listener,
+                current,
+                opts.http_catalog_name.clone(),
+                stop_rx.clone(),
+                opts.drain_timeout,
+            ))
+        }
+        _ => None,
+    };
+    let grpc_fut = async {
+        match grpc {
+            Some(f) => f.await,
+            None => Ok(()),
+        }
+    };
+    let http_fut = async {
+        match http_server {
+            Some(f) => f.await,
+            None => Ok(()),
+        }
+    };
+    tokio::try_join!(grpc_fut, http_fut)?;
+    Ok(())
+}
+
+/// Binds the gRPC port and returns the server, which runs until `stop`.
+async fn grpc_server(
+    current: Current,
+    opts: &ServeOptions,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<impl std::future::Future<Output = anyhow::Result<()>>> {
+    let listener = tokio::net::TcpListener::bind(opts.addr)
+        .await
+        .with_context(|| format!("listening on {}", opts.addr))?;
+    let local = listener.local_addr()?;
+    let incoming = tonic::transport::server::TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(Some(Duration::from_secs(60)));
+
+    // Health answers SERVING for any service name, as opm's does; its Watch
+    // streams end when shutdown starts.
+    let health =
+        tonic_health::pb::health_server::HealthServer::new(HealthService::new(stop.clone()));
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .context("building reflection service")?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .context("building reflection service")?;
+
+    let registry_svc =
+        crate::proto::registry_server::RegistryServer::new(RegistryService::new(current))
+            .max_decoding_message_size(opts.max_request_bytes)
+            .max_encoding_message_size(opts.max_response_bytes);
+
     eprintln!("serving api.Registry on {local}");
-    let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
+    let drain_timeout = opts.drain_timeout;
+    let mut stop_serve = stop.clone();
+    let mut stop_drain = stop;
     let server = tonic::transport::Server::builder()
         .timeout(opts.request_timeout)
         .concurrency_limit_per_connection(256)
@@ -243,20 +344,19 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
         .add_service(reflection_v1alpha)
         .add_service(registry_svc)
         .serve_with_incoming_shutdown(incoming, async move {
-            shutdown_signal().await;
-            eprintln!("shutting down: finishing calls in flight");
-            let _ = stopping_tx.send(true);
-            let _ = drain_tx.send(());
+            http::stopped(&mut stop_serve).await;
         });
-    tokio::pin!(server);
-    tokio::select! {
-        r = &mut server => r.context("serving")?,
-        _ = async {
-            let _ = drain_rx.await;
-            tokio::time::sleep(opts.drain_timeout).await;
-        } => {
-            eprintln!("calls still running after {:?}: exiting", opts.drain_timeout);
+    Ok(async move {
+        tokio::pin!(server);
+        tokio::select! {
+            r = &mut server => r.context("serving")?,
+            _ = async {
+                http::stopped(&mut stop_drain).await;
+                tokio::time::sleep(drain_timeout).await;
+            } => {
+                eprintln!("calls still running after {drain_timeout:?}: exiting");
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

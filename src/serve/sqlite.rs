@@ -85,6 +85,8 @@ pub struct SqliteRegistry {
     details: Details,
     /// Bundle name -> `GetApisForEntry` answer with an empty manifest set.
     apis: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
+    /// Bundle name -> ListBundles' provided and required GVKs (no plural).
+    legacy_gvks: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
     /// Bundle name -> every (type, value, version, path) property row.
     properties: HashMap<Str, Vec<PropRow>>,
     dependencies: HashMap<Str, Vec<PropRow>>,
@@ -319,6 +321,7 @@ impl SqliteRegistry {
 
         // GetApisForEntry depends on the entry's bundle name only.
         let mut apis = HashMap::new();
+        let mut legacy_gvks = HashMap::new();
         let gvk = |v: &str, plurals: &HashMap<(String, String, String), String>| -> Option<Gvk> {
             let v: Value = serde_json::from_str(v).ok()?;
             let f = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -348,6 +351,13 @@ impl SqliteRegistry {
                 .filter_map(|p| gvk(&p.value, &plurals))
                 .collect();
             apis.insert(name.clone(), (provided, required));
+            legacy_gvks.insert(
+                name.clone(),
+                (
+                    legacy_apis(properties.get(name)),
+                    legacy_apis(dependencies.get(name)),
+                ),
+            );
         }
 
         let details: Details = Arc::new(OnceLock::new());
@@ -367,6 +377,7 @@ impl SqliteRegistry {
             edges,
             bundles,
             apis,
+            legacy_gvks,
             properties,
             dependencies,
             pool: Mutex::new(vec![conn]),
@@ -747,14 +758,15 @@ impl Registry for SqliteRegistry {
                 .edges
                 .get(&(e.package.clone(), e.channel.clone(), e.bundle.clone()))
                 .unwrap_or(&no_edges);
+            let legacy = self.legacy_gvks.get(&e.bundle).cloned().unwrap_or_default();
             let data = BundleData {
                 name: e.bundle.clone(),
                 bundle_path: path.clone(),
                 version: version.clone(),
                 // buildLegacyProvidedAPIs/buildLegacyRequiredAPIs: from every
                 // olm.gvk row, without plural.
-                provided: legacy_apis(self.properties.get(&e.bundle)),
-                required: legacy_apis(self.dependencies.get(&e.bundle)),
+                provided: legacy.0,
+                required: legacy.1,
                 dependencies: Self::all(self.dependencies.get(&e.bundle)),
                 properties: Self::all(self.properties.get(&e.bundle)),
                 manifests: Manifests::None,

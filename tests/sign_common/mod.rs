@@ -11,9 +11,7 @@ use oci_client::{Client, Reference};
 
 /// The registry helper every test shares (Debian's docker-registry on a
 /// free loopback port).
-#[path = "../common/registry.rs"]
-mod registry;
-pub use registry::Registry;
+pub use crate::registry::Registry;
 
 /// An oci-client over plain HTTP.
 pub fn oci_client() -> Client {
