@@ -13,6 +13,7 @@ mod registry;
 mod sign_common;
 
 mod build_sign;
+mod cli_conventions;
 mod fbc_validate;
 mod graph_checks;
 mod graph_corpus;

@@ -59,7 +59,13 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "human")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "human"
+    )]
     pub output: Format,
     /// Exit 1 only when there are errors; warnings are still reported
     #[arg(long)]
@@ -115,7 +121,13 @@ pub struct PathArgs {
     #[arg(long)]
     pub channel: Option<String>,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
     pub output: PathFormat,
     /// Older name of `-o json`
     #[arg(long, hide = true)]
@@ -376,7 +388,13 @@ pub struct RenderTemplateArgs {
     #[arg(value_name = "TYPE|FILE", num_args = 0..=2)]
     pub args: Vec<String>,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
     pub output: RenderOutput,
     /// Directory whose subdirectory T is the bundle of an image tagged T
     #[arg(long, value_name = "DIR")]

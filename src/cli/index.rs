@@ -184,7 +184,13 @@ pub struct ListArgs {
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "table")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "table"
+    )]
     pub output: ListFormat,
 }
 
@@ -703,7 +709,13 @@ pub struct RenderArgs {
     #[arg(required = true)]
     pub source: Vec<String>,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
     pub output: OutputFormat,
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
@@ -762,7 +774,13 @@ pub struct MigrateArgs {
     /// Output directory (one <package>/catalog.json per package)
     pub out_dir: PathBuf,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
     pub output: OutputFormat,
 }
 

@@ -49,7 +49,13 @@ pub struct ValidateArgs {
     #[arg(long = "skip-non-bundles")]
     pub skip_non_bundles: bool,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "human")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "human"
+    )]
     pub output: Format,
 }
 
