@@ -37,13 +37,14 @@ pub struct GlobalArgs {
         global = true,
         value_enum,
         default_value = "auto",
-        value_name = "WHEN"
+        value_name = "WHEN",
+        hide_possible_values = true
     )]
     pub color: ColorChoice,
     /// Print less: no progress or notes on stderr (results and errors still)
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Print more on stderr: what was skipped and why (-vv for more)
+    /// Print more on stderr (e.g. which paths were skipped, and why)
     #[arg(long, short, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
