@@ -400,3 +400,33 @@ fn validate_of_a_missing_path_is_an_io_failure() {
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
     assert!(Path::new("/nonexistent/catalog").metadata().is_err());
 }
+
+#[test]
+fn quiet_keeps_notes_off_stderr() {
+    let t = tempfile::tempdir().expect("tmp");
+    let prefix = t.path().join("k");
+    let p = prefix.to_str().expect("utf-8");
+    let env = [("COSIGN_PASSWORD", "pw")];
+    let (c, _, err) = common::run_cli(
+        &["sign", "generate-key-pair", "--output-prefix", p],
+        &env,
+        None,
+    );
+    assert_eq!(c, 0, "{err}");
+    assert!(err.contains("Private key written"), "{err}");
+    let (c, _, err) = common::run_cli(
+        &[
+            "-q",
+            "sign",
+            "generate-key-pair",
+            "--output-prefix",
+            p,
+            "--force",
+        ],
+        &env,
+        None,
+    );
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(err, "", "-q: nothing on stderr");
+    assert!(prefix.with_extension("pub").is_file());
+}
