@@ -23,7 +23,7 @@ fi
 
 step "check and draw the upgrade graph of a package"
 "$bin" graph check fixtures/graph/pkg-semver
-"$bin" graph render fixtures/graph/pkg-semver --format mermaid
+"$bin" graph render fixtures/graph/pkg-semver -o mermaid
 
 step "pack the package's bundles into a SQLite index (semver mode)"
 "$bin" index add --database "$out/index.db" --mode semver fixtures/graph/pkg-semver/*/

@@ -199,7 +199,8 @@ impl Report {
 /// Output format of findings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// For people: rustc-style with source lines.
+    /// For people: rustc-style with source lines (`text` is another name).
+    #[value(alias = "text")]
     Human,
     /// A JSON report (schema/findings.schema.json).
     Json,

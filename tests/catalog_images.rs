@@ -3,10 +3,8 @@
 //! and written to OCI layouts, read back with skopeo, served, and answering
 //! as the directory does; and the `grpc_health_probe` every image we build
 //! carries, taken out of a built image and run against a served catalog.
-mod common;
-#[path = "common/registry.rs"]
-#[allow(dead_code)]
-mod registry;
+use crate::common;
+use crate::registry;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -9,10 +9,12 @@
 mod common;
 #[path = "common/registry.rs"]
 #[allow(dead_code)]
+mod catalog_images;
 mod registry;
 mod sign_common;
 
 mod build_sign;
+mod cli_conventions;
 mod fbc_validate;
 mod graph_checks;
 mod graph_corpus;

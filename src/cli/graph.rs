@@ -24,8 +24,8 @@ Exit codes: 0 no findings, 1 findings (errors or warnings; only errors with --er
     Check(CheckArgs),
     /// Draw the upgrade graph of a package as Mermaid, DOT or JSON
     #[command(
-        after_help = "Examples:\n  olm-catalog graph render operators/etcd --format mermaid\n  \
-olm-catalog graph render operators/etcd --format dot | dot -Tsvg > etcd.svg"
+        after_help = "Examples:\n  olm-catalog graph render operators/etcd -o mermaid\n  \
+olm-catalog graph render operators/etcd -o dot | dot -Tsvg > etcd.svg"
     )]
     Render(RenderArgs),
     /// Print the upgrade steps OLM takes from an installed version
@@ -59,7 +59,13 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "human")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "human"
+    )]
     pub output: Format,
     /// Exit 1 only when there are errors; warnings are still reported
     #[arg(long)]
@@ -80,9 +86,24 @@ pub struct RenderArgs {
     pub dir: PathBuf,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Drawing format
-    #[arg(long, value_enum, default_value = "mermaid")]
+    /// Output format (--format is an older name)
+    #[arg(
+        long = "output",
+        short = 'o',
+        alias = "format",
+        value_enum,
+        default_value = "mermaid"
+    )]
     pub format: draw::DrawFormat,
+}
+
+/// Output formats of `graph path`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PathFormat {
+    /// One numbered line per step, with why OLM takes it.
+    Text,
+    /// The path as a JSON object.
+    Json,
 }
 
 /// `graph path`.
@@ -102,8 +123,17 @@ pub struct PathArgs {
     /// Channel to follow (default: the package's default channel)
     #[arg(long)]
     pub channel: Option<String>,
-    /// Print JSON instead of text
-    #[arg(long)]
+    /// Output format
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub output: PathFormat,
+    /// Older name of `-o json`
+    #[arg(long, hide = true)]
     pub json: bool,
 }
 
@@ -180,10 +210,7 @@ impl CheckArgs {
         };
         let reports: Vec<Report> = per_dir.into_iter().flatten().collect();
         let out = match self.output {
-            Format::Human => {
-                use std::io::IsTerminal as _;
-                diag::render_human(&reports, std::io::stdout().is_terminal())
-            }
+            Format::Human => diag::render_human(&reports, super::common::color_stdout()),
             Format::Json => diag::render_json(&reports),
             Format::Sarif => diag::render_sarif(&reports, &checks::rule_help),
         };
@@ -234,9 +261,25 @@ impl PathArgs {
             );
         }
         let g = &graphs[0];
-        let result = path::upgrade_path(g, &self.from, self.to.as_deref(), self.channel.as_deref());
+        let json = self.json || self.output == PathFormat::Json;
+        let mut result =
+            path::upgrade_path(g, &self.from, self.to.as_deref(), self.channel.as_deref());
+        // A version the package does not have is only worth a path when a
+        // skipRange admits it (an installed version since removed from the
+        // catalog); else it is most likely a typo.
+        if let Ok(p) = &result {
+            if p.steps.is_empty() && !in_package(g, &self.from) {
+                result = Err(format!(
+                    "version {} is not in package {} (versions: {}), and no bundle of channel {} replaces, skips or admits it",
+                    self.from,
+                    g.package,
+                    versions_of(g),
+                    p.channel
+                ));
+            }
+        }
         match result {
-            Ok(p) if self.json => {
+            Ok(p) if json => {
                 println!("{}", serde_json::to_string_pretty(&p)?);
                 Ok(0)
             }
@@ -274,7 +317,7 @@ impl PathArgs {
                 Ok(0)
             }
             Err(e) => {
-                if self.json {
+                if json {
                     println!("{}", serde_json::json!({ "error": e }));
                 } else {
                     println!("{e}");
@@ -283,6 +326,37 @@ impl PathArgs {
             }
         }
     }
+}
+
+/// Whether `from` names a bundle of the package, by CSV name or version.
+fn in_package(g: &olm_catalog::graph::PackageGraph, from: &str) -> bool {
+    if g.bundles.contains_key(from) {
+        return true;
+    }
+    let Ok(v) = semver::Version::parse(from.trim_start_matches('v')) else {
+        return false;
+    };
+    g.bundles.values().any(|b| {
+        b.version
+            .as_ref()
+            .is_some_and(|bv| bv.cmp_precedence(&v).is_eq())
+    })
+}
+
+/// The package's versions, lowest first, for messages (at most ten).
+fn versions_of(g: &olm_catalog::graph::PackageGraph) -> String {
+    let mut vs: Vec<&semver::Version> = g
+        .bundles
+        .values()
+        .filter_map(|b| b.version.as_ref())
+        .collect();
+    vs.sort();
+    vs.dedup();
+    let mut shown: Vec<String> = vs.iter().take(10).map(|v| v.to_string()).collect();
+    if vs.len() > 10 {
+        shown.push(format!("and {} more", vs.len() - 10));
+    }
+    shown.join(", ")
 }
 
 /// Output formats of `render-template` (opm's `-o json|yaml|mermaid`).
@@ -317,7 +391,13 @@ pub struct RenderTemplateArgs {
     #[arg(value_name = "TYPE|FILE", num_args = 0..=2)]
     pub args: Vec<String>,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
     pub output: RenderOutput,
     /// Directory whose subdirectory T is the bundle of an image tagged T
     #[arg(long, value_name = "DIR")]

@@ -59,8 +59,8 @@ pub struct RegistryArgs {
     pub format: FormatArg,
     #[command(flatten)]
     pub flags: RegistryFlags,
-    /// No progress output
-    #[arg(long, short)]
+    /// No progress output: the global -q/--quiet
+    #[arg(skip = super::common::quiet())]
     pub quiet: bool,
 }
 
@@ -595,7 +595,7 @@ database, label, entrypoint and command, but no binary; --platform sets its
 platform). Without --tag it is written to oci:oci-images:index.")]
 pub struct IndexBuildArgs {
     /// Index database
-    #[arg(long)]
+    #[arg(long, short = 'd')]
     pub database: PathBuf,
     #[command(flatten)]
     pub image: IndexImageArgs,

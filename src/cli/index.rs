@@ -107,7 +107,7 @@ pub struct RmArgs {
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
     /// Packages to remove (repeatable or comma-separated)
-    #[arg(long, short = 'o', required = true, value_delimiter = ',')]
+    #[arg(long, alias = "operators", required = true, value_delimiter = ',')]
     pub packages: Vec<String>,
 }
 
@@ -147,7 +147,7 @@ pub struct ExportArgs {
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
     /// Packages to export (repeatable or comma-separated; all if omitted)
-    #[arg(long, short = 'o', value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',')]
     pub package: Vec<String>,
     /// Output directory
     #[arg(long, default_value = "downloaded")]
@@ -184,7 +184,13 @@ pub struct ListArgs {
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "table")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "table"
+    )]
     pub output: ListFormat,
 }
 
@@ -703,7 +709,13 @@ pub struct RenderArgs {
     #[arg(required = true)]
     pub source: Vec<String>,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
     pub output: OutputFormat,
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
@@ -762,7 +774,13 @@ pub struct MigrateArgs {
     /// Output directory (one <package>/catalog.json per package)
     pub out_dir: PathBuf,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
     pub output: OutputFormat,
 }
 
@@ -804,12 +822,18 @@ impl MigrateArgs {
 
 /// `validate`.
 #[derive(Args)]
-#[command(after_help = "Example:\n  olm-catalog validate catalog/ --format json")]
+#[command(after_help = "Example:\n  olm-catalog validate catalog/ -o json")]
 pub struct ValidateArgs {
     /// FBC directory
     pub dir: PathBuf,
-    /// Output format of findings
-    #[arg(long, value_enum, default_value = "human")]
+    /// Output format of findings (--format is an older name)
+    #[arg(
+        long = "output",
+        short = 'o',
+        alias = "format",
+        value_enum,
+        default_value = "human"
+    )]
     pub format: olm_catalog::diag::Format,
 }
 
@@ -822,6 +846,9 @@ impl ValidateArgs {
         };
         let mut report = match olm_catalog::fbc::DeclarativeConfig::load_path(&self.dir) {
             Ok(cfg) => report_of(olm_catalog::fbc::validate::validate(&cfg)),
+            // A path that is missing or unreadable is an I/O failure (exit
+            // 2), not a finding about the catalog.
+            Err(e @ olm_catalog::fbc::FbcError::Io { .. }) => return Err(e.into()),
             Err(e) => report_of(vec![olm_catalog::diag::Finding::error(
                 "fbc-load",
                 e.to_string(),

@@ -7,9 +7,10 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod catalog;
+mod common;
 mod graph;
 mod image;
 mod index;
@@ -40,6 +41,8 @@ olm-catalog serve index.db --port 50051"
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    global: common::GlobalArgs,
 }
 
 #[derive(Subcommand)]
@@ -87,6 +90,10 @@ olm-catalog index list bundles --database index.db"
     Sign(sign::SignArgs),
     /// Verify cosign-compatible signatures of an image
     Verify(sign::VerifyArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completion(common::CompletionArgs),
+    /// Write man pages for every command into a directory
+    Man(common::ManArgs),
 }
 
 #[derive(Subcommand)]
@@ -115,7 +122,13 @@ pub fn main() -> ExitCode {
             .collect();
         return ExitCode::from(probe::run(&args));
     }
-    let cli = match Cli::try_parse() {
+    // The global flags are read first, so that commands' arguments can
+    // use them as they are built (see `common`).
+    let parsed = Cli::command().try_get_matches().and_then(|m| {
+        common::set_globals(common::GlobalArgs::from_arg_matches(&m)?);
+        Cli::from_arg_matches(&m)
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -137,6 +150,8 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => a.run(),
         Command::Sign(a) => a.run(),
         Command::Verify(a) => a.run(),
+        Command::Completion(a) => a.run(Cli::command()),
+        Command::Man(a) => a.run(Cli::command()),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -144,8 +159,14 @@ pub fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
+            // A cause whose text the message already holds is not repeated.
+            let mut said = e.to_string();
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let cause = cause.to_string();
+                if !said.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                    said.push_str(&cause);
+                }
             }
             ExitCode::from(2)
         }

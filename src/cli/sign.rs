@@ -133,10 +133,12 @@ impl SignArgs {
         let rt = runtime()?;
         let outcome =
             rt.block_on(Target::new(&client, &image).sign(&KeySigner::new(key), &options))?;
-        eprintln!(
-            "Signed {reference} ({}); signature stored at {}",
-            outcome.digest, outcome.stored_at
-        );
+        if !super::common::quiet() {
+            eprintln!(
+                "Signed {reference} ({}); signature stored at {}",
+                outcome.digest, outcome.stored_at
+            );
+        }
         println!("{}", outcome.stored_at);
         Ok(0)
     }
@@ -160,11 +162,13 @@ impl GenerateKeyPairArgs {
         write_private(&key_path, private_pem.as_bytes())?;
         std::fs::write(&pub_path, public_pem.as_bytes())
             .with_context(|| format!("writing {}", pub_path.display()))?;
-        eprintln!(
-            "Private key written to {}\nPublic key written to {}",
-            key_path.display(),
-            pub_path.display()
-        );
+        if !super::common::quiet() {
+            eprintln!(
+                "Private key written to {}\nPublic key written to {}",
+                key_path.display(),
+                pub_path.display()
+            );
+        }
         Ok(0)
     }
 }
@@ -246,12 +250,14 @@ impl VerifyArgs {
             );
             return Ok(EXIT_FINDINGS);
         }
-        eprintln!(
+        if !super::common::quiet() {
+            eprintln!(
             "Verification for {} ({}) --\nThe following checks were performed on each of these signatures:\n  \
 - The cosign claims were validated\n  - The signatures were verified against the specified public key\n  \
 - No transparency log was checked (not supported)",
             self.reference, report.digest
         );
+        }
         let payloads: Vec<&serde_json::Value> =
             report.verified.iter().map(|v| &v.payload).collect();
         println!("{}", serde_json::to_string(&payloads)?);

@@ -1,5 +1,5 @@
 //! `bundle validate` command.
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -48,31 +48,20 @@ pub struct ValidateArgs {
     /// that walks a tree. They are counted in the summary; -v lists them.
     #[arg(long = "skip-non-bundles")]
     pub skip_non_bundles: bool,
-    /// List the skipped paths and why each is not a bundle (on stderr)
-    #[arg(long, short = 'v')]
-    pub verbose: bool,
     /// The bundle directory this one upgrades from: also check that OLM
     /// could upgrade its CRDs to this bundle's (CRD upgrade safety, rules
     /// crd-upgrade-*). Takes exactly one bundle DIR.
     #[arg(long, value_name = "OLD_DIR")]
     pub previous: Option<PathBuf>,
     /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "human")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "human"
+    )]
     pub output: Format,
-    /// Color in human output: auto (only on a terminal, unless NO_COLOR is set), always, never
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
-}
-
-/// When to color human output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
 }
 
 /// Checks `--k8s-version`: `1.25`, `1.25.3` or `v1.25.3`.
@@ -134,27 +123,19 @@ impl ValidateArgs {
             report.sort();
         }
         let mut text = match self.output {
-            Format::Human => {
-                let color = match self.color {
-                    ColorChoice::Always => true,
-                    ColorChoice::Never => false,
-                    ColorChoice::Auto => {
-                        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                    }
-                };
-                diag::render_human(&reports, color)
-            }
+            Format::Human => diag::render_human(&reports, super::common::color_stdout()),
             Format::Json => diag::render_json(&reports),
             Format::Sarif => diag::render_sarif(&reports, &|id: &str| {
                 validate::rules::summary(id)
                     .or_else(|| olm_catalog::graph::crd_safety::rule_help(id))
             }),
         };
+        let verbose = super::common::verbosity() > 0;
         if !skipped.is_empty() {
             // Human output says it after the summary; machine formats keep
             // stdout to their schema, so there it goes to stderr.
             let mut note = String::new();
-            if self.verbose {
+            if verbose {
                 for r in &skipped {
                     let why = r.findings.first().map(|f| f.message.as_str()).unwrap_or("");
                     note.push_str(&format!("skipped {}: {why}\n", r.subject));
@@ -164,7 +145,7 @@ impl ValidateArgs {
                 "{} skipped: not bundle{}{}\n",
                 skipped.len(),
                 if skipped.len() == 1 { "" } else { "s" },
-                if self.verbose { "" } else { " (-v lists them)" }
+                if verbose { "" } else { " (-v lists them)" }
             ));
             if self.output == Format::Human {
                 text.push_str(&note);
