@@ -115,7 +115,13 @@ fn every_command_spells_the_shared_flags_the_same() {
     }
     let mut problems = Vec::new();
     // The commands whose --format is a storage format, not an output format.
-    let storage_format = ["bundle build", "index build", "index add", "sign"];
+    let storage_format = [
+        "bundle build",
+        "index build",
+        "index add",
+        "catalog build",
+        "sign",
+    ];
     let registry = ["username", "password-stdin", "ca-file", "insecure"];
     for (cmd, opts) in &commands {
         let short = |c: char| opts.iter().find(|o| o.short == Some(c)).cloned();

@@ -9,11 +9,11 @@
 mod common;
 #[path = "common/registry.rs"]
 #[allow(dead_code)]
-mod catalog_images;
 mod registry;
 mod sign_common;
 
 mod build_sign;
+mod catalog_images;
 mod cli_conventions;
 mod fbc_validate;
 mod graph_checks;
