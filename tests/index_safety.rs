@@ -106,13 +106,13 @@ fn kill_when(child: &mut Child, found: impl Fn() -> bool, delay: Duration) -> bo
     seen
 }
 
-/// A trigger that burns about 10-20 ms of CPU per row, so that a write
+/// A trigger that burns about 50-100 ms of CPU per row, so that a write
 /// lasts long enough to be killed at several points. It changes nothing.
 fn slow_trigger(db: &Path, event: &str, table: &str) {
     let c = Connection::open(db).expect("open");
     c.execute_batch(&format!(
         "CREATE TRIGGER olm_test_slow AFTER {event} ON {table} BEGIN
-           SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT x FROM c);
+           SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000) SELECT x FROM c);
          END;"
     ))
     .expect("trigger");

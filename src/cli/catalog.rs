@@ -174,7 +174,11 @@ impl CatalogBuildArgs {
 /bin/opm, command `serve /configs --cache-dir=/tmp/cache`, ADD DIR /configs,
 a RUN that pre-builds opm's cache, and the configs label. Build it with
 `docker build -f DIR.Dockerfile .` from DIR's parent. `catalog build` makes
-the image without a daemon."
+the image without a daemon.
+
+Examples:
+  olm-catalog catalog generate-dockerfile catalog/
+  olm-catalog catalog generate-dockerfile catalog/ -i quay.io/operator-framework/opm:v1.73.0 -l team=me"
 )]
 pub struct GenerateDockerfileArgs {
     /// File-based catalog directory
