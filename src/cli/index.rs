@@ -92,12 +92,29 @@ pub struct AddArgs {
     /// Allow bundles with the olm.substitutesFor annotation (opm --enable-alpha)
     #[arg(long)]
     pub enable_alpha: bool,
+    /// Leave out bundles and packages that cannot be added (and the bundles
+    /// whose replaces chain needs them), add the rest, report what was left
+    /// out and exit 1
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Report format: a summary on stderr, or a JSON report on stdout
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    pub output: AddFormat,
     /// Add a file-based catalog directory instead of bundle directories
     #[arg(long, value_name = "DIR")]
     pub from_fbc: Option<PathBuf>,
     /// With --tag, also build and push the index image (as `index build`)
     #[command(flatten)]
     pub image: super::image::IndexImageArgs,
+}
+
+/// Output of `index add`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AddFormat {
+    /// A summary on stderr.
+    Text,
+    /// A JSON report on stdout (the summary still goes to stderr).
+    Json,
 }
 
 /// `index rm`.
@@ -234,10 +251,25 @@ fn image_args(args: &AddArgs) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
+/// Bundle records with their sources (directory or image reference), and,
+/// with `--keep-going`, the bundles that could not be read.
+type Loaded = (
+    Vec<(String, index::record::BundleRecord)>,
+    Vec<index::add::LeftOut>,
+);
+
+fn unreadable(file: String, reason: String) -> index::add::LeftOut {
+    index::add::LeftOut {
+        file,
+        reason,
+        ..Default::default()
+    }
+}
+
 fn load_records(
     args: &AddArgs,
     client: Option<&olm_catalog::oci::RegistryClient>,
-) -> anyhow::Result<Vec<index::record::BundleRecord>> {
+) -> anyhow::Result<Loaded> {
     let mut dirs: Vec<PathBuf> = args.bundles.clone();
     dirs.extend(args.bundle_flags.iter().cloned());
     if let Some(f) = &args.bundles_file {
@@ -265,7 +297,7 @@ fn load_records(
         .iter()
         .partition(|d| olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()));
     use rayon::prelude::*;
-    let mut records: Vec<index::record::BundleRecord> = dirs
+    let loaded: Vec<anyhow::Result<index::record::BundleRecord>> = dirs
         .par_iter()
         .map(|d| {
             let b = olm_catalog::bundle::Bundle::load_dir(d)?;
@@ -280,7 +312,17 @@ fn load_records(
             let image = naming.image_for(d, &name);
             index::record::BundleRecord::from_bundle(&b, &image).map_err(anyhow::Error::msg)
         })
-        .collect::<anyhow::Result<_>>()?;
+        .collect();
+    let mut records = Vec::with_capacity(loaded.len());
+    let mut left_out = Vec::new();
+    for (d, r) in dirs.iter().zip(loaded) {
+        let file = d.display().to_string();
+        match r {
+            Ok(r) => records.push((file, r)),
+            Err(e) if args.keep_going => left_out.push(unreadable(file, format!("{e:#}"))),
+            Err(e) => return Err(e),
+        }
+    }
     if !images.is_empty() {
         let refs: Vec<String> = images
             .iter()
@@ -303,7 +345,8 @@ fn load_records(
         };
         // Each pulled bundle becomes a record and is dropped at once, so
         // memory holds about PULL_CONCURRENCY bundles, not all of them.
-        let pulled: anyhow::Result<Vec<index::record::BundleRecord>> = rt.block_on(async {
+        let keep_going = args.keep_going;
+        let pulled: anyhow::Result<Loaded> = rt.block_on(async {
             use futures::StreamExt as _;
             let mut stream = std::pin::pin!(olm_catalog::oci::pull_bundle_stream(
                 client,
@@ -312,28 +355,38 @@ fn load_records(
                 mode,
             ));
             let mut out = Vec::with_capacity(refs.len());
+            let mut bad = Vec::new();
             let mut refs_iter = refs.iter();
             while let Some(result) = stream.next().await {
                 let reference = refs_iter.next().map(String::as_str).unwrap_or("?");
-                let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
-                if let Some(f) = p
-                    .bundle
-                    .load_findings
-                    .iter()
-                    .find(|f| f.level == olm_catalog::diag::Level::Error)
-                {
-                    bail!("{reference}: {}", f.message);
-                }
-                out.push(
+                let one = (|| {
+                    let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
+                    if let Some(f) = p
+                        .bundle
+                        .load_findings
+                        .iter()
+                        .find(|f| f.level == olm_catalog::diag::Level::Error)
+                    {
+                        bail!("{reference}: {}", f.message);
+                    }
                     index::record::BundleRecord::from_bundle(&p.bundle, &p.reference)
-                        .map_err(anyhow::Error::msg)?,
-                );
+                        .map_err(anyhow::Error::msg)
+                })();
+                match one {
+                    Ok(r) => out.push((reference.to_string(), r)),
+                    Err(e) if keep_going => {
+                        bad.push(unreadable(reference.to_string(), format!("{e:#}")))
+                    }
+                    Err(e) => return Err(e),
+                }
             }
-            Ok(out)
+            Ok((out, bad))
         });
-        records.extend(pulled?);
+        let (p, bad) = pulled?;
+        records.extend(p);
+        left_out.extend(bad);
     }
-    Ok(records)
+    Ok((records, left_out))
 }
 
 /// Reports bundles an `index rm` or `prune` also removed.
@@ -419,6 +472,7 @@ impl IndexCommand {
                     keep_content: a.keep_content,
                     permissive: a.permissive,
                     enable_alpha: a.enable_alpha,
+                    keep_going: a.keep_going,
                 };
                 let fbc = match &a.from_fbc {
                     Some(d) => Some(olm_catalog::fbc::DeclarativeConfig::load_path(d)?),
@@ -431,18 +485,21 @@ impl IndexCommand {
                 };
                 let client = add_client(&a, &images)?;
                 a.image.load_signing_key()?;
-                let records = if fbc.is_none() {
+                let (records, unread) = if fbc.is_none() {
                     load_records(&a, client.as_ref())?
                 } else {
-                    Vec::new()
+                    (Vec::new(), Vec::new())
                 };
                 let mut idx = Index::open_or_create(&a.database)?;
+                let mut left_out = Vec::new();
+                let mut report = serde_json::Map::new();
                 let summary = idx.write(|tx| match &fbc {
                     Some(cfg) => {
                         let r = index::fbc_import::import(tx, cfg)?;
                         for w in &r.warnings {
                             eprintln!("warning: {w}");
                         }
+                        report.insert("packages".into(), serde_json::json!(r.packages));
                         Ok(format!(
                             "added {} package(s) from FBC: {}",
                             r.packages.len(),
@@ -450,7 +507,12 @@ impl IndexCommand {
                         ))
                     }
                     None => {
-                        let r = index::add::add_records(tx, records, &opts)?;
+                        let r = if a.keep_going {
+                            index::add::add_records_keep_going(tx, records, unread, &opts)?
+                        } else {
+                            let recs = records.into_iter().map(|(_, r)| r).collect();
+                            index::add::add_records(tx, recs, &opts)?
+                        };
                         if !r.stranded.is_empty() {
                             eprintln!(
                                 "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
@@ -458,22 +520,71 @@ impl IndexCommand {
                                 r.stranded.join("; ")
                             );
                         }
-                        Ok(format!(
+                        for l in &r.left_out {
+                            let what = if !l.bundle.is_empty() {
+                                format!("bundle {}", l.bundle)
+                            } else if !l.package.is_empty() {
+                                format!("package {}", l.package)
+                            } else {
+                                "bundle".to_string()
+                            };
+                            let deps = if l.dependents.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (left out with it: {})", l.dependents.join(", "))
+                            };
+                            eprintln!("left out {what}: {}: {}{deps}", l.file, l.reason);
+                        }
+                        let mut text = format!(
                             "added {} bundle(s) to {} package(s): {}",
                             r.added.len(),
                             r.packages.len(),
                             r.packages.iter().cloned().collect::<Vec<_>>().join(", ")
-                        ))
+                        );
+                        if !r.left_out.is_empty() {
+                            let bundles = r
+                                .left_out
+                                .iter()
+                                .map(|l| if l.bundle.is_empty() && !l.package.is_empty() {
+                                    l.dependents.len().max(1)
+                                } else {
+                                    1
+                                })
+                                .sum::<usize>();
+                            text.push_str(&format!(
+                                "; left out {} bundle(s) ({} problem(s), listed above)",
+                                bundles,
+                                r.left_out.len()
+                            ));
+                        }
+                        report.insert("added".into(), serde_json::json!(r.added));
+                        report.insert("packages".into(), serde_json::json!(r.packages));
+                        report.insert("stranded".into(), serde_json::json!(r.stranded));
+                        report.insert("left_out".into(), serde_json::json!(r.left_out));
+                        left_out = r.left_out;
+                        Ok(text)
                     }
                 })?;
                 idx.finish()?;
                 eprintln!("{}: {summary}", a.database.display());
-                match a.image.tag.clone() {
+                if a.output == AddFormat::Json {
+                    report.insert(
+                        "database".into(),
+                        serde_json::json!(a.database.display().to_string()),
+                    );
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                }
+                let code = match a.image.tag.clone() {
                     Some(tag) => a
                         .image
-                        .build_and_push_with(&a.database, &tag, client.as_ref()),
-                    None => Ok(0),
-                }
+                        .build_and_push_with(&a.database, &tag, client.as_ref())?,
+                    None => 0,
+                };
+                Ok(if left_out.is_empty() {
+                    code
+                } else {
+                    code.max(1)
+                })
             }
             IndexCommand::Rm(a) => {
                 let mut idx = Index::open_write(&a.database)?;
