@@ -513,3 +513,82 @@ fn second_writer_is_told_the_database_is_locked() {
         .expect("render");
     assert!(!o.status.success());
 }
+
+/// Package directories as arguments: each package in its ci.yaml's mode
+/// (etcd: replaces-mode, fence-agents-remediation: semver-mode), in one
+/// call, gives what adding each separately in its mode gives.
+#[test]
+fn package_directories_are_added_each_in_its_ci_yaml_mode() {
+    let t = tempfile::tempdir().expect("tmp");
+    let ops = common::corpus().join("operators");
+    let one = t.path().join("one.db");
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&one)
+        .arg(ops.join("etcd"))
+        .arg(ops.join("fence-agents-remediation"))
+        .output()
+        .expect("run");
+    ok(o);
+    let sep = t.path().join("separate.db");
+    ok(add(&sep, "replaces", &bundle_dirs("etcd"), &[]));
+    ok(add(
+        &sep,
+        "semver",
+        &bundle_dirs("fence-agents-remediation"),
+        &[],
+    ));
+    for q in [
+        ENTRIES,
+        "SELECT name, csv, bundle, bundlepath, version, skiprange, replaces, skips FROM operatorbundle",
+        "SELECT * FROM package",
+        "SELECT * FROM channel",
+        "SELECT * FROM properties",
+        "SELECT * FROM dependencies",
+        "SELECT * FROM related_image",
+        "SELECT * FROM api_provider",
+        "SELECT * FROM api_requirer",
+        "SELECT * FROM olm_catalog_package",
+    ] {
+        assert_eq!(rows(&one, q), rows(&sep, q), "{q}");
+    }
+    assert_eq!(
+        rows(
+            &one,
+            "SELECT package_name, add_mode FROM olm_catalog_package"
+        ),
+        [
+            s(&["etcd", "replaces"]),
+            s(&["fence-agents-remediation", "semver"])
+        ]
+        .into()
+    );
+    // --mode forces one mode for every package directory.
+    let forced = t.path().join("forced.db");
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--mode", "semver", "--database"])
+        .arg(&forced)
+        .arg(ops.join("fence-agents-remediation"))
+        .arg(ops.join("etcd"))
+        .output()
+        .expect("run");
+    ok(o);
+    assert_eq!(
+        rows(&forced, "SELECT DISTINCT add_mode FROM olm_catalog_package"),
+        [s(&["semver"])].into()
+    );
+    // A package already in the index keeps the mode it was added with.
+    let later = t.path().join("later.db");
+    let dirs = bundle_dirs("fence-agents-remediation");
+    ok(add(&later, "semver", &dirs[..dirs.len() - 1], &[]));
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&later)
+        .arg(&dirs[dirs.len() - 1])
+        .output()
+        .expect("run");
+    ok(o);
+    let whole = t.path().join("whole.db");
+    ok(add(&whole, "semver", &dirs, &[]));
+    assert_eq!(rows(&later, ENTRIES), rows(&whole, ENTRIES));
+}

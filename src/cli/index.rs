@@ -64,10 +64,13 @@ pub struct AddArgs {
     /// Index database file (created if missing)
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
-    /// How channels are wired: CSV replaces/skips, or semantic-version order
-    #[arg(long, value_enum, default_value = "replaces")]
-    pub mode: Mode,
-    /// Bundle directories or bundle image references (registry/repo:tag, oci:DIR:TAG)
+    /// How channels are wired: CSV replaces/skips, or semantic-version order.
+    /// Without it each package is added in its ci.yaml's updateGraph mode
+    /// (package directories), else the mode it was added with, else replaces
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Bundle directories, package directories (holding version folders and
+    /// ci.yaml) or bundle image references (registry/repo:tag, oci:DIR:TAG)
     pub bundles: Vec<PathBuf>,
     /// More bundle directories (repeatable)
     #[arg(long = "bundles", value_name = "DIR", action = clap::ArgAction::Append)]
@@ -253,10 +256,46 @@ fn image_args(args: &AddArgs) -> anyhow::Result<Vec<String>> {
 
 /// Bundle records with their sources (directory or image reference), and,
 /// with `--keep-going`, the bundles that could not be read.
-type Loaded = (
+/// Pulled bundle records with their references, and the pulls that failed.
+type Pulled = (
     Vec<(String, index::record::BundleRecord)>,
     Vec<index::add::LeftOut>,
 );
+
+/// The third part: the ci.yaml `updateGraph` mode of bundles read from
+/// package directories, by source.
+type Loaded = (
+    Vec<(String, index::record::BundleRecord)>,
+    Vec<index::add::LeftOut>,
+    BTreeMap<String, Mode>,
+);
+
+/// The bundle directories of a package directory (one holding version
+/// folders: `VERSION/manifests/`, or `VERSION/bundle/manifests/`), sorted;
+/// empty for anything else.
+fn package_versions(dir: &std::path::Path) -> Vec<PathBuf> {
+    if dir.join("manifests").is_dir() || !dir.is_dir() {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| {
+            if p.join("manifests").is_dir() {
+                Some(p)
+            } else if p.join("bundle/manifests").is_dir() {
+                Some(p.join("bundle"))
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
 
 fn unreadable(file: String, reason: String) -> index::add::LeftOut {
     index::add::LeftOut {
@@ -293,9 +332,35 @@ fn load_records(
     // Arguments that are not paths on disk are bundle image references
     // (`registry/repo:tag`, `oci:DIR:TAG`): pulled concurrently, recorded by
     // reference as opm records them.
-    let (images, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
+    let (images, given): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
         .iter()
         .partition(|d| olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()));
+    // Package directories stand for their version folders, added in the
+    // mode their ci.yaml names.
+    let mut left_out = Vec::new();
+    let mut modes: BTreeMap<String, Mode> = BTreeMap::new();
+    let mut dirs: Vec<PathBuf> = Vec::with_capacity(given.len());
+    for d in given {
+        let versions = package_versions(d);
+        if versions.is_empty() {
+            dirs.push(d.clone());
+            continue;
+        }
+        let mode = match olm_catalog::graph::load::CiConfig::read(d) {
+            Ok(ci) => ci.and_then(|c| c.update_graph),
+            Err(e) if args.keep_going => {
+                left_out.push(unreadable(d.display().to_string(), e));
+                continue;
+            }
+            Err(e) => bail!("{e}"),
+        };
+        for v in versions {
+            if let Some(m) = mode {
+                modes.insert(v.display().to_string(), m);
+            }
+            dirs.push(v);
+        }
+    }
     use rayon::prelude::*;
     let loaded: Vec<anyhow::Result<index::record::BundleRecord>> = dirs
         .par_iter()
@@ -314,7 +379,6 @@ fn load_records(
         })
         .collect();
     let mut records = Vec::with_capacity(loaded.len());
-    let mut left_out = Vec::new();
     for (d, r) in dirs.iter().zip(loaded) {
         let file = d.display().to_string();
         match r {
@@ -346,7 +410,7 @@ fn load_records(
         // Each pulled bundle becomes a record and is dropped at once, so
         // memory holds about PULL_CONCURRENCY bundles, not all of them.
         let keep_going = args.keep_going;
-        let pulled: anyhow::Result<Loaded> = rt.block_on(async {
+        let pulled: anyhow::Result<Pulled> = rt.block_on(async {
             use futures::StreamExt as _;
             let mut stream = std::pin::pin!(olm_catalog::oci::pull_bundle_stream(
                 client,
@@ -386,7 +450,7 @@ fn load_records(
         records.extend(p);
         left_out.extend(bad);
     }
-    Ok((records, left_out))
+    Ok((records, left_out, modes))
 }
 
 /// Reports bundles an `index rm` or `prune` also removed.
@@ -459,6 +523,75 @@ fn pull_missing(
     Ok(out)
 }
 
+/// Adds the records, each package in its mode: `forced` (--mode), else the
+/// ci.yaml mode of its package directory, else the mode the package was
+/// added with, else replaces. Packages go mode by mode (replaces, semver,
+/// semver-skippatch), each group as one `index add` in that mode would, in
+/// the same transaction.
+fn add_by_mode(
+    tx: &rusqlite::Transaction<'_>,
+    records: Vec<(String, index::record::BundleRecord)>,
+    unread: Vec<index::add::LeftOut>,
+    dir_modes: &BTreeMap<String, Mode>,
+    forced: Option<Mode>,
+    opts: &index::add::AddOptions,
+) -> anyhow::Result<index::add::AddReport> {
+    let mut pkg_mode: BTreeMap<String, Mode> = BTreeMap::new();
+    for (src, r) in &records {
+        let m = forced.or_else(|| dir_modes.get(src).copied());
+        if let Some(m) = m {
+            pkg_mode.entry(r.package.clone()).or_insert(m);
+        }
+    }
+    let rank = |m: Mode| match m {
+        Mode::Replaces => 0,
+        Mode::Semver => 1,
+        Mode::SemverSkipPatch => 2,
+    };
+    let mut groups: BTreeMap<u8, (Mode, Vec<(String, index::record::BundleRecord)>)> =
+        BTreeMap::new();
+    for (src, r) in records {
+        let m = match pkg_mode.get(&r.package) {
+            Some(m) => *m,
+            None => {
+                let recorded = index::schema::add_mode(tx, &r.package)?;
+                let m =
+                    <Mode as clap::ValueEnum>::from_str(&recorded, false).unwrap_or(Mode::Replaces);
+                pkg_mode.insert(r.package.clone(), m);
+                m
+            }
+        };
+        groups
+            .entry(rank(m))
+            .or_insert_with(|| (m, Vec::new()))
+            .1
+            .push((src, r));
+    }
+    if groups.is_empty() {
+        groups.insert(0, (opts.mode, Vec::new()));
+    }
+    let mut unread = Some(unread);
+    let mut total = index::add::AddReport::default();
+    for (_, (mode, recs)) in groups {
+        let o = index::add::AddOptions {
+            mode,
+            ..opts.clone()
+        };
+        let r = if opts.keep_going {
+            let lo = unread.take().unwrap_or_default();
+            index::add::add_records_keep_going(tx, recs, lo, &o)?
+        } else {
+            let recs = recs.into_iter().map(|(_, r)| r).collect();
+            index::add::add_records(tx, recs, &o)?
+        };
+        total.added.extend(r.added);
+        total.packages.extend(r.packages);
+        total.stranded.extend(r.stranded);
+        total.left_out.extend(r.left_out);
+    }
+    Ok(total)
+}
+
 /// Bundle images pulled at once by `index add`.
 const PULL_CONCURRENCY: usize = 16;
 
@@ -468,7 +601,7 @@ impl IndexCommand {
         match self {
             IndexCommand::Add(a) => {
                 let opts = index::add::AddOptions {
-                    mode: a.mode,
+                    mode: a.mode.unwrap_or(Mode::Replaces),
                     keep_content: a.keep_content,
                     permissive: a.permissive,
                     enable_alpha: a.enable_alpha,
@@ -485,10 +618,10 @@ impl IndexCommand {
                 };
                 let client = add_client(&a, &images)?;
                 a.image.load_signing_key()?;
-                let (records, unread) = if fbc.is_none() {
+                let (records, unread, dir_modes) = if fbc.is_none() {
                     load_records(&a, client.as_ref())?
                 } else {
-                    (Vec::new(), Vec::new())
+                    (Vec::new(), Vec::new(), BTreeMap::new())
                 };
                 let mut idx = Index::open_or_create(&a.database)?;
                 let mut left_out = Vec::new();
@@ -507,12 +640,7 @@ impl IndexCommand {
                         ))
                     }
                     None => {
-                        let r = if a.keep_going {
-                            index::add::add_records_keep_going(tx, records, unread, &opts)?
-                        } else {
-                            let recs = records.into_iter().map(|(_, r)| r).collect();
-                            index::add::add_records(tx, recs, &opts)?
-                        };
+                        let r = add_by_mode(tx, records, unread, &dir_modes, a.mode, &opts)?;
                         if !r.stranded.is_empty() {
                             eprintln!(
                                 "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
