@@ -1533,6 +1533,28 @@ fn broken_tree(root: &Path) -> Vec<PathBuf> {
     )
     .expect("write");
     dirs.push(e);
+    // A package whose add fails as a whole: f.v2.0.0 heads stable and does
+    // not replace f.v1.0.0 ("add prunes bundle").
+    dirs.push(bundle(
+        root,
+        "f",
+        "f.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    dirs.push(bundle(
+        root,
+        "f",
+        "f.v2.0.0",
+        "2.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
     dirs
 }
 
@@ -1666,7 +1688,23 @@ fn keep_going_leaves_out_broken_bundles_and_what_needs_them() {
             .contains("no ClusterServiceVersion"),
         "{no_csv}"
     );
-    assert_eq!(left.len(), 8, "{report:#}");
+    let pkg = left
+        .iter()
+        .find(|l| l["package"] == "f")
+        .unwrap_or_else(|| panic!("no entry for package f in {report:#}"));
+    assert_eq!(pkg["bundle"], "");
+    assert!(
+        pkg["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("add prunes"),
+        "{pkg}"
+    );
+    assert_eq!(
+        pkg["dependents"],
+        serde_json::json!(["f.v1.0.0", "f.v2.0.0"])
+    );
+    assert_eq!(left.len(), 9, "{report:#}");
     assert_eq!(
         report["added"],
         serde_json::json!([
@@ -1683,7 +1721,7 @@ fn keep_going_leaves_out_broken_bundles_and_what_needs_them() {
         stderr.contains("added 6 bundle(s) to 5 package(s)"),
         "{stderr}"
     );
-    assert!(stderr.contains("left out 8 bundle(s)"), "{stderr}");
+    assert!(stderr.contains("left out 10 bundle(s)"), "{stderr}");
     assert!(stderr.contains("left out bundle b.v2.0.0:"), "{stderr}");
 
     // Nothing left out: exit 0, same rows as a plain add of the good part.

@@ -836,7 +836,7 @@ pub fn add_records_keep_going(
             Err(e) => {
                 tx.execute_batch("ROLLBACK TO olm_catalog_package; RELEASE olm_catalog_package")?;
                 left_out.push(LeftOut {
-                    file: files.join(", "),
+                    file: common_dir(&files).unwrap_or_else(|| files.join(", ")),
                     bundle: String::new(),
                     package: pkg.clone(),
                     reason: format!("package {pkg} cannot be added: {e:#}"),
@@ -850,6 +850,27 @@ pub fn add_records_keep_going(
     }
     report.left_out = left_out;
     Ok(report)
+}
+
+/// The directory all of `files` are in (a package directory), if they are
+/// more than one and share one.
+fn common_dir(files: &[String]) -> Option<String> {
+    if files.len() < 2 {
+        return None;
+    }
+    let mut prefix: Vec<std::path::Component<'_>> =
+        std::path::Path::new(&files[0]).components().collect();
+    for f in &files[1..] {
+        let n = prefix
+            .iter()
+            .zip(std::path::Path::new(f).components())
+            .take_while(|(a, b)| *a == b)
+            .count();
+        prefix.truncate(n);
+    }
+    let p: std::path::PathBuf = prefix.iter().collect();
+    let s = p.display().to_string();
+    (!s.is_empty() && s != "/" && s != ".").then_some(s)
 }
 
 /// Extends each entry's dependents with the dependents of its dependents.
