@@ -305,10 +305,11 @@ fn unreadable(file: String, reason: String) -> index::add::LeftOut {
     }
 }
 
-fn load_records(
-    args: &AddArgs,
-    client: Option<&olm_catalog::oci::RegistryClient>,
-) -> anyhow::Result<Loaded> {
+/// The bundle arguments of an `index add` in the order they are read and
+/// written: first every bundle directory and image (one batch), then each
+/// package directory on its own, so only one package's bundles are in
+/// memory at a time.
+fn add_units(args: &AddArgs) -> anyhow::Result<Vec<Vec<PathBuf>>> {
     let mut dirs: Vec<PathBuf> = args.bundles.clone();
     dirs.extend(args.bundle_flags.iter().cloned());
     if let Some(f) = &args.bundles_file {
@@ -317,6 +318,30 @@ fn load_records(
     if dirs.is_empty() {
         bail!("no bundles given: pass bundle directories, --bundles DIR, --bundles-file FILE or --from-fbc DIR");
     }
+    let mut loose = Vec::new();
+    let mut packages = Vec::new();
+    for d in dirs {
+        if !olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy())
+            && !package_versions(&d).is_empty()
+        {
+            packages.push(vec![d]);
+        } else {
+            loose.push(d);
+        }
+    }
+    let mut units = Vec::new();
+    if !loose.is_empty() {
+        units.push(loose);
+    }
+    units.extend(packages);
+    Ok(units)
+}
+
+fn load_records(
+    args: &AddArgs,
+    client: Option<&olm_catalog::oci::RegistryClient>,
+    dirs: Vec<PathBuf>,
+) -> anyhow::Result<Loaded> {
     let mut naming = index::record::ImageNaming {
         prefix: args.bundle_image_prefix.clone(),
         explicit: BTreeMap::new(),
@@ -535,6 +560,7 @@ fn add_by_mode(
     dir_modes: &BTreeMap<String, Mode>,
     forced: Option<Mode>,
     opts: &index::add::AddOptions,
+    cleared: &mut bool,
 ) -> anyhow::Result<index::add::AddReport> {
     let mut pkg_mode: BTreeMap<String, Mode> = BTreeMap::new();
     for (src, r) in &records {
@@ -577,6 +603,7 @@ fn add_by_mode(
             mode,
             ..opts.clone()
         };
+        *cleared |= mode != Mode::Replaces && !opts.keep_content;
         let r = if opts.keep_going {
             let lo = unread.take().unwrap_or_default();
             index::add::add_records_keep_going(tx, recs, lo, &o)?
@@ -618,10 +645,10 @@ impl IndexCommand {
                 };
                 let client = add_client(&a, &images)?;
                 a.image.load_signing_key()?;
-                let (records, unread, dir_modes) = if fbc.is_none() {
-                    load_records(&a, client.as_ref())?
+                let units = if fbc.is_none() {
+                    add_units(&a)?
                 } else {
-                    (Vec::new(), Vec::new(), BTreeMap::new())
+                    Vec::new()
                 };
                 let mut idx = Index::open_or_create(&a.database)?;
                 let mut left_out = Vec::new();
@@ -640,7 +667,33 @@ impl IndexCommand {
                         ))
                     }
                     None => {
-                        let r = add_by_mode(tx, records, unread, &dir_modes, a.mode, &opts)?;
+                        // Read, add and drop one unit (a package directory)
+                        // at a time, all in this transaction.
+                        let mut r = index::add::AddReport::default();
+                        let mut cleared = false;
+                        for unit in units {
+                            let (records, unread, dir_modes) =
+                                load_records(&a, client.as_ref(), unit)?;
+                            let one = add_by_mode(
+                                tx,
+                                records,
+                                unread,
+                                &dir_modes,
+                                a.mode,
+                                &opts,
+                                &mut cleared,
+                            )?;
+                            r.added.extend(one.added);
+                            r.packages.extend(one.packages);
+                            r.stranded.extend(one.stranded);
+                            r.left_out.extend(one.left_out);
+                        }
+                        // As when every semver-mode package comes after
+                        // the replaces-mode ones: opm's ClearNonHeadBundles
+                        // covers the whole database.
+                        if cleared {
+                            index::add::clear_non_head_bundles(tx)?;
+                        }
                         if !r.stranded.is_empty() {
                             eprintln!(
                                 "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
