@@ -592,3 +592,49 @@ fn package_directories_are_added_each_in_its_ci_yaml_mode() {
     ok(add(&whole, "semver", &dirs, &[]));
     assert_eq!(rows(&later, ENTRIES), rows(&whole, ENTRIES));
 }
+
+/// Package directories are written one after another in one transaction: a
+/// package that fails after others were written leaves no database behind
+/// without --keep-going; with it, the others are kept and the bad package
+/// (an unknown updateGraph) is reported.
+#[test]
+fn a_bad_package_directory_after_good_ones() {
+    let t = tempfile::tempdir().expect("tmp");
+    let ops = common::corpus().join("operators");
+    let bad = t.path().join("zz-bad");
+    let v = bad.join("1.0.0");
+    std::fs::create_dir_all(v.join("manifests")).expect("mkdir");
+    std::fs::write(bad.join("ci.yaml"), "updateGraph: sideways-mode\n").expect("ci");
+    let db = t.path().join("index.db");
+    let run = |extra: &[&str]| {
+        Command::new(common::bin())
+            .args(["index", "add", "--database"])
+            .arg(&db)
+            .args(extra)
+            .arg(ops.join("etcd"))
+            .arg(&bad)
+            .output()
+            .expect("run")
+    };
+    let o = run(&[]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sideways-mode"), "{err}");
+    assert!(!db.exists(), "a refused add left {}", db.display());
+    let o = run(&["--keep-going", "-o", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["packages"], serde_json::json!(["etcd"]));
+    let left = report["left_out"].as_array().expect("left_out");
+    assert_eq!(left.len(), 1, "{report:#}");
+    assert!(left[0]["file"].as_str().expect("file").ends_with("zz-bad"));
+    assert_eq!(
+        rows(&db, "SELECT DISTINCT package_name FROM channel_entry"),
+        [s(&["etcd"])].into()
+    );
+}
