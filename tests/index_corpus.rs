@@ -513,3 +513,128 @@ fn second_writer_is_told_the_database_is_locked() {
         .expect("render");
     assert!(!o.status.success());
 }
+
+/// Package directories as arguments: each package in its ci.yaml's mode
+/// (etcd: replaces-mode, fence-agents-remediation: semver-mode), in one
+/// call, gives what adding each separately in its mode gives.
+#[test]
+fn package_directories_are_added_each_in_its_ci_yaml_mode() {
+    let t = tempfile::tempdir().expect("tmp");
+    let ops = common::corpus().join("operators");
+    let one = t.path().join("one.db");
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&one)
+        .arg(ops.join("etcd"))
+        .arg(ops.join("fence-agents-remediation"))
+        .output()
+        .expect("run");
+    ok(o);
+    let sep = t.path().join("separate.db");
+    ok(add(&sep, "replaces", &bundle_dirs("etcd"), &[]));
+    ok(add(
+        &sep,
+        "semver",
+        &bundle_dirs("fence-agents-remediation"),
+        &[],
+    ));
+    for q in [
+        ENTRIES,
+        "SELECT name, csv, bundle, bundlepath, version, skiprange, replaces, skips FROM operatorbundle",
+        "SELECT * FROM package",
+        "SELECT * FROM channel",
+        "SELECT * FROM properties",
+        "SELECT * FROM dependencies",
+        "SELECT * FROM related_image",
+        "SELECT * FROM api_provider",
+        "SELECT * FROM api_requirer",
+        "SELECT * FROM olm_catalog_package",
+    ] {
+        assert_eq!(rows(&one, q), rows(&sep, q), "{q}");
+    }
+    assert_eq!(
+        rows(
+            &one,
+            "SELECT package_name, add_mode FROM olm_catalog_package"
+        ),
+        [
+            s(&["etcd", "replaces"]),
+            s(&["fence-agents-remediation", "semver"])
+        ]
+        .into()
+    );
+    // --mode forces one mode for every package directory.
+    let forced = t.path().join("forced.db");
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--mode", "semver", "--database"])
+        .arg(&forced)
+        .arg(ops.join("fence-agents-remediation"))
+        .arg(ops.join("etcd"))
+        .output()
+        .expect("run");
+    ok(o);
+    assert_eq!(
+        rows(&forced, "SELECT DISTINCT add_mode FROM olm_catalog_package"),
+        [s(&["semver"])].into()
+    );
+    // A package already in the index keeps the mode it was added with.
+    let later = t.path().join("later.db");
+    let dirs = bundle_dirs("fence-agents-remediation");
+    ok(add(&later, "semver", &dirs[..dirs.len() - 1], &[]));
+    let o = Command::new(common::bin())
+        .args(["index", "add", "--database"])
+        .arg(&later)
+        .arg(&dirs[dirs.len() - 1])
+        .output()
+        .expect("run");
+    ok(o);
+    let whole = t.path().join("whole.db");
+    ok(add(&whole, "semver", &dirs, &[]));
+    assert_eq!(rows(&later, ENTRIES), rows(&whole, ENTRIES));
+}
+
+/// Package directories are written one after another in one transaction: a
+/// package that fails after others were written leaves no database behind
+/// without --keep-going; with it, the others are kept and the bad package
+/// (an unknown updateGraph) is reported.
+#[test]
+fn a_bad_package_directory_after_good_ones() {
+    let t = tempfile::tempdir().expect("tmp");
+    let ops = common::corpus().join("operators");
+    let bad = t.path().join("zz-bad");
+    let v = bad.join("1.0.0");
+    std::fs::create_dir_all(v.join("manifests")).expect("mkdir");
+    std::fs::write(bad.join("ci.yaml"), "updateGraph: sideways-mode\n").expect("ci");
+    let db = t.path().join("index.db");
+    let run = |extra: &[&str]| {
+        Command::new(common::bin())
+            .args(["index", "add", "--database"])
+            .arg(&db)
+            .args(extra)
+            .arg(ops.join("etcd"))
+            .arg(&bad)
+            .output()
+            .expect("run")
+    };
+    let o = run(&[]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sideways-mode"), "{err}");
+    assert!(!db.exists(), "a refused add left {}", db.display());
+    let o = run(&["--keep-going", "-o", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["packages"], serde_json::json!(["etcd"]));
+    let left = report["left_out"].as_array().expect("left_out");
+    assert_eq!(left.len(), 1, "{report:#}");
+    assert!(left[0]["file"].as_str().expect("file").ends_with("zz-bad"));
+    assert_eq!(
+        rows(&db, "SELECT DISTINCT package_name FROM channel_entry"),
+        [s(&["etcd"])].into()
+    );
+}

@@ -1365,3 +1365,375 @@ fn opm_version_9_database_is_read_and_migrated_like_opm() {
         "migration 010 gave the olm.package rows their bundle path back"
     );
 }
+
+/// A tree with one broken bundle of each kind, each with a bundle that
+/// replaces it, plus a package with nothing wrong.
+fn broken_tree(root: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    // Good package.
+    dirs.push(bundle(
+        root,
+        "good",
+        "good.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    dirs.push(bundle(
+        root,
+        "good",
+        "good.v1.1.0",
+        "1.1.0",
+        "stable",
+        Some("stable"),
+        Some("good.v1.0.0"),
+        &[],
+    ));
+    // Bad YAML: a.v1.1.0's CSV does not parse; a.v1.0.0 stays.
+    dirs.push(bundle(
+        root,
+        "a",
+        "a.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    let bad = bundle(
+        root,
+        "a",
+        "a.v1.1.0",
+        "1.1.0",
+        "stable",
+        Some("stable"),
+        Some("a.v1.0.0"),
+        &[],
+    );
+    std::fs::write(
+        bad.join("manifests/csv.yaml"),
+        "kind: ClusterServiceVersion\nmetadata: [unclosed\n",
+    )
+    .expect("write");
+    dirs.push(bad);
+    // Broken replaces: b.v2.0.0 names b.v1.9.9, which is nowhere; b.v2.1.0
+    // replaces b.v2.0.0 and goes with it; b.v1.0.0 stays.
+    dirs.push(bundle(
+        root,
+        "b",
+        "b.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    dirs.push(bundle(
+        root,
+        "b",
+        "b.v2.0.0",
+        "2.0.0",
+        "stable",
+        Some("stable"),
+        Some("b.v1.9.9"),
+        &[],
+    ));
+    dirs.push(bundle(
+        root,
+        "b",
+        "b.v2.1.0",
+        "2.1.0",
+        "stable",
+        Some("stable"),
+        Some("b.v2.0.0"),
+        &[],
+    ));
+    // Duplicate CSV name: c.v1.1.0 in two folders; c.v1.2.0 replaces it.
+    dirs.push(bundle(
+        root,
+        "c",
+        "c.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    let d1 = bundle(
+        root,
+        "c",
+        "c.v1.1.0",
+        "1.1.0",
+        "stable",
+        Some("stable"),
+        Some("c.v1.0.0"),
+        &[],
+    );
+    let d2 = root.join("c-copy");
+    std::fs::create_dir_all(d2.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(d2.join("metadata")).expect("mkdir");
+    for f in ["manifests/csv.yaml", "metadata/annotations.yaml"] {
+        std::fs::copy(d1.join(f), d2.join(f)).expect("copy");
+    }
+    dirs.push(d1);
+    dirs.push(d2);
+    dirs.push(bundle(
+        root,
+        "c",
+        "c.v1.2.0",
+        "1.2.0",
+        "stable",
+        Some("stable"),
+        Some("c.v1.1.0"),
+        &[],
+    ));
+    // Invalid dependencies.yaml: the whole package d (its one bundle).
+    let d = bundle(
+        root,
+        "d",
+        "d.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    );
+    std::fs::write(
+        d.join("metadata/dependencies.yaml"),
+        "dependencies:\n- type: olm.package\n  value: {packageName: x\n",
+    )
+    .expect("write");
+    dirs.push(d);
+    // No CSV: e.v1.1.0 holds only a ConfigMap.
+    dirs.push(bundle(
+        root,
+        "e",
+        "e.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    let e = bundle(
+        root,
+        "e",
+        "e.v1.1.0",
+        "1.1.0",
+        "stable",
+        Some("stable"),
+        Some("e.v1.0.0"),
+        &[],
+    );
+    std::fs::write(
+        e.join("manifests/csv.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    )
+    .expect("write");
+    dirs.push(e);
+    // A package whose add fails as a whole: f.v2.0.0 heads stable and does
+    // not replace f.v1.0.0 ("add prunes bundle").
+    dirs.push(bundle(
+        root,
+        "f",
+        "f.v1.0.0",
+        "1.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    dirs.push(bundle(
+        root,
+        "f",
+        "f.v2.0.0",
+        "2.0.0",
+        "stable",
+        Some("stable"),
+        None,
+        &[],
+    ));
+    dirs
+}
+
+#[test]
+fn keep_going_leaves_out_broken_bundles_and_what_needs_them() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dirs = broken_tree(&tmp.path().join("tree"));
+    let db = tmp.path().join("index.db");
+    let mut args = vec![
+        "index".to_string(),
+        "add".into(),
+        "-d".into(),
+        db.display().to_string(),
+    ];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    // Without --keep-going: refused, nothing written.
+    let err = fails(olm(&a));
+    assert!(!db.exists(), "a refused add wrote {}: {err}", db.display());
+
+    let mut kg = a.clone();
+    kg.extend(["--keep-going", "-o", "json"]);
+    let out = olm(&kg);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+
+    // What was indexed.
+    assert_eq!(
+        rows(&db, "SELECT name FROM operatorbundle"),
+        set(&[
+            &["a.v1.0.0"],
+            &["b.v1.0.0"],
+            &["c.v1.0.0"],
+            &["e.v1.0.0"],
+            &["good.v1.0.0"],
+            &["good.v1.1.0"],
+        ])
+    );
+    assert_eq!(
+        rows(&db, "SELECT name, default_channel FROM package"),
+        set(&[
+            &["a", "stable"],
+            &["b", "stable"],
+            &["c", "stable"],
+            &["e", "stable"],
+            &["good", "stable"],
+        ])
+    );
+    assert_eq!(
+        rows(&db, ENTRIES),
+        set(&[
+            &["stable", "a.v1.0.0", "", "0"],
+            &["stable", "b.v1.0.0", "", "0"],
+            &["stable", "c.v1.0.0", "", "0"],
+            &["stable", "e.v1.0.0", "", "0"],
+            &["stable", "good.v1.1.0", "good.v1.0.0", "0"],
+            &["stable", "good.v1.0.0", "", "1"],
+        ])
+    );
+    // Nothing of a left-out bundle in any table.
+    for t in [
+        "related_image",
+        "properties",
+        "dependencies",
+        "api_provider",
+        "channel_entry",
+    ] {
+        let q = format!("SELECT operatorbundle_name FROM {t} WHERE operatorbundle_name NOT IN (SELECT name FROM operatorbundle)");
+        assert!(rows(&db, &q).is_empty(), "{t} has rows of left-out bundles");
+    }
+
+    // What was reported: (file's last component, bundle, reason part, dependents).
+    let left = report["left_out"].as_array().expect("left_out");
+    let find = |file_end: &str| -> &serde_json::Value {
+        left.iter()
+            .find(|l| l["file"].as_str().is_some_and(|f| f.ends_with(file_end)))
+            .unwrap_or_else(|| panic!("no entry for {file_end} in {report:#}"))
+    };
+    let bad_yaml = find("/a.v1.1.0");
+    assert!(
+        bad_yaml["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("csv.yaml"),
+        "{bad_yaml}"
+    );
+    let broken = find("/b.v2.0.0");
+    assert_eq!(broken["bundle"], "b.v2.0.0");
+    assert!(
+        broken["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("b.v1.9.9"),
+        "{broken}"
+    );
+    assert_eq!(broken["dependents"], serde_json::json!(["b.v2.1.0"]));
+    let dependent = find("/b.v2.1.0");
+    assert!(
+        dependent["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("left out"),
+        "{dependent}"
+    );
+    for f in ["/c.v1.1.0", "/c-copy"] {
+        let dup = find(f);
+        assert!(
+            dup["reason"]
+                .as_str()
+                .expect("reason")
+                .contains("duplicate CSV name"),
+            "{dup}"
+        );
+        assert_eq!(dup["dependents"], serde_json::json!(["c.v1.2.0"]), "{dup}");
+    }
+    let deps = find("/d.v1.0.0");
+    assert!(
+        deps["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("dependencies.yaml"),
+        "{deps}"
+    );
+    let no_csv = find("/e.v1.1.0");
+    assert!(
+        no_csv["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("no ClusterServiceVersion"),
+        "{no_csv}"
+    );
+    let pkg = left
+        .iter()
+        .find(|l| l["package"] == "f")
+        .unwrap_or_else(|| panic!("no entry for package f in {report:#}"));
+    assert_eq!(pkg["bundle"], "");
+    assert!(
+        pkg["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("add prunes"),
+        "{pkg}"
+    );
+    assert_eq!(
+        pkg["dependents"],
+        serde_json::json!(["f.v1.0.0", "f.v2.0.0"])
+    );
+    assert_eq!(left.len(), 9, "{report:#}");
+    assert_eq!(
+        report["added"],
+        serde_json::json!([
+            "a.v1.0.0",
+            "b.v1.0.0",
+            "c.v1.0.0",
+            "e.v1.0.0",
+            "good.v1.0.0",
+            "good.v1.1.0"
+        ])
+    );
+    // The summary on stderr.
+    assert!(
+        stderr.contains("added 6 bundle(s) to 5 package(s)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("left out 10 bundle(s)"), "{stderr}");
+    assert!(stderr.contains("left out bundle b.v2.0.0:"), "{stderr}");
+
+    // Nothing left out: exit 0, same rows as a plain add of the good part.
+    let db2 = tmp.path().join("good.db");
+    let good: Vec<String> = dirs
+        .iter()
+        .filter(|d| d.ends_with("good.v1.0.0") || d.ends_with("good.v1.1.0"))
+        .map(|d| d.display().to_string())
+        .collect();
+    let mut g = vec!["index", "add", "--keep-going", "-d"];
+    let db2s = db2.display().to_string();
+    g.push(&db2s);
+    g.extend(good.iter().map(String::as_str));
+    ok(olm(&g));
+}

@@ -64,10 +64,13 @@ pub struct AddArgs {
     /// Index database file (created if missing)
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
-    /// How channels are wired: CSV replaces/skips, or semantic-version order
-    #[arg(long, value_enum, default_value = "replaces")]
-    pub mode: Mode,
-    /// Bundle directories or bundle image references (registry/repo:tag, oci:DIR:TAG)
+    /// How channels are wired: CSV replaces/skips, or semantic-version order.
+    /// Without it each package is added in its ci.yaml's updateGraph mode
+    /// (package directories), else the mode it was added with, else replaces
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Bundle directories, package directories (holding version folders and
+    /// ci.yaml) or bundle image references (registry/repo:tag, oci:DIR:TAG)
     pub bundles: Vec<PathBuf>,
     /// More bundle directories (repeatable)
     #[arg(long = "bundles", value_name = "DIR", action = clap::ArgAction::Append)]
@@ -92,12 +95,29 @@ pub struct AddArgs {
     /// Allow bundles with the olm.substitutesFor annotation (opm --enable-alpha)
     #[arg(long)]
     pub enable_alpha: bool,
+    /// Leave out bundles and packages that cannot be added (and the bundles
+    /// whose replaces chain needs them), add the rest, report what was left
+    /// out and exit 1
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Report format: a summary on stderr, or a JSON report on stdout
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    pub output: AddFormat,
     /// Add a file-based catalog directory instead of bundle directories
     #[arg(long, value_name = "DIR")]
     pub from_fbc: Option<PathBuf>,
     /// With --tag, also build and push the index image (as `index build`)
     #[command(flatten)]
     pub image: super::image::IndexImageArgs,
+}
+
+/// Output of `index add`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AddFormat {
+    /// A summary on stderr.
+    Text,
+    /// A JSON report on stdout (the summary still goes to stderr).
+    Json,
 }
 
 /// `index rm`.
@@ -240,10 +260,62 @@ fn image_args(args: &AddArgs) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-fn load_records(
-    args: &AddArgs,
-    client: Option<&olm_catalog::oci::RegistryClient>,
-) -> anyhow::Result<Vec<index::record::BundleRecord>> {
+/// Bundle records with their sources (directory or image reference), and,
+/// with `--keep-going`, the bundles that could not be read.
+/// Pulled bundle records with their references, and the pulls that failed.
+type Pulled = (
+    Vec<(String, index::record::BundleRecord)>,
+    Vec<index::add::LeftOut>,
+);
+
+/// The third part: the ci.yaml `updateGraph` mode of bundles read from
+/// package directories, by source.
+type Loaded = (
+    Vec<(String, index::record::BundleRecord)>,
+    Vec<index::add::LeftOut>,
+    BTreeMap<String, Mode>,
+);
+
+/// The bundle directories of a package directory (one holding version
+/// folders: `VERSION/manifests/`, or `VERSION/bundle/manifests/`), sorted;
+/// empty for anything else.
+fn package_versions(dir: &std::path::Path) -> Vec<PathBuf> {
+    if dir.join("manifests").is_dir() || !dir.is_dir() {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| {
+            if p.join("manifests").is_dir() {
+                Some(p)
+            } else if p.join("bundle/manifests").is_dir() {
+                Some(p.join("bundle"))
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn unreadable(file: String, reason: String) -> index::add::LeftOut {
+    index::add::LeftOut {
+        file,
+        reason,
+        ..Default::default()
+    }
+}
+
+/// The bundle arguments of an `index add` in the order they are read and
+/// written: first every bundle directory and image (one batch), then each
+/// package directory on its own, so only one package's bundles are in
+/// memory at a time.
+fn add_units(args: &AddArgs) -> anyhow::Result<Vec<Vec<PathBuf>>> {
     let mut dirs: Vec<PathBuf> = args.bundles.clone();
     dirs.extend(args.bundle_flags.iter().cloned());
     if let Some(f) = &args.bundles_file {
@@ -252,6 +324,30 @@ fn load_records(
     if dirs.is_empty() {
         bail!("no bundles given: pass bundle directories, --bundles DIR, --bundles-file FILE or --from-fbc DIR");
     }
+    let mut loose = Vec::new();
+    let mut packages = Vec::new();
+    for d in dirs {
+        if !olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy())
+            && !package_versions(&d).is_empty()
+        {
+            packages.push(vec![d]);
+        } else {
+            loose.push(d);
+        }
+    }
+    let mut units = Vec::new();
+    if !loose.is_empty() {
+        units.push(loose);
+    }
+    units.extend(packages);
+    Ok(units)
+}
+
+fn load_records(
+    args: &AddArgs,
+    client: Option<&olm_catalog::oci::RegistryClient>,
+    dirs: Vec<PathBuf>,
+) -> anyhow::Result<Loaded> {
     let mut naming = index::record::ImageNaming {
         prefix: args.bundle_image_prefix.clone(),
         explicit: BTreeMap::new(),
@@ -267,11 +363,37 @@ fn load_records(
     // Arguments that are not paths on disk are bundle image references
     // (`registry/repo:tag`, `oci:DIR:TAG`): pulled concurrently, recorded by
     // reference as opm records them.
-    let (images, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
+    let (images, given): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
         .iter()
         .partition(|d| olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()));
+    // Package directories stand for their version folders, added in the
+    // mode their ci.yaml names.
+    let mut left_out = Vec::new();
+    let mut modes: BTreeMap<String, Mode> = BTreeMap::new();
+    let mut dirs: Vec<PathBuf> = Vec::with_capacity(given.len());
+    for d in given {
+        let versions = package_versions(d);
+        if versions.is_empty() {
+            dirs.push(d.clone());
+            continue;
+        }
+        let mode = match olm_catalog::graph::load::CiConfig::read(d) {
+            Ok(ci) => ci.and_then(|c| c.update_graph),
+            Err(e) if args.keep_going => {
+                left_out.push(unreadable(d.display().to_string(), e));
+                continue;
+            }
+            Err(e) => bail!("{e}"),
+        };
+        for v in versions {
+            if let Some(m) = mode {
+                modes.insert(v.display().to_string(), m);
+            }
+            dirs.push(v);
+        }
+    }
     use rayon::prelude::*;
-    let mut records: Vec<index::record::BundleRecord> = dirs
+    let loaded: Vec<anyhow::Result<index::record::BundleRecord>> = dirs
         .par_iter()
         .map(|d| {
             let b = olm_catalog::bundle::Bundle::load_dir(d)?;
@@ -286,7 +408,16 @@ fn load_records(
             let image = naming.image_for(d, &name);
             index::record::BundleRecord::from_bundle(&b, &image).map_err(anyhow::Error::msg)
         })
-        .collect::<anyhow::Result<_>>()?;
+        .collect();
+    let mut records = Vec::with_capacity(loaded.len());
+    for (d, r) in dirs.iter().zip(loaded) {
+        let file = d.display().to_string();
+        match r {
+            Ok(r) => records.push((file, r)),
+            Err(e) if args.keep_going => left_out.push(unreadable(file, format!("{e:#}"))),
+            Err(e) => return Err(e),
+        }
+    }
     if !images.is_empty() {
         let refs: Vec<String> = images
             .iter()
@@ -309,7 +440,8 @@ fn load_records(
         };
         // Each pulled bundle becomes a record and is dropped at once, so
         // memory holds about PULL_CONCURRENCY bundles, not all of them.
-        let pulled: anyhow::Result<Vec<index::record::BundleRecord>> = rt.block_on(async {
+        let keep_going = args.keep_going;
+        let pulled: anyhow::Result<Pulled> = rt.block_on(async {
             use futures::StreamExt as _;
             let mut stream = std::pin::pin!(olm_catalog::oci::pull_bundle_stream(
                 client,
@@ -318,28 +450,38 @@ fn load_records(
                 mode,
             ));
             let mut out = Vec::with_capacity(refs.len());
+            let mut bad = Vec::new();
             let mut refs_iter = refs.iter();
             while let Some(result) = stream.next().await {
                 let reference = refs_iter.next().map(String::as_str).unwrap_or("?");
-                let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
-                if let Some(f) = p
-                    .bundle
-                    .load_findings
-                    .iter()
-                    .find(|f| f.level == olm_catalog::diag::Level::Error)
-                {
-                    bail!("{reference}: {}", f.message);
-                }
-                out.push(
+                let one = (|| {
+                    let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
+                    if let Some(f) = p
+                        .bundle
+                        .load_findings
+                        .iter()
+                        .find(|f| f.level == olm_catalog::diag::Level::Error)
+                    {
+                        bail!("{reference}: {}", f.message);
+                    }
                     index::record::BundleRecord::from_bundle(&p.bundle, &p.reference)
-                        .map_err(anyhow::Error::msg)?,
-                );
+                        .map_err(anyhow::Error::msg)
+                })();
+                match one {
+                    Ok(r) => out.push((reference.to_string(), r)),
+                    Err(e) if keep_going => {
+                        bad.push(unreadable(reference.to_string(), format!("{e:#}")))
+                    }
+                    Err(e) => return Err(e),
+                }
             }
-            Ok(out)
+            Ok((out, bad))
         });
-        records.extend(pulled?);
+        let (p, bad) = pulled?;
+        records.extend(p);
+        left_out.extend(bad);
     }
-    Ok(records)
+    Ok((records, left_out, modes))
 }
 
 /// Reports bundles an `index rm` or `prune` also removed.
@@ -412,6 +554,77 @@ fn pull_missing(
     Ok(out)
 }
 
+/// Adds the records, each package in its mode: `forced` (--mode), else the
+/// ci.yaml mode of its package directory, else the mode the package was
+/// added with, else replaces. Packages go mode by mode (replaces, semver,
+/// semver-skippatch), each group as one `index add` in that mode would, in
+/// the same transaction.
+fn add_by_mode(
+    tx: &rusqlite::Transaction<'_>,
+    records: Vec<(String, index::record::BundleRecord)>,
+    unread: Vec<index::add::LeftOut>,
+    dir_modes: &BTreeMap<String, Mode>,
+    forced: Option<Mode>,
+    opts: &index::add::AddOptions,
+    cleared: &mut bool,
+) -> anyhow::Result<index::add::AddReport> {
+    let mut pkg_mode: BTreeMap<String, Mode> = BTreeMap::new();
+    for (src, r) in &records {
+        let m = forced.or_else(|| dir_modes.get(src).copied());
+        if let Some(m) = m {
+            pkg_mode.entry(r.package.clone()).or_insert(m);
+        }
+    }
+    let rank = |m: Mode| match m {
+        Mode::Replaces => 0,
+        Mode::Semver => 1,
+        Mode::SemverSkipPatch => 2,
+    };
+    let mut groups: BTreeMap<u8, (Mode, Vec<(String, index::record::BundleRecord)>)> =
+        BTreeMap::new();
+    for (src, r) in records {
+        let m = match pkg_mode.get(&r.package) {
+            Some(m) => *m,
+            None => {
+                let recorded = index::schema::add_mode(tx, &r.package)?;
+                let m =
+                    <Mode as clap::ValueEnum>::from_str(&recorded, false).unwrap_or(Mode::Replaces);
+                pkg_mode.insert(r.package.clone(), m);
+                m
+            }
+        };
+        groups
+            .entry(rank(m))
+            .or_insert_with(|| (m, Vec::new()))
+            .1
+            .push((src, r));
+    }
+    if groups.is_empty() {
+        groups.insert(0, (opts.mode, Vec::new()));
+    }
+    let mut unread = Some(unread);
+    let mut total = index::add::AddReport::default();
+    for (_, (mode, recs)) in groups {
+        let o = index::add::AddOptions {
+            mode,
+            ..opts.clone()
+        };
+        *cleared |= mode != Mode::Replaces && !opts.keep_content;
+        let r = if opts.keep_going {
+            let lo = unread.take().unwrap_or_default();
+            index::add::add_records_keep_going(tx, recs, lo, &o)?
+        } else {
+            let recs = recs.into_iter().map(|(_, r)| r).collect();
+            index::add::add_records(tx, recs, &o)?
+        };
+        total.added.extend(r.added);
+        total.packages.extend(r.packages);
+        total.stranded.extend(r.stranded);
+        total.left_out.extend(r.left_out);
+    }
+    Ok(total)
+}
+
 /// Bundle images pulled at once by `index add`.
 const PULL_CONCURRENCY: usize = 16;
 
@@ -421,10 +634,11 @@ impl IndexCommand {
         match self {
             IndexCommand::Add(a) => {
                 let opts = index::add::AddOptions {
-                    mode: a.mode,
+                    mode: a.mode.unwrap_or(Mode::Replaces),
                     keep_content: a.keep_content,
                     permissive: a.permissive,
                     enable_alpha: a.enable_alpha,
+                    keep_going: a.keep_going,
                 };
                 let fbc = match &a.from_fbc {
                     Some(d) => Some(olm_catalog::fbc::DeclarativeConfig::load_path(d)?),
@@ -437,18 +651,21 @@ impl IndexCommand {
                 };
                 let client = add_client(&a, &images)?;
                 a.image.load_signing_key()?;
-                let records = if fbc.is_none() {
-                    load_records(&a, client.as_ref())?
+                let units = if fbc.is_none() {
+                    add_units(&a)?
                 } else {
                     Vec::new()
                 };
                 let mut idx = Index::open_or_create(&a.database)?;
+                let mut left_out = Vec::new();
+                let mut report = serde_json::Map::new();
                 let summary = idx.write(|tx| match &fbc {
                     Some(cfg) => {
                         let r = index::fbc_import::import(tx, cfg)?;
                         for w in &r.warnings {
                             eprintln!("warning: {w}");
                         }
+                        report.insert("packages".into(), serde_json::json!(r.packages));
                         Ok(format!(
                             "added {} package(s) from FBC: {}",
                             r.packages.len(),
@@ -456,7 +673,33 @@ impl IndexCommand {
                         ))
                     }
                     None => {
-                        let r = index::add::add_records(tx, records, &opts)?;
+                        // Read, add and drop one unit (a package directory)
+                        // at a time, all in this transaction.
+                        let mut r = index::add::AddReport::default();
+                        let mut cleared = false;
+                        for unit in units {
+                            let (records, unread, dir_modes) =
+                                load_records(&a, client.as_ref(), unit)?;
+                            let one = add_by_mode(
+                                tx,
+                                records,
+                                unread,
+                                &dir_modes,
+                                a.mode,
+                                &opts,
+                                &mut cleared,
+                            )?;
+                            r.added.extend(one.added);
+                            r.packages.extend(one.packages);
+                            r.stranded.extend(one.stranded);
+                            r.left_out.extend(one.left_out);
+                        }
+                        // As when every semver-mode package comes after
+                        // the replaces-mode ones: opm's ClearNonHeadBundles
+                        // covers the whole database.
+                        if cleared {
+                            index::add::clear_non_head_bundles(tx)?;
+                        }
                         if !r.stranded.is_empty() {
                             eprintln!(
                                 "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
@@ -464,22 +707,71 @@ impl IndexCommand {
                                 r.stranded.join("; ")
                             );
                         }
-                        Ok(format!(
+                        for l in &r.left_out {
+                            let what = if !l.bundle.is_empty() {
+                                format!("bundle {}", l.bundle)
+                            } else if !l.package.is_empty() {
+                                format!("package {}", l.package)
+                            } else {
+                                "bundle".to_string()
+                            };
+                            let deps = if l.dependents.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (left out with it: {})", l.dependents.join(", "))
+                            };
+                            eprintln!("left out {what}: {}: {}{deps}", l.file, l.reason);
+                        }
+                        let mut text = format!(
                             "added {} bundle(s) to {} package(s): {}",
                             r.added.len(),
                             r.packages.len(),
                             r.packages.iter().cloned().collect::<Vec<_>>().join(", ")
-                        ))
+                        );
+                        if !r.left_out.is_empty() {
+                            let bundles = r
+                                .left_out
+                                .iter()
+                                .map(|l| if l.bundle.is_empty() && !l.package.is_empty() {
+                                    l.dependents.len().max(1)
+                                } else {
+                                    1
+                                })
+                                .sum::<usize>();
+                            text.push_str(&format!(
+                                "; left out {} bundle(s) ({} problem(s), listed above)",
+                                bundles,
+                                r.left_out.len()
+                            ));
+                        }
+                        report.insert("added".into(), serde_json::json!(r.added));
+                        report.insert("packages".into(), serde_json::json!(r.packages));
+                        report.insert("stranded".into(), serde_json::json!(r.stranded));
+                        report.insert("left_out".into(), serde_json::json!(r.left_out));
+                        left_out = r.left_out;
+                        Ok(text)
                     }
                 })?;
                 idx.finish()?;
                 eprintln!("{}: {summary}", a.database.display());
-                match a.image.tag.clone() {
+                if a.output == AddFormat::Json {
+                    report.insert(
+                        "database".into(),
+                        serde_json::json!(a.database.display().to_string()),
+                    );
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                }
+                let code = match a.image.tag.clone() {
                     Some(tag) => a
                         .image
-                        .build_and_push_with(&a.database, &tag, client.as_ref()),
-                    None => Ok(0),
-                }
+                        .build_and_push_with(&a.database, &tag, client.as_ref())?,
+                    None => 0,
+                };
+                Ok(if left_out.is_empty() {
+                    code
+                } else {
+                    code.max(1)
+                })
             }
             IndexCommand::Rm(a) => {
                 let mut idx = Index::open_write(&a.database)?;

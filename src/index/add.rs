@@ -23,6 +23,9 @@ pub struct AddOptions {
     pub permissive: bool,
     /// Allow `olm.substitutesFor` (opm's `--enable-alpha`).
     pub enable_alpha: bool,
+    /// Leave out what cannot be added (and what depends on it) and add the
+    /// rest, instead of refusing the whole add (`add_records_keep_going`).
+    pub keep_going: bool,
 }
 
 impl Default for AddOptions {
@@ -32,6 +35,7 @@ impl Default for AddOptions {
             keep_content: false,
             permissive: false,
             enable_alpha: false,
+            keep_going: false,
         }
     }
 }
@@ -46,6 +50,26 @@ pub struct AddReport {
     /// With `permissive`: what opm's "add prunes bundle" check found (the
     /// bundles are kept, in no channel; `index prune-stranded` removes them).
     pub stranded: Vec<String>,
+    /// With `keep_going`: what was left out, and why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A bundle or package that an add with `keep_going` left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LeftOut {
+    /// The bundle directory or image (for a package: its bundles' files,
+    /// comma-separated).
+    pub file: String,
+    /// The bundle (CSV name) when known; empty for a whole package or a
+    /// bundle that could not be read.
+    pub bundle: String,
+    /// The package when known.
+    pub package: String,
+    /// Why it was left out.
+    pub reason: String,
+    /// Bundles of this add left out because they need this one (their
+    /// `replaces` chain goes through it), or, for a package, its bundles.
+    pub dependents: Vec<String>,
 }
 
 /// `NULL` for an empty string, as opm's `sqlString` does.
@@ -637,73 +661,23 @@ pub fn add_records(
                 r.name
             );
         }
-        if !r.substitutes_for.is_empty() && !opts.enable_alpha {
-            bail!(
-                "bundle {}: olm.substitutesFor ({}) is an alpha feature; pass --enable-alpha to use it (opm: \"SubstitutesFor is an alpha-only feature\")",
-                r.name,
-                r.substitutes_for
-            );
-        }
+        check_alpha(r, opts)?;
     }
     check_edge_packages(tx, &records)?;
     let mut by_pkg: BTreeMap<String, Vec<BundleRecord>> = BTreeMap::new();
     for r in records.drain(..) {
         by_pkg.entry(r.package.clone()).or_default().push(r);
     }
-    let mode_name = opts.mode.as_str();
     let mut pruned = Vec::new();
-    for (pkg, mut recs) in by_pkg {
-        version_order(&mut recs);
-        // What opm's checkForBundles expects afterwards: the channels the
-        // package had, and each new bundle in each of its channels.
-        let mut expected = channel_nodes(tx, &pkg)?;
-        for r in &recs {
-            for c in &r.channels {
-                expected
-                    .entry(c.clone())
-                    .or_default()
-                    .insert(r.name.clone());
-            }
-        }
-        let existing = existing_bundles(tx, &pkg)?;
-        let prior_default: Option<String> = tx
-            .query_row(
-                "SELECT default_channel FROM package WHERE name = ?",
-                [&pkg],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
-        for r in &recs {
-            insert_bundle(tx, r).with_context(|| format!("adding {}", r.name))?;
-            if opts.enable_alpha {
-                add_substitutes_for(tx, r).with_context(|| format!("adding {}", r.name))?;
-            }
-            report.added.push(r.name.clone());
-        }
-        let graph;
-        let layout;
-        match opts.mode {
-            Mode::Replaces => {
-                layout = Layout::Replaces;
-                graph = replaces_graph(tx, &pkg, &existing, &recs, prior_default.as_deref())?;
-            }
-            Mode::Semver | Mode::SemverSkipPatch => {
-                layout = Layout::Graph;
-                graph = semver_graph(opts.mode, &pkg, &existing, &recs, prior_default.as_deref())?;
-            }
-        }
-        write_package(tx, layout, &graph, true, Some(mode_name))?;
-        pruned.extend(pruned_bundles(tx, &pkg, &expected)?);
+    for (pkg, recs) in by_pkg {
+        let (added, p) = add_package(tx, &pkg, recs, opts)?;
+        report.added.extend(added);
+        pruned.extend(p);
         report.packages.insert(pkg);
     }
     if !pruned.is_empty() {
         if !opts.permissive {
-            bail!(
-                "add prunes {} bundle(s) from their channels, so opm refuses it: {} (this may be due to an incorrect channel head: the highest version of a channel heads it and only what it replaces or skips, directly or down its chain, stays in the channel; fix spec.replaces/spec.skips, or pass --permissive to keep the add with these bundles in no channel, as opm --permissive does)",
-                pruned.len(),
-                pruned.join("; ")
-            );
+            bail!("{}", prunes_message(&pruned));
         }
         report.stranded = pruned;
     }
@@ -711,6 +685,266 @@ pub fn add_records(
         clear_non_head_bundles(tx)?;
     }
     Ok(report)
+}
+
+fn prunes_message(pruned: &[String]) -> String {
+    format!(
+        "add prunes {} bundle(s) from their channels, so opm refuses it: {} (this may be due to an incorrect channel head: the highest version of a channel heads it and only what it replaces or skips, directly or down its chain, stays in the channel; fix spec.replaces/spec.skips, or pass --permissive to keep the add with these bundles in no channel, as opm --permissive does)",
+        pruned.len(),
+        pruned.join("; ")
+    )
+}
+
+fn check_alpha(r: &BundleRecord, opts: &AddOptions) -> anyhow::Result<()> {
+    if !r.substitutes_for.is_empty() && !opts.enable_alpha {
+        bail!(
+            "bundle {}: olm.substitutesFor ({}) is an alpha feature; pass --enable-alpha to use it (opm: \"SubstitutesFor is an alpha-only feature\")",
+            r.name,
+            r.substitutes_for
+        );
+    }
+    Ok(())
+}
+
+/// `add_records` that goes on past what cannot be added: each record comes
+/// with its source (directory or image) and `left_out` holds what could not
+/// be read. A bundle is left out when its CSV name is given twice, is
+/// already in the index, or (replaces mode) its `replaces` names a bundle
+/// that is neither in the index nor added; bundles whose `replaces` names a
+/// bundle left out follow it. A package whose add fails is rolled back to
+/// where it started (a savepoint) and left out whole. Everything else is
+/// added in the same transaction.
+pub fn add_records_keep_going(
+    tx: &Transaction<'_>,
+    records: Vec<(String, BundleRecord)>,
+    mut left_out: Vec<LeftOut>,
+    opts: &AddOptions,
+) -> anyhow::Result<AddReport> {
+    let mut report = AddReport::default();
+    let mut keep: Vec<Option<(String, BundleRecord)>> = records.into_iter().map(Some).collect();
+    let out = |file: &str, r: &BundleRecord, reason: String| LeftOut {
+        file: file.to_string(),
+        bundle: r.name.clone(),
+        package: r.package.clone(),
+        reason,
+        dependents: Vec::new(),
+    };
+    // Names given more than once: none of them is added (which one is meant
+    // cannot be told).
+    let mut files_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (f, r) in keep.iter().flatten() {
+        files_of.entry(r.name.clone()).or_default().push(f.clone());
+    }
+    let mut in_index = tx.prepare("SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)")?;
+    for slot in keep.iter_mut() {
+        let Some((f, r)) = slot.as_ref() else {
+            continue;
+        };
+        let files = &files_of[&r.name];
+        let reason = if files.len() > 1 {
+            let others: Vec<&str> = files
+                .iter()
+                .filter(|o| *o != f)
+                .map(String::as_str)
+                .collect();
+            Some(format!(
+                "duplicate CSV name: {} is also the CSV name of {} (bundle names must be unique; none of them is added)",
+                r.name,
+                others.join(", ")
+            ))
+        } else if in_index.query_row([&r.name], |row| row.get::<_, bool>(0))? {
+            Some(format!(
+                "bundle {} is already in the index; remove it first (`index rm`) or bump its version",
+                r.name
+            ))
+        } else {
+            check_alpha(r, opts).err().map(|e| e.to_string())
+        };
+        if let Some(reason) = reason {
+            left_out.push(out(f, r, reason));
+            *slot = None;
+        }
+    }
+    // Replaces chains: a bundle whose replaces names a bundle that is not
+    // there (or was left out) is left out, until nothing changes.
+    if opts.mode == Mode::Replaces {
+        loop {
+            let present: BTreeSet<String> =
+                keep.iter().flatten().map(|(_, r)| r.name.clone()).collect();
+            let mut changed = false;
+            for slot in keep.iter_mut() {
+                let Some((f, r)) = slot.as_ref() else {
+                    continue;
+                };
+                if r.replaces.is_empty()
+                    || present.contains(&r.replaces)
+                    || in_index.query_row([&r.replaces], |row| row.get::<_, bool>(0))?
+                {
+                    continue;
+                }
+                let mut needed = false;
+                for dep in left_out.iter_mut().filter(|l| l.bundle == r.replaces) {
+                    dep.dependents.push(r.name.clone());
+                    needed = true;
+                }
+                let reason = if needed {
+                    format!("replaces {}, which is left out (see its entry)", r.replaces)
+                } else {
+                    format!(
+                        "broken replaces: spec.replaces names {}, which is neither in the index nor in this add (opm: \"replaces nonexistent bundle\")",
+                        r.replaces
+                    )
+                };
+                left_out.push(out(f, r, reason));
+                *slot = None;
+                changed = true;
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    drop(in_index);
+    // Dependents of dependents, so each entry names everything that went
+    // with it.
+    close_dependents(&mut left_out);
+    let mut by_pkg: BTreeMap<String, Vec<(String, BundleRecord)>> = BTreeMap::new();
+    for (f, r) in keep.into_iter().flatten() {
+        by_pkg.entry(r.package.clone()).or_default().push((f, r));
+    }
+    for (pkg, items) in by_pkg {
+        let files: Vec<String> = items.iter().map(|(f, _)| f.clone()).collect();
+        let mut names: Vec<String> = items.iter().map(|(_, r)| r.name.clone()).collect();
+        names.sort();
+        let recs: Vec<BundleRecord> = items.into_iter().map(|(_, r)| r).collect();
+        tx.execute_batch("SAVEPOINT olm_catalog_package")?;
+        let result = check_edge_packages(tx, &recs)
+            .and_then(|()| add_package(tx, &pkg, recs, opts))
+            .and_then(|(added, pruned)| {
+                if !pruned.is_empty() && !opts.permissive {
+                    bail!("{}", prunes_message(&pruned));
+                }
+                Ok((added, pruned))
+            });
+        match result {
+            Ok((added, pruned)) => {
+                tx.execute_batch("RELEASE olm_catalog_package")?;
+                report.added.extend(added);
+                report.stranded.extend(pruned);
+                report.packages.insert(pkg);
+            }
+            Err(e) => {
+                tx.execute_batch("ROLLBACK TO olm_catalog_package; RELEASE olm_catalog_package")?;
+                left_out.push(LeftOut {
+                    file: common_dir(&files).unwrap_or_else(|| files.join(", ")),
+                    bundle: String::new(),
+                    package: pkg.clone(),
+                    reason: format!("package {pkg} cannot be added: {e:#}"),
+                    dependents: names,
+                });
+            }
+        }
+    }
+    if !opts.keep_content && opts.mode != Mode::Replaces {
+        clear_non_head_bundles(tx)?;
+    }
+    report.left_out = left_out;
+    Ok(report)
+}
+
+/// The directory all of `files` are in (a package directory), if they are
+/// more than one and share one.
+fn common_dir(files: &[String]) -> Option<String> {
+    if files.len() < 2 {
+        return None;
+    }
+    let mut prefix: Vec<std::path::Component<'_>> =
+        std::path::Path::new(&files[0]).components().collect();
+    for f in &files[1..] {
+        let n = prefix
+            .iter()
+            .zip(std::path::Path::new(f).components())
+            .take_while(|(a, b)| *a == b)
+            .count();
+        prefix.truncate(n);
+    }
+    let p: std::path::PathBuf = prefix.iter().collect();
+    let s = p.display().to_string();
+    (!s.is_empty() && s != "/" && s != ".").then_some(s)
+}
+
+/// Extends each entry's dependents with the dependents of its dependents.
+fn close_dependents(left_out: &mut [LeftOut]) {
+    let direct: BTreeMap<String, Vec<String>> = left_out
+        .iter()
+        .filter(|l| !l.bundle.is_empty())
+        .map(|l| (l.bundle.clone(), l.dependents.clone()))
+        .collect();
+    for l in left_out.iter_mut() {
+        let mut all: BTreeSet<String> = BTreeSet::new();
+        let mut stack = l.dependents.clone();
+        while let Some(n) = stack.pop() {
+            if all.insert(n.clone()) {
+                stack.extend(direct.get(&n).cloned().unwrap_or_default());
+            }
+        }
+        l.dependents = all.into_iter().collect();
+    }
+}
+
+/// Adds one package's new bundles; returns the bundles added and what
+/// opm's "add prunes bundle" check found.
+fn add_package(
+    tx: &Transaction<'_>,
+    pkg: &str,
+    mut recs: Vec<BundleRecord>,
+    opts: &AddOptions,
+) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let mode_name = opts.mode.as_str();
+    let mut added = Vec::new();
+    version_order(&mut recs);
+    // What opm's checkForBundles expects afterwards: the channels the
+    // package had, and each new bundle in each of its channels.
+    let mut expected = channel_nodes(tx, pkg)?;
+    for r in &recs {
+        for c in &r.channels {
+            expected
+                .entry(c.clone())
+                .or_default()
+                .insert(r.name.clone());
+        }
+    }
+    let existing = existing_bundles(tx, pkg)?;
+    let prior_default: Option<String> = tx
+        .query_row(
+            "SELECT default_channel FROM package WHERE name = ?",
+            [pkg],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    for r in &recs {
+        insert_bundle(tx, r).with_context(|| format!("adding {}", r.name))?;
+        if opts.enable_alpha {
+            add_substitutes_for(tx, r).with_context(|| format!("adding {}", r.name))?;
+        }
+        added.push(r.name.clone());
+    }
+    let graph;
+    let layout;
+    match opts.mode {
+        Mode::Replaces => {
+            layout = Layout::Replaces;
+            graph = replaces_graph(tx, pkg, &existing, &recs, prior_default.as_deref())?;
+        }
+        Mode::Semver | Mode::SemverSkipPatch => {
+            layout = Layout::Graph;
+            graph = semver_graph(opts.mode, pkg, &existing, &recs, prior_default.as_deref())?;
+        }
+    }
+    write_package(tx, layout, &graph, true, Some(mode_name))?;
+    let pruned = pruned_bundles(tx, pkg, &expected)?;
+    Ok((added, pruned))
 }
 
 /// Replaces mode (opm's `loadManifestsReplaces`): channel heads and the
