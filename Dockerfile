@@ -11,6 +11,8 @@ COPY Cargo.toml Cargo.lock build.rs ./
 # (for any command) unless benches/oci_pull.rs exists. build.rs compiles
 # schema/registry.proto and src/index/db.rs includes schema/index.sql.
 COPY benches ./benches
+# Likewise the one integration test target, `[[test]] suite` (autotests off).
+COPY tests/main.rs ./tests/main.rs
 COPY schema ./schema
 # A stub crate to compile the dependencies into a cached layer. The build
 # must succeed (no `|| true`): a failure here would hide a broken manifest
