@@ -1159,3 +1159,134 @@ impl ValidateArgs {
         Ok(if reports[0].errors() > 0 { 1 } else { 0 })
     }
 }
+
+/// `init`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  olm-catalog init etcd --default-channel stable --description README.md --icon icon.png > catalog/etcd/index.json\n  \
+olm-catalog init etcd -c stable -o yaml"
+)]
+pub struct InitArgs {
+    /// Package name
+    pub package: String,
+    /// The channel that subscriptions will default to if unspecified
+    #[arg(long, short = 'c', value_name = "CHANNEL", default_value = "")]
+    pub default_channel: String,
+    /// Path to the package's icon (an image: PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, PSD or SVG)
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub icon: Option<PathBuf>,
+    /// Path to the operator's README.md (or other documentation); no `-d`
+    /// (opm's), which is `--database` in every olm-catalog command
+    #[arg(long, value_name = "FILE")]
+    pub description: Option<PathBuf>,
+    /// Output format
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
+    pub output: OutputFormat,
+}
+
+/// The media type of an icon, from its first bytes as opm's `init` detects
+/// it; SVG (text, which opm's detection rejects) is accepted too.
+pub fn icon_media_type(data: &[u8]) -> Option<&'static str> {
+    let starts = |m: &[u8]| data.starts_with(m);
+    let at = |i: usize, m: &[u8]| data.get(i..i + m.len()) == Some(m);
+    if starts(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if starts(&[0x89, b'P', b'N', b'G']) {
+        Some("image/png")
+    } else if starts(b"GIF") {
+        Some("image/gif")
+    } else if starts(b"RIFF") && at(8, b"WEBP") {
+        Some("image/webp")
+    } else if (starts(b"II*\0") || starts(b"MM\0*")) && at(8, b"CR") {
+        Some("image/x-canon-cr2")
+    } else if starts(b"II*\0") || starts(b"MM\0*") {
+        Some("image/tiff")
+    } else if starts(b"BM") {
+        Some("image/bmp")
+    } else if starts(&[b'I', b'I', 0xBC]) {
+        Some("image/vnd.ms-photo")
+    } else if starts(b"8BPS") {
+        Some("image/vnd.adobe.photoshop")
+    } else if starts(&[0, 0, 1, 0]) {
+        Some("image/x-icon")
+    } else if is_svg(data) {
+        Some("image/svg+xml")
+    } else {
+        None
+    }
+}
+
+/// Whether `data` is an SVG document: text whose first element is `<svg`
+/// (after an XML declaration, comments or a doctype).
+fn is_svg(data: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    loop {
+        if rest.starts_with("<svg") {
+            return true;
+        }
+        let end = if rest.starts_with("<?") {
+            rest.find("?>").map(|i| i + 2)
+        } else if rest.starts_with("<!--") {
+            rest.find("-->").map(|i| i + 3)
+        } else if rest.starts_with("<!") {
+            rest.find('>').map(|i| i + 1)
+        } else {
+            None
+        };
+        match end {
+            Some(e) => rest = rest[e..].trim_start(),
+            None => return false,
+        }
+    }
+}
+
+impl InitArgs {
+    /// Runs `init`: writes one `olm.package` object, as `opm init` does.
+    pub fn run(self) -> CmdResult {
+        use base64::Engine as _;
+        let mut pkg = olm_catalog::fbc::Package {
+            schema: "olm.package".into(),
+            name: self.package.clone(),
+            default_channel: self.default_channel.clone(),
+            ..Default::default()
+        };
+        if let Some(p) = &self.description {
+            let data = std::fs::read(p)
+                .with_context(|| format!("{}: reading the description", p.display()))?;
+            // As opm: bytes that are not UTF-8 become U+FFFD in the output.
+            pkg.description = String::from_utf8_lossy(&data).into_owned();
+        }
+        if let Some(p) = &self.icon {
+            let data =
+                std::fs::read(p).with_context(|| format!("{}: reading the icon", p.display()))?;
+            let Some(mediatype) = icon_media_type(&data) else {
+                bail!(
+                    "{}: the icon is not an image (PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, PSD or SVG, by its first bytes)",
+                    p.display()
+                );
+            };
+            pkg.icon = Some(olm_catalog::fbc::Icon {
+                base64data: base64::engine::general_purpose::STANDARD.encode(&data),
+                mediatype: mediatype.into(),
+            });
+        }
+        let cfg = olm_catalog::fbc::DeclarativeConfig {
+            packages: vec![pkg],
+            ..Default::default()
+        };
+        let stdout = std::io::stdout();
+        let mut w = std::io::BufWriter::new(stdout.lock());
+        olm_catalog::fbc::write::write(&cfg, self.output, &mut w)?;
+        w.flush()?;
+        Ok(0)
+    }
+}
