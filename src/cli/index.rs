@@ -994,7 +994,8 @@ impl IndexCommand {
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  olm-catalog render index.db > catalog.json\n  \
-olm-catalog render bundles/etcd/0.9.4 -o yaml\n  olm-catalog render catalog/"
+olm-catalog render bundles/etcd/0.9.4 -o yaml\n  olm-catalog render catalog/\n  \
+olm-catalog render quay.io/me/etcd-bundle:v0.9.4 oci:out/catalog:v1"
 )]
 pub struct RenderArgs {
     /// Index databases, bundle directories or FBC directories
@@ -1012,6 +1013,77 @@ pub struct RenderArgs {
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
     pub bundle_image: Option<String>,
+    // How to reach the registries of bundle and catalog images.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
+}
+
+/// Pulls image sources for `render`: the runtime and client are made once,
+/// on the first image.
+struct ImageRenderer<'a> {
+    flags: &'a super::image::RegistryFlags,
+    sources: Vec<olm_catalog::oci::ImageRef>,
+    state: Option<(tokio::runtime::Runtime, olm_catalog::oci::RegistryClient)>,
+}
+
+impl ImageRenderer<'_> {
+    /// Renders a bundle image (its bundle, `image` set to the reference, as
+    /// `opm render` does), or an index or catalog image (the catalog its
+    /// label names), told apart by the image config's labels as opm does.
+    fn render(&mut self, reference: &str) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+        use olm_catalog::serve::image::{CONFIGS_LABEL, DATABASE_LABEL};
+        use olm_catalog::serve::CatalogSource;
+        let src: olm_catalog::oci::ImageRef = reference
+            .parse()
+            .with_context(|| format!("{reference} is not an image reference"))?;
+        if self.state.is_none() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            let client = self.flags.client_for_command(None, &self.sources)?;
+            self.state = Some((rt, client));
+        }
+        let Some((rt, client)) = &self.state else {
+            bail!("no registry client");
+        };
+        rt.block_on(async {
+            let (_, config, _) = olm_catalog::oci::transfer::fetch_image(client, &src)
+                .await
+                .with_context(|| format!("fetching {reference}"))?;
+            let has = |k: &str| {
+                config
+                    .pointer("/config/Labels")
+                    .and_then(|l| l.get(k))
+                    .and_then(|v| v.as_str())
+                    .is_some()
+            };
+            if has(DATABASE_LABEL) || has(CONFIGS_LABEL) {
+                let cat = olm_catalog::serve::image::fetch_catalog_with(client, reference).await?;
+                return match &cat.source {
+                    CatalogSource::Sqlite(p) => index::render::render_file(p)
+                        .with_context(|| format!("rendering the index of {reference}")),
+                    CatalogSource::Fbc(p) => Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)
+                        .with_context(|| format!("reading the catalog of {reference}"))?),
+                };
+            }
+            if !has(olm_catalog::bundle::keys::MEDIATYPE) {
+                bail!(
+                    "{reference}: not a bundle, index or catalog image: its config has none of the labels {}, {DATABASE_LABEL}, {CONFIGS_LABEL}",
+                    olm_catalog::bundle::keys::MEDIATYPE
+                );
+            }
+            let limits = olm_catalog::oci::layer::UnpackLimits::default();
+            let pulled = olm_catalog::oci::pull_bundle(client, reference, &limits)
+                .await
+                .with_context(|| format!("pulling bundle image {reference}"))?;
+            let fb = index::render::bundle_to_fbc(&pulled.bundle, reference)
+                .map_err(|e| anyhow::anyhow!("{reference}: {e}"))?;
+            let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
+            cfg.bundles.push(fb);
+            Ok(cfg)
+        })
+    }
 }
 
 /// Loads any supported source into FBC.
@@ -1034,15 +1106,30 @@ fn load_source(
     if p.is_dir() {
         return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
     }
-    bail!("{src}: no such file or directory (image references are not rendered yet; pull the image first)")
+    bail!("{src}: no such file or directory, nor an image reference (REGISTRY/REPO:TAG, REGISTRY/REPO@DIGEST or oci:DIR:TAG)")
 }
 
 impl RenderArgs {
     /// Runs `render`.
     pub fn run(self) -> CmdResult {
         let mut all = olm_catalog::fbc::DeclarativeConfig::default();
+        let is_image = |s: &str| olm_catalog::serve::image::is_image_ref(s);
+        let mut images = ImageRenderer {
+            flags: &self.registry,
+            sources: self
+                .source
+                .iter()
+                .filter(|s| is_image(s))
+                .filter_map(|s| s.parse().ok())
+                .collect(),
+            state: None,
+        };
         for s in &self.source {
-            let c = load_source(s, self.bundle_image.as_deref())?;
+            let c = if is_image(s) {
+                images.render(s)?
+            } else {
+                load_source(s, self.bundle_image.as_deref())?
+            };
             all.packages.extend(c.packages);
             all.channels.extend(c.channels);
             all.bundles.extend(c.bundles);
