@@ -1013,6 +1013,9 @@ pub struct RenderArgs {
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
     pub bundle_image: Option<String>,
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    #[arg(long, value_name = "LEVEL", default_value = "none")]
+    pub migrate_level: String,
     // How to reach the registries of bundle and catalog images.
     #[command(flatten)]
     pub registry: super::image::RegistryFlags,
@@ -1136,6 +1139,8 @@ impl RenderArgs {
             all.deprecations.extend(c.deprecations);
             all.others.extend(c.others);
         }
+        olm_catalog::fbc::migrate::migrate(&mut all, &self.migrate_level)
+            .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
         olm_catalog::fbc::write::write(&all, self.output, &mut w)?;
@@ -1146,10 +1151,14 @@ impl RenderArgs {
 
 /// `migrate`.
 #[derive(Args)]
-#[command(after_help = "Example:\n  olm-catalog migrate index.db catalog/ -o yaml")]
+#[command(
+    after_help = "Examples:\n  olm-catalog migrate index.db catalog/ -o yaml\n  \
+olm-catalog migrate old-catalog/ catalog/ --migrate-level bundle-object-to-csv-metadata\n  \
+olm-catalog migrate quay.io/me/index:v1 catalog/"
+)]
 pub struct MigrateArgs {
-    /// Index database
-    pub database: PathBuf,
+    /// Index database, FBC directory, or index or catalog image
+    pub source: String,
     /// Output directory (one <package>/catalog.json per package)
     pub out_dir: PathBuf,
     /// Output format
@@ -1161,13 +1170,49 @@ pub struct MigrateArgs {
         default_value = "json"
     )]
     pub output: OutputFormat,
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    #[arg(long, value_name = "LEVEL", default_value = "none")]
+    pub migrate_level: String,
+    // How to reach the registry of an index or catalog image.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 impl MigrateArgs {
     /// Runs `migrate`.
     pub fn run(self) -> CmdResult {
-        let idx = Index::open_read(&self.database)?;
-        let cfg = index::render::index_to_fbc(&idx)?;
+        let mut cfg = if olm_catalog::serve::image::is_image_ref(&self.source) {
+            let mut images = ImageRenderer {
+                flags: &self.registry,
+                sources: self.source.parse().into_iter().collect(),
+                state: None,
+            };
+            images.render(&self.source)?
+        } else {
+            let p = std::path::Path::new(&self.source);
+            // As opm: catalogs only, not bundles.
+            if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+                bail!(
+                    "{}: a bundle directory; migrate takes an index database, FBC directory or image (render a bundle with `render`)",
+                    self.source
+                );
+            }
+            load_source(&self.source, None)?
+        };
+        if !cfg.bundles.is_empty() && cfg.packages.is_empty() {
+            bail!(
+                "{}: a bundle image; migrate takes an index or catalog image",
+                self.source
+            );
+        }
+        let changed = olm_catalog::fbc::migrate::migrate(&mut cfg, &self.migrate_level)
+            .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
+        if self.migrate_level != "none" {
+            eprintln!(
+                "migrated {changed} bundle(s) to level {}",
+                self.migrate_level
+            );
+        }
         if self.out_dir.exists()
             && std::fs::read_dir(&self.out_dir)
                 .map(|mut d| d.next().is_some())
