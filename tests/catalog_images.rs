@@ -665,6 +665,13 @@ fn render_of_bundle_and_catalog_images_from_a_registry_and_a_layout() {
     assert!(want.contains("\"schema\": \"olm.package\""), "{want}");
     assert_eq!(render(&[&remote]), want);
     assert_eq!(render(&[&local]), want);
+    // An index image: its database, rendered as the database is.
+    let db = tmp.path().join("index.db");
+    let db_s = db.to_str().expect("utf-8");
+    olm_ok(&["index", "add", "--database", db_s, "--from-fbc", dir_s]);
+    let index = format!("oci:{layout}:index");
+    olm_ok(&["index", "build", "--database", db_s, "--tag", &index, "-q"]);
+    assert_eq!(render(&[&index]), render(&[db_s]));
     // Mixed sources, in the order given.
     let both = render(&[&local, bundle_s]);
     assert_eq!(both, format!("{want}{}", render(&[bundle_s])));
