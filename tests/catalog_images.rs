@@ -624,3 +624,73 @@ fn catalog_images_on_an_opm_base_and_on_scratch() {
     assert_eq!(answers(&serve(&format!("oci:{out_s}:opm")).addr), want);
     assert_eq!(answers(&serve(&format!("oci:{out_s}:scratch")).addr), want);
 }
+
+/// `olm-catalog render ARGS`, which must succeed; its stdout.
+fn render(args: &[&str]) -> String {
+    let mut all = vec!["render"];
+    all.extend_from_slice(args);
+    olm_ok(&all)
+}
+
+#[test]
+fn render_of_bundle_and_catalog_images_from_a_registry_and_a_layout() {
+    let reg = registry::Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = tmp.path().join("layout");
+    let layout = layout.to_str().expect("utf-8");
+    // A bundle image, built by us, in the registry and in an OCI layout:
+    // rendered as its directory is, with the reference as its image.
+    let bundle = common::corpus().join("operators/kube-green/0.4.0");
+    let bundle_s = bundle.to_str().expect("utf-8");
+    let remote = reg.image("bundles/kube-green", "v0.4.0");
+    let local = format!("oci:{layout}:kube-green-bundle");
+    for r in [&remote, &local] {
+        olm_ok(&["bundle", "build", bundle_s, "--tag", r, "-q"]);
+        let want = render(&[bundle_s, "--bundle-image", r]);
+        assert!(want.contains(&format!("\"image\": \"{r}\"")), "{want}");
+        assert_eq!(render(&[r]), want, "{r}");
+        assert_eq!(
+            render(&[r, "-o", "yaml"]),
+            render(&[bundle_s, "--bundle-image", r, "-o", "yaml"])
+        );
+    }
+    // A catalog image: the catalog under /configs, rendered as the directory.
+    let dir = catalog("ecr-secret-operator");
+    let dir_s = dir.to_str().expect("utf-8");
+    let remote = reg.image("catalogs/ecr-secret-operator", "v4.18");
+    let local = format!("oci:{layout}:catalog");
+    olm_ok(&["catalog", "build", dir_s, "--tag", &remote, "-q"]);
+    olm_ok(&["catalog", "build", dir_s, "--tag", &local, "-q"]);
+    let want = render(&[dir_s]);
+    assert!(want.contains("\"schema\": \"olm.package\""), "{want}");
+    assert_eq!(render(&[&remote]), want);
+    assert_eq!(render(&[&local]), want);
+    // An index image: its database, rendered as the database is.
+    let db = tmp.path().join("index.db");
+    let db_s = db.to_str().expect("utf-8");
+    olm_ok(&["index", "add", "--database", db_s, "--from-fbc", dir_s]);
+    let index = format!("oci:{layout}:index");
+    olm_ok(&["index", "build", "--database", db_s, "--tag", &index, "-q"]);
+    assert_eq!(render(&[&index]), render(&[db_s]));
+    // Mixed sources, in the order given.
+    let both = render(&[&local, bundle_s]);
+    assert_eq!(both, format!("{want}{}", render(&[bundle_s])));
+    // Not there: exit 2 naming the reference.
+    let missing = format!("oci:{layout}:nothing");
+    let o = olm(&["render", &missing]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&missing), "{err}");
+    // --username for an OCI layout only: a usage error, as in other commands.
+    let o = Command::new(common::bin())
+        .args(["render", &local, "--username", "u", "--password-stdin"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

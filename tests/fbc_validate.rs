@@ -54,3 +54,80 @@ fn render_of_a_bundle_dir_is_go_indented_json() {
     assert!(out.starts_with("{\n    \"schema\": \"olm.bundle\",\n    \"name\": \"etcdoperator.v0.9.4\",\n    \"package\": \"etcd\",\n    \"image\": \"\",\n    \"properties\": ["), "{}", &out[..200.min(out.len())]);
     assert!(out.contains("\"type\": \"olm.bundle.object\""));
 }
+
+#[test]
+fn init_writes_an_olm_package_as_opm_init() {
+    let t = tempfile::tempdir().expect("tmp");
+    let readme = t.path().join("README.md");
+    std::fs::write(&readme, "# etcd\nA key-value store.\n").expect("write");
+    let png = t.path().join("icon.png");
+    std::fs::write(&png, [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]).expect("write");
+    let (readme_s, png_s) = (
+        readme.to_str().expect("utf-8"),
+        png.to_str().expect("utf-8"),
+    );
+    let (code, out, err) = common::run_cli(
+        &[
+            "init",
+            "etcd",
+            "--default-channel",
+            "stable",
+            "--description",
+            readme_s,
+            "--icon",
+            png_s,
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "{\n    \"schema\": \"olm.package\",\n    \"name\": \"etcd\",\n    \"defaultChannel\": \"stable\",\n    \"icon\": {\n        \"base64data\": \"iVBORw0KGgo=\",\n        \"mediatype\": \"image/png\"\n    },\n    \"description\": \"# etcd\\nA key-value store.\\n\"\n}\n"
+    );
+    // YAML, as opm's; no default channel, no icon: left out.
+    let (code, out, err) = common::run_cli(
+        &["init", "etcd", "--description", readme_s, "-o", "yaml"],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "---\ndescription: |\n  # etcd\n  A key-value store.\nname: etcd\nschema: olm.package\n"
+    );
+    // What init writes, with a channel and a bundle, is a valid catalog.
+    let cat = t.path().join("cat");
+    std::fs::create_dir(&cat).expect("mkdir");
+    let (code, out, err) = common::run_cli(&["init", "p", "-c", "stable", "-i", png_s], &[], None);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(cat.join("index.json"), out).expect("write");
+    std::fs::write(
+        cat.join("rest.yaml"),
+        "schema: olm.channel\nname: stable\npackage: p\nentries:\n- name: p.v1\n---\nschema: olm.bundle\nname: p.v1\npackage: p\nimage: x\nproperties:\n- type: olm.package\n  value: {packageName: p, version: 1.0.0}\n",
+    )
+    .expect("write");
+    let (code, out, err) = common::run_cli(&["validate", cat.to_str().expect("utf-8")], &[], None);
+    assert_eq!(code, 0, "{out}{err}");
+    // An icon that is no image: exit 2, the file named.
+    let (code, _, err) = common::run_cli(&["init", "p", "--icon", readme_s], &[], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("README.md: the icon is not an image"), "{err}");
+    let (code, _, err) = common::run_cli(&["init", "p", "-i", "/nonexistent/icon.png"], &[], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/icon.png"), "{err}");
+    // SVG, which opm's byte sniffing misses, is an image here.
+    let svg = t.path().join("icon.svg");
+    std::fs::write(
+        &svg,
+        "<?xml version=\"1.0\"?>\n<!-- logo -->\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    )
+    .expect("write");
+    let (code, out, err) = common::run_cli(
+        &["init", "p", "-i", svg.to_str().expect("utf-8")],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"mediatype\": \"image/svg+xml\""), "{out}");
+}

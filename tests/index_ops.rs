@@ -398,15 +398,21 @@ fn substitutes_for_needs_enable_alpha_and_rewires_like_opm() {
 }
 
 #[test]
-fn from_fbc_leaves_out_deprecations_with_a_warning() {
+fn from_fbc_keeps_bundle_deprecations_and_warns_of_the_rest() {
     let t = tempfile::tempdir().expect("tmp");
     let fbc = t.path().join("cat");
     std::fs::create_dir_all(&fbc).expect("mkdir");
-    std::fs::write(
-        fbc.join("catalog.yaml"),
-        "---\nschema: olm.package\nname: d\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: d\nname: stable\nentries:\n- name: d.v1.0.0\n- name: d.v1.1.0\n  replaces: d.v1.0.0\n---\nschema: olm.bundle\npackage: d\nname: d.v1.0.0\nimage: quay.invalid/d:1.0.0\nproperties:\n- type: olm.package\n  value: {packageName: d, version: 1.0.0}\n- type: olm.deprecated\n  value: {}\n---\nschema: olm.bundle\npackage: d\nname: d.v1.1.0\nimage: quay.invalid/d:1.1.0\nproperties:\n- type: olm.package\n  value: {packageName: d, version: 1.1.0}\n---\nschema: olm.deprecations\npackage: d\nentries:\n- reference: {schema: olm.bundle, name: d.v1.0.0}\n  message: use 1.1.0\n",
-    )
-    .expect("write");
+    let bundle = |v: &str, extra: &str| {
+        format!("---\nschema: olm.bundle\npackage: d\nname: d.v{v}\nimage: quay.invalid/d:{v}\nproperties:\n- type: olm.package\n  value: {{packageName: d, version: {v}}}\n{extra}")
+    };
+    let yaml = format!(
+        "---\nschema: olm.package\nname: d\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: d\nname: stable\nentries:\n- name: d.v0.9.0\n- name: d.v1.0.0\n  replaces: d.v0.9.0\n- name: d.v1.1.0\n  replaces: d.v1.0.0\n{}{}{}---\nschema: olm.deprecations\npackage: d\nentries:\n- reference: {{schema: olm.bundle, name: d.v1.0.0}}\n  message: use 1.1.0\n- reference: {{schema: olm.bundle, name: d.v1.1.0}}\n  message: head\n- reference: {{schema: olm.bundle, name: d.v9.0.0}}\n  message: missing\n- reference: {{schema: olm.package}}\n  message: package gone\n- reference: {{schema: olm.channel, name: stable}}\n  message: channel gone\n---\nschema: olm.deprecations\npackage: other\nentries:\n- reference: {{schema: olm.bundle, name: o.v1}}\n  message: elsewhere\n",
+        // olm.deprecated: what rendering a truncated index gives.
+        bundle("0.9.0", "- type: olm.deprecated\n  value: {}\n"),
+        bundle("1.0.0", ""),
+        bundle("1.1.0", ""),
+    );
+    std::fs::write(fbc.join("catalog.yaml"), yaml).expect("write");
     let db = t.path().join("index.db");
     let d = db.to_str().expect("utf-8");
     let out = ok(olm(&[
@@ -417,20 +423,35 @@ fn from_fbc_leaves_out_deprecations_with_a_warning() {
         "--from-fbc",
         fbc.to_str().expect("utf-8"),
     ]));
-    assert!(
-        out.contains("warning: package d: olm.deprecations (1 entry) not imported"),
-        "{out}"
-    );
+    for w in [
+        "warning: package d: olm.deprecations: 1 bundle deprecation kept as `deprecated` rows without its message",
+        "warning: package d: olm.deprecations: bundle d.v1.1.0 heads a channel, its deprecation not imported",
+        "warning: package d: olm.deprecations: bundle d.v9.0.0 is not in the package",
+        "warning: package d: olm.deprecations: the package's deprecation (\"package gone\") not imported",
+        "warning: package d: olm.deprecations: deprecation of channel stable (\"channel gone\") not imported",
+        "warning: package other: olm.deprecations of 1 bundle not imported: the catalog has no such package",
+    ] {
+        assert!(out.contains(w), "missing {w:?} in {out}");
+    }
     assert_eq!(
         rows(&db, ENTRIES),
         set(&[
             &["stable", "d.v1.1.0", "d.v1.0.0", "0"],
-            &["stable", "d.v1.0.0", "", "1"]
+            &["stable", "d.v1.0.0", "d.v0.9.0", "1"],
+            &["stable", "d.v0.9.0", "", "2"]
         ])
     );
-    // olm.deprecated (what rendering a truncated index gives) comes back
-    // with its deprecated row.
-    assert_eq!(rows(&db, "SELECT * FROM deprecated"), set(&[&["d.v1.0.0"]]));
+    assert_eq!(
+        rows(&db, "SELECT * FROM deprecated"),
+        set(&[&["d.v0.9.0"], &["d.v1.0.0"]])
+    );
+    assert_eq!(
+        rows(
+            &db,
+            "SELECT operatorbundle_name, value FROM properties WHERE type = 'olm.deprecated'"
+        ),
+        set(&[&["d.v0.9.0", "{}"], &["d.v1.0.0", "{}"]])
+    );
 }
 
 #[test]

@@ -496,3 +496,121 @@ fn readers_accept_opm_built_indexes_and_render_them_as_opm() {
     ));
     assert!(out.join("etcd/0.9.4/manifests").is_dir());
 }
+
+/// The `olm.bundle` objects of a JSON stream, by name.
+fn bundles_of(stream: &str) -> BTreeMap<String, Value> {
+    common::json_stream(stream)
+        .into_iter()
+        .filter(|o| o["schema"] == "olm.bundle")
+        .map(|o| (o["name"].as_str().expect("name").to_string(), o))
+        .collect()
+}
+
+#[test]
+fn migrate_level_bundle_object_to_csv_metadata_gives_the_pipelines_properties() {
+    // The pipeline made catalogs/v4.18 from bundle images with this
+    // migration: rendering each bundle directory with its image, then
+    // migrating, must give the catalog's olm.csv.metadata (and properties).
+    let catalog = common::corpus().join("catalogs/v4.18/kube-green");
+    let want = bundles_of(&String::from_utf8_lossy(
+        &ok(cli(&["render"], &[&catalog])).stdout,
+    ));
+    let t = tempfile::tempdir().expect("tmp");
+    let fbc = t.path().join("old");
+    std::fs::create_dir(&fbc).expect("mkdir");
+    let mut stream = String::from("{\"schema\":\"olm.package\",\"name\":\"kube-green\"}\n");
+    let mut migrated_by_render = String::new();
+    let dirs = corpus_dirs("kube-green");
+    assert_eq!(dirs.len(), want.len());
+    for dir in &dirs {
+        let b = bundles_of(&String::from_utf8_lossy(
+            &ok(cli(&["render"], &[dir])).stdout,
+        ));
+        let name = b.keys().next().expect("one bundle").clone();
+        let image = want[&name]["image"].as_str().expect("image").to_string();
+        let plain =
+            String::from_utf8_lossy(&ok(cli(&["render", "--bundle-image", &image], &[dir])).stdout)
+                .into_owned();
+        assert!(plain.contains("olm.bundle.object"));
+        stream.push_str(&plain);
+        migrated_by_render.push_str(&String::from_utf8_lossy(
+            &ok(cli(
+                &[
+                    "render",
+                    "--bundle-image",
+                    &image,
+                    "--migrate-level",
+                    "bundle-object-to-csv-metadata",
+                ],
+                &[dir],
+            ))
+            .stdout,
+        ));
+    }
+    std::fs::write(fbc.join("catalog.json"), &stream).expect("write");
+    let out = t.path().join("new");
+    ok(cli(
+        &[
+            "migrate",
+            "--migrate-level",
+            "bundle-object-to-csv-metadata",
+        ],
+        &[&fbc, &out],
+    ));
+    let migrated = bundles_of(
+        &std::fs::read_to_string(out.join("kube-green/catalog.json")).expect("migrated"),
+    );
+    let by_render = bundles_of(&migrated_by_render);
+    assert_eq!(migrated, by_render);
+    let csv_meta = |b: &Value| -> Vec<Value> {
+        b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .filter(|p| p["type"] == "olm.csv.metadata")
+            .map(|p| p["value"].clone())
+            .collect()
+    };
+    for (name, b) in &migrated {
+        assert!(!b.to_string().contains("olm.bundle.object"), "{name}");
+        assert_eq!(csv_meta(b), csv_meta(&want[name]), "{name}");
+        let types = |b: &Value| -> Vec<String> {
+            b["properties"]
+                .as_array()
+                .expect("properties")
+                .iter()
+                .map(|p| p["type"].as_str().expect("type").to_string())
+                .collect()
+        };
+        assert_eq!(
+            types(b).last().map(String::as_str),
+            Some("olm.csv.metadata")
+        );
+        assert_eq!(
+            types(b).into_iter().collect::<BTreeSet<_>>(),
+            types(&want[name]).into_iter().collect::<BTreeSet<_>>(),
+            "{name}"
+        );
+    }
+    // Level none (the default) changes nothing; levels not implemented and
+    // unknown ones are usage errors; a bundle directory is no catalog.
+    let none = t.path().join("none");
+    ok(cli(&["migrate"], &[&fbc, &none]));
+    assert_eq!(
+        bundles_of(&std::fs::read_to_string(none.join("kube-green/catalog.json")).expect("none")),
+        bundles_of(&stream)
+    );
+    for level in ["split-icon", "nonsense"] {
+        let o = cli(
+            &["migrate", "--migrate-level", level],
+            &[&fbc, &t.path().join(level)],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(level), "{err}");
+        assert!(!t.path().join(level).exists());
+    }
+    let o = cli(&["migrate"], &[&dirs[0], &t.path().join("b")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a bundle directory"));
+}

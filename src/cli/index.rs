@@ -1000,7 +1000,8 @@ impl IndexCommand {
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  olm-catalog render index.db > catalog.json\n  \
-olm-catalog render bundles/etcd/0.9.4 -o yaml\n  olm-catalog render catalog/"
+olm-catalog render bundles/etcd/0.9.4 -o yaml\n  olm-catalog render catalog/\n  \
+olm-catalog render quay.io/me/etcd-bundle:v0.9.4 oci:out/catalog:v1"
 )]
 pub struct RenderArgs {
     /// Index databases, bundle directories or FBC directories
@@ -1018,6 +1019,80 @@ pub struct RenderArgs {
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
     pub bundle_image: Option<String>,
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    #[arg(long, value_name = "LEVEL", default_value = "none")]
+    pub migrate_level: String,
+    // How to reach the registries of bundle and catalog images.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
+}
+
+/// Pulls image sources for `render`: the runtime and client are made once,
+/// on the first image.
+struct ImageRenderer<'a> {
+    flags: &'a super::image::RegistryFlags,
+    sources: Vec<olm_catalog::oci::ImageRef>,
+    state: Option<(tokio::runtime::Runtime, olm_catalog::oci::RegistryClient)>,
+}
+
+impl ImageRenderer<'_> {
+    /// Renders a bundle image (its bundle, `image` set to the reference, as
+    /// `opm render` does), or an index or catalog image (the catalog its
+    /// label names), told apart by the image config's labels as opm does.
+    fn render(&mut self, reference: &str) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+        use olm_catalog::serve::image::{CONFIGS_LABEL, DATABASE_LABEL};
+        use olm_catalog::serve::CatalogSource;
+        let src: olm_catalog::oci::ImageRef = reference
+            .parse()
+            .with_context(|| format!("{reference} is not an image reference"))?;
+        if self.state.is_none() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            let client = self.flags.client_for_command(None, &self.sources)?;
+            self.state = Some((rt, client));
+        }
+        let Some((rt, client)) = &self.state else {
+            bail!("no registry client");
+        };
+        rt.block_on(async {
+            let (_, config, _) = olm_catalog::oci::transfer::fetch_image(client, &src)
+                .await
+                .with_context(|| format!("fetching {reference}"))?;
+            let has = |k: &str| {
+                config
+                    .pointer("/config/Labels")
+                    .and_then(|l| l.get(k))
+                    .and_then(|v| v.as_str())
+                    .is_some()
+            };
+            if has(DATABASE_LABEL) || has(CONFIGS_LABEL) {
+                let cat = olm_catalog::serve::image::fetch_catalog_with(client, reference).await?;
+                return match &cat.source {
+                    CatalogSource::Sqlite(p) => index::render::render_file(p)
+                        .with_context(|| format!("rendering the index of {reference}")),
+                    CatalogSource::Fbc(p) => Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)
+                        .with_context(|| format!("reading the catalog of {reference}"))?),
+                };
+            }
+            if !has(olm_catalog::bundle::keys::MEDIATYPE) {
+                bail!(
+                    "{reference}: not a bundle, index or catalog image: its config has none of the labels {}, {DATABASE_LABEL}, {CONFIGS_LABEL}",
+                    olm_catalog::bundle::keys::MEDIATYPE
+                );
+            }
+            let limits = olm_catalog::oci::layer::UnpackLimits::default();
+            let pulled = olm_catalog::oci::pull_bundle(client, reference, &limits)
+                .await
+                .with_context(|| format!("pulling bundle image {reference}"))?;
+            let fb = index::render::bundle_to_fbc(&pulled.bundle, reference)
+                .map_err(|e| anyhow::anyhow!("{reference}: {e}"))?;
+            let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
+            cfg.bundles.push(fb);
+            Ok(cfg)
+        })
+    }
 }
 
 /// Loads any supported source into FBC.
@@ -1040,21 +1115,38 @@ fn load_source(
     if p.is_dir() {
         return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
     }
-    bail!("{src}: no such file or directory (image references are not rendered yet; pull the image first)")
+    bail!("{src}: no such file or directory, nor an image reference (REGISTRY/REPO:TAG, REGISTRY/REPO@DIGEST or oci:DIR:TAG)")
 }
 
 impl RenderArgs {
     /// Runs `render`.
     pub fn run(self) -> CmdResult {
         let mut all = olm_catalog::fbc::DeclarativeConfig::default();
+        let is_image = |s: &str| olm_catalog::serve::image::is_image_ref(s);
+        let mut images = ImageRenderer {
+            flags: &self.registry,
+            sources: self
+                .source
+                .iter()
+                .filter(|s| is_image(s))
+                .filter_map(|s| s.parse().ok())
+                .collect(),
+            state: None,
+        };
         for s in &self.source {
-            let c = load_source(s, self.bundle_image.as_deref())?;
+            let c = if is_image(s) {
+                images.render(s)?
+            } else {
+                load_source(s, self.bundle_image.as_deref())?
+            };
             all.packages.extend(c.packages);
             all.channels.extend(c.channels);
             all.bundles.extend(c.bundles);
             all.deprecations.extend(c.deprecations);
             all.others.extend(c.others);
         }
+        olm_catalog::fbc::migrate::migrate(&mut all, &self.migrate_level)
+            .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
         olm_catalog::fbc::write::write(&all, self.output, &mut w)?;
@@ -1065,10 +1157,14 @@ impl RenderArgs {
 
 /// `migrate`.
 #[derive(Args)]
-#[command(after_help = "Example:\n  olm-catalog migrate index.db catalog/ -o yaml")]
+#[command(
+    after_help = "Examples:\n  olm-catalog migrate index.db catalog/ -o yaml\n  \
+olm-catalog migrate old-catalog/ catalog/ --migrate-level bundle-object-to-csv-metadata\n  \
+olm-catalog migrate quay.io/me/index:v1 catalog/"
+)]
 pub struct MigrateArgs {
-    /// Index database
-    pub database: PathBuf,
+    /// Index database, FBC directory, or index or catalog image
+    pub source: String,
     /// Output directory (one <package>/catalog.json per package)
     pub out_dir: PathBuf,
     /// Output format
@@ -1080,13 +1176,49 @@ pub struct MigrateArgs {
         default_value = "json"
     )]
     pub output: OutputFormat,
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    #[arg(long, value_name = "LEVEL", default_value = "none")]
+    pub migrate_level: String,
+    // How to reach the registry of an index or catalog image.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 impl MigrateArgs {
     /// Runs `migrate`.
     pub fn run(self) -> CmdResult {
-        let idx = Index::open_read(&self.database)?;
-        let cfg = index::render::index_to_fbc(&idx)?;
+        let mut cfg = if olm_catalog::serve::image::is_image_ref(&self.source) {
+            let mut images = ImageRenderer {
+                flags: &self.registry,
+                sources: self.source.parse().into_iter().collect(),
+                state: None,
+            };
+            images.render(&self.source)?
+        } else {
+            let p = std::path::Path::new(&self.source);
+            // As opm: catalogs only, not bundles.
+            if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+                bail!(
+                    "{}: a bundle directory; migrate takes an index database, FBC directory or image (render a bundle with `render`)",
+                    self.source
+                );
+            }
+            load_source(&self.source, None)?
+        };
+        if !cfg.bundles.is_empty() && cfg.packages.is_empty() {
+            bail!(
+                "{}: a bundle image; migrate takes an index or catalog image",
+                self.source
+            );
+        }
+        let changed = olm_catalog::fbc::migrate::migrate(&mut cfg, &self.migrate_level)
+            .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
+        if self.migrate_level != "none" {
+            eprintln!(
+                "migrated {changed} bundle(s) to level {}",
+                self.migrate_level
+            );
+        }
         if self.out_dir.exists()
             && std::fs::read_dir(&self.out_dir)
                 .map(|mut d| d.next().is_some())
@@ -1163,5 +1295,136 @@ impl ValidateArgs {
         };
         print!("{text}");
         Ok(if reports[0].errors() > 0 { 1 } else { 0 })
+    }
+}
+
+/// `init`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  olm-catalog init etcd --default-channel stable --description README.md --icon icon.png > catalog/etcd/index.json\n  \
+olm-catalog init etcd -c stable -o yaml"
+)]
+pub struct InitArgs {
+    /// Package name
+    pub package: String,
+    /// The channel that subscriptions will default to if unspecified
+    #[arg(long, short = 'c', value_name = "CHANNEL", default_value = "")]
+    pub default_channel: String,
+    /// Path to the package's icon (an image: PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, PSD or SVG)
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub icon: Option<PathBuf>,
+    /// Path to the operator's README.md (or other documentation); no `-d`
+    /// (opm's), which is `--database` in every olm-catalog command
+    #[arg(long, value_name = "FILE")]
+    pub description: Option<PathBuf>,
+    /// Output format
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json"
+    )]
+    pub output: OutputFormat,
+}
+
+/// The media type of an icon, from its first bytes as opm's `init` detects
+/// it; SVG (text, which opm's detection rejects) is accepted too.
+pub fn icon_media_type(data: &[u8]) -> Option<&'static str> {
+    let starts = |m: &[u8]| data.starts_with(m);
+    let at = |i: usize, m: &[u8]| data.get(i..i + m.len()) == Some(m);
+    if starts(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if starts(&[0x89, b'P', b'N', b'G']) {
+        Some("image/png")
+    } else if starts(b"GIF") {
+        Some("image/gif")
+    } else if starts(b"RIFF") && at(8, b"WEBP") {
+        Some("image/webp")
+    } else if (starts(b"II*\0") || starts(b"MM\0*")) && at(8, b"CR") {
+        Some("image/x-canon-cr2")
+    } else if starts(b"II*\0") || starts(b"MM\0*") {
+        Some("image/tiff")
+    } else if starts(b"BM") {
+        Some("image/bmp")
+    } else if starts(&[b'I', b'I', 0xBC]) {
+        Some("image/vnd.ms-photo")
+    } else if starts(b"8BPS") {
+        Some("image/vnd.adobe.photoshop")
+    } else if starts(&[0, 0, 1, 0]) {
+        Some("image/x-icon")
+    } else if is_svg(data) {
+        Some("image/svg+xml")
+    } else {
+        None
+    }
+}
+
+/// Whether `data` is an SVG document: text whose first element is `<svg`
+/// (after an XML declaration, comments or a doctype).
+fn is_svg(data: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    loop {
+        if rest.starts_with("<svg") {
+            return true;
+        }
+        let end = if rest.starts_with("<?") {
+            rest.find("?>").map(|i| i + 2)
+        } else if rest.starts_with("<!--") {
+            rest.find("-->").map(|i| i + 3)
+        } else if rest.starts_with("<!") {
+            rest.find('>').map(|i| i + 1)
+        } else {
+            None
+        };
+        match end {
+            Some(e) => rest = rest[e..].trim_start(),
+            None => return false,
+        }
+    }
+}
+
+impl InitArgs {
+    /// Runs `init`: writes one `olm.package` object, as `opm init` does.
+    pub fn run(self) -> CmdResult {
+        use base64::Engine as _;
+        let mut pkg = olm_catalog::fbc::Package {
+            schema: "olm.package".into(),
+            name: self.package.clone(),
+            default_channel: self.default_channel.clone(),
+            ..Default::default()
+        };
+        if let Some(p) = &self.description {
+            let data = std::fs::read(p)
+                .with_context(|| format!("{}: reading the description", p.display()))?;
+            // As opm: bytes that are not UTF-8 become U+FFFD in the output.
+            pkg.description = String::from_utf8_lossy(&data).into_owned();
+        }
+        if let Some(p) = &self.icon {
+            let data =
+                std::fs::read(p).with_context(|| format!("{}: reading the icon", p.display()))?;
+            let Some(mediatype) = icon_media_type(&data) else {
+                bail!(
+                    "{}: the icon is not an image (PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, PSD or SVG, by its first bytes)",
+                    p.display()
+                );
+            };
+            pkg.icon = Some(olm_catalog::fbc::Icon {
+                base64data: base64::engine::general_purpose::STANDARD.encode(&data),
+                mediatype: mediatype.into(),
+            });
+        }
+        let cfg = olm_catalog::fbc::DeclarativeConfig {
+            packages: vec![pkg],
+            ..Default::default()
+        };
+        let stdout = std::io::stdout();
+        let mut w = std::io::BufWriter::new(stdout.lock());
+        olm_catalog::fbc::write::write(&cfg, self.output, &mut w)?;
+        w.flush()?;
+        Ok(0)
     }
 }

@@ -78,6 +78,8 @@ olm-catalog catalog generate-dockerfile catalog/"
 olm-catalog index list bundles --database index.db"
     )]
     Index(IndexCommand),
+    /// Write an olm.package object (name, default channel, description, icon), like `opm init`
+    Init(index::InitArgs),
     /// Render an index, bundle directory or FBC directory as an FBC stream
     Render(index::RenderArgs),
     /// Convert a SQLite index into a file-based catalog directory
@@ -144,6 +146,7 @@ pub fn main() -> ExitCode {
         Command::RenderTemplate(a) => a.run(),
         Command::Index(IndexCommand::Database(c)) => c.run(),
         Command::Index(IndexCommand::Build(a)) => a.run(),
+        Command::Init(a) => a.run(),
         Command::Render(a) => a.run(),
         Command::Migrate(a) => a.run(),
         Command::Validate(a) => a.run(),

@@ -7,6 +7,7 @@
 //! (Go struct order), so serializing them reproduces `opm render` output.
 
 pub mod located;
+pub mod migrate;
 pub mod validate;
 pub mod write;
 

@@ -239,21 +239,42 @@ pub struct ImportReport {
 
 /// Writes every package of `cfg` into the index (packages must be new).
 ///
-/// `olm.deprecations` objects are left out, with a warning each: opm has
-/// no FBC-to-SQLite path, its SQLite schema has no place for deprecation
-/// messages (`deprecated` holds only `deprecatetruncate`'s bundles, and a
-/// bundle there truncates its channels on the next add), and its SQLite
-/// backend serves no deprecations. A bundle that carries `olm.deprecated`
-/// (what rendering a truncated index gives) gets its `deprecated` row back.
+/// `olm.deprecations` keep what opm's SQLite schema can hold: a bundle
+/// entry becomes a `deprecated` row and an `olm.deprecated` property, as
+/// `deprecatetruncate` leaves them (the message is lost; a later add to the
+/// package truncates its channels below that bundle, as opm does after
+/// `deprecatetruncate`). A warning names everything left out: messages,
+/// package and channel entries (no SQLite form), entries naming a bundle
+/// the package lacks, and bundles that head a channel (opm never leaves a
+/// deprecated head: its next add would drop the channel). A bundle that
+/// carries `olm.deprecated` (what rendering a truncated index gives) gets
+/// its `deprecated` row back.
 pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<ImportReport> {
     let mut report = ImportReport::default();
+    let mut bundle_deprecations: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for d in &cfg.deprecations {
-        report.warnings.push(format!(
-            "package {}: olm.deprecations ({} entr{}) not imported: an SQLite index has no deprecation messages (opm serves none from SQLite)",
-            d.package,
-            d.entries.len(),
-            if d.entries.len() == 1 { "y" } else { "ies" }
-        ));
+        for e in &d.entries {
+            match e.reference.schema.as_str() {
+                "olm.bundle" => {
+                    bundle_deprecations
+                        .entry(d.package.as_str())
+                        .or_default()
+                        .insert(e.reference.name.as_str());
+                }
+                "olm.package" => report.warnings.push(format!(
+                    "package {}: olm.deprecations: the package's deprecation ({:?}) not imported: an SQLite index has no package deprecations",
+                    d.package, e.message
+                )),
+                "olm.channel" => report.warnings.push(format!(
+                    "package {}: olm.deprecations: deprecation of channel {} ({:?}) not imported: an SQLite index has no channel deprecations",
+                    d.package, e.reference.name, e.message
+                )),
+                other => report.warnings.push(format!(
+                    "package {}: olm.deprecations: entry of schema {other:?} not imported",
+                    d.package
+                )),
+            }
+        }
     }
     let mut done = Vec::new();
     let mut pkgs: Vec<&crate::fbc::Package> = cfg.packages.iter().collect();
@@ -296,10 +317,37 @@ pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<I
                 .edges
                 .insert(c.name.clone(), entries_to_edges(&c.entries));
         }
+        let wanted = bundle_deprecations
+            .remove(p.name.as_str())
+            .unwrap_or_default();
+        let heads: BTreeSet<&str> = graph.heads.values().map(String::as_str).collect();
         let mut deprecated = Vec::new();
+        let mut seen = BTreeSet::new();
+        let mut kept = 0usize;
         for b in cfg.bundles.iter().filter(|b| b.package == p.name) {
             let channels = membership.get(b.name.as_str()).cloned().unwrap_or_default();
-            let rec = record_of(b, channels, first_entry.get(b.name.as_str()).copied())?;
+            let mut rec = record_of(b, channels, first_entry.get(b.name.as_str()).copied())?;
+            if wanted.contains(b.name.as_str()) {
+                seen.insert(b.name.as_str());
+                let marked = rec
+                    .properties
+                    .iter()
+                    .any(|(t, _)| t == add::DEPRECATED_TYPE);
+                if heads.contains(b.name.as_str()) {
+                    if !marked {
+                        report.warnings.push(format!(
+                            "package {}: olm.deprecations: bundle {} heads a channel, its deprecation not imported (opm never keeps a deprecated channel head in SQLite: the next add would drop the channel)",
+                            p.name, b.name
+                        ));
+                    }
+                } else {
+                    kept += 1;
+                    if !marked {
+                        rec.properties
+                            .push((add::DEPRECATED_TYPE.to_string(), "{}".to_string()));
+                    }
+                }
+            }
             add::insert_bundle(tx, &rec)?;
             if rec
                 .properties
@@ -308,6 +356,21 @@ pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<I
             {
                 deprecated.push(rec.name.clone());
             }
+        }
+        for name in wanted.difference(&seen) {
+            report.warnings.push(format!(
+                "package {}: olm.deprecations: bundle {} is not in the package, its deprecation not imported",
+                p.name, name
+            ));
+        }
+        if kept > 0 {
+            report.warnings.push(format!(
+                "package {}: olm.deprecations: {kept} bundle deprecation{s} kept as `deprecated` rows without {its} message{s} (an SQLite index has no deprecation messages; a later add to the package truncates its channels below {them}, as after deprecatetruncate)",
+                p.name,
+                s = if kept == 1 { "" } else { "s" },
+                its = if kept == 1 { "its" } else { "their" },
+                them = if kept == 1 { "it" } else { "them" },
+            ));
         }
         add::write_package(tx, Layout::Replaces, &graph, false, None)?;
         // After the channels, so the import gives back what was rendered;
@@ -319,6 +382,13 @@ pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<I
             )?;
         }
         done.push(p.name.clone());
+    }
+    for (pkg, names) in &bundle_deprecations {
+        report.warnings.push(format!(
+            "package {pkg}: olm.deprecations of {} bundle{} not imported: the catalog has no such package",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" }
+        ));
     }
     report.packages = done;
     Ok(report)

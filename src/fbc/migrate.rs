@@ -1,0 +1,92 @@
+//! Migrations of file-based catalogs, as opm's `--migrate-level` runs them
+//! (operator-registry `alpha/action/migrations`): every migration up to and
+//! including the level named, in order.
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use super::{DeclarativeConfig, Property};
+
+/// The levels known, in the order they run.
+pub const LEVELS: [&str; 2] = ["none", BUNDLE_OBJECT_TO_CSV_METADATA];
+
+/// opm's first migration: bundles' `olm.bundle.object` properties give way
+/// to one `olm.csv.metadata` property made from the CSV among them.
+pub const BUNDLE_OBJECT_TO_CSV_METADATA: &str = "bundle-object-to-csv-metadata";
+
+/// opm's levels after the last one implemented here.
+const NOT_IMPLEMENTED: [&str; 2] = ["split-icon", "all"];
+
+/// Runs the migrations up to `level`; returns how many bundles changed.
+pub fn migrate(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, String> {
+    match level {
+        "none" => Ok(0),
+        BUNDLE_OBJECT_TO_CSV_METADATA => bundle_object_to_csv_metadata(cfg),
+        l if NOT_IMPLEMENTED.contains(&l) => Err(format!(
+            "migration level {l:?} is not implemented here (known: {})",
+            LEVELS.join(", ")
+        )),
+        l => Err(format!(
+            "unknown migration level {l:?} (known: {})",
+            LEVELS.join(", ")
+        )),
+    }
+}
+
+/// A bundle that already has `olm.csv.metadata` is left as it is, and so is
+/// one without an image or without a CSV among its `olm.bundle.object`s
+/// (opm's conditions); the others lose every `olm.bundle.object` and get
+/// `olm.csv.metadata` last. A CSV object that is not JSON is an error
+/// naming the bundle.
+pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usize, String> {
+    let mut changed = 0;
+    for b in &mut cfg.bundles {
+        if b.properties.iter().any(|p| p.kind == "olm.csv.metadata") {
+            continue;
+        }
+        if b.image.is_empty() {
+            continue;
+        }
+        let mut csv = None;
+        for (i, p) in b.properties.iter().enumerate() {
+            if p.kind != "olm.bundle.object" {
+                continue;
+            }
+            let data = p.value.get("data").and_then(Value::as_str).unwrap_or("");
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|e| {
+                    format!(
+                        "bundle {} ({}): property {i} (olm.bundle.object): data is not base64: {e}",
+                        b.name, b.package
+                    )
+                })?;
+            let obj: Value = match serde_json::from_slice(&bytes) {
+                Ok(v) => v,
+                Err(e) => {
+                    // Only the CSV has to be read.
+                    if String::from_utf8_lossy(&bytes).contains("ClusterServiceVersion") {
+                        return Err(format!(
+                            "bundle {} ({}): property {i} (olm.bundle.object): the CSV is not JSON: {e}",
+                            b.name, b.package
+                        ));
+                    }
+                    continue;
+                }
+            };
+            if obj.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion") {
+                csv = Some(obj);
+            }
+        }
+        let Some(csv) = csv else {
+            continue;
+        };
+        b.properties.retain(|p| p.kind != "olm.bundle.object");
+        b.properties.push(Property {
+            kind: "olm.csv.metadata".into(),
+            value: crate::graph::render_bundle::csv_metadata(&csv),
+        });
+        changed += 1;
+    }
+    Ok(changed)
+}
