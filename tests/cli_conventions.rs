@@ -436,3 +436,88 @@ fn quiet_keeps_notes_off_stderr() {
     assert_eq!(err, "", "-q: nothing on stderr");
     assert!(prefix.with_extension("pub").is_file());
 }
+
+#[test]
+fn add_prunes_error_names_a_few_bundles_and_the_likely_fix() {
+    // ack-ecr-controller's CSVs set no spec.replaces (its ci.yaml says
+    // semver-mode): in replaces mode only each channel head stays.
+    let dirs = common::package_bundle_dirs("ack-ecr-controller");
+    assert!(dirs.len() > 20, "{}", dirs.len());
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("i.db");
+    let mut args = vec![
+        "index".to_string(),
+        "add".to_string(),
+        "-d".to_string(),
+        db.display().to_string(),
+        "--mode".to_string(),
+        "replaces".to_string(),
+    ];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (c, out, err) = olm(&argv);
+    assert_ne!(c, 0, "{out}{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("add prunes"))
+        .unwrap_or_else(|| panic!("no prunes error: {err}"));
+    let n: usize = line
+        .split("add prunes ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no count: {line}"));
+    assert!(n > 5, "{line}");
+    assert_eq!(line.matches(" from channel ").count(), 5, "{line}");
+    assert!(line.contains(&format!("and {} more", n - 5)), "{line}");
+    assert!(line.contains("--mode semver"), "{line}");
+    assert!(line.contains("--permissive"), "{line}");
+    assert!(line.len() < 2000, "{} bytes: {line}", line.len());
+    assert!(!db.exists(), "a refused add leaves no database");
+}
+
+#[test]
+fn render_names_the_yaml_error_of_a_bundle() {
+    let t = tempfile::tempdir().expect("tmp");
+    let b = t.path().join("bad");
+    std::fs::create_dir_all(b.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(b.join("metadata")).expect("mkdir");
+    std::fs::write(
+        b.join("metadata/annotations.yaml"),
+        "annotations:\n  operators.operatorframework.io.bundle.package.v1: p\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+    )
+    .expect("write");
+    let csv = b.join("manifests/p.v1.0.0.clusterserviceversion.yaml");
+    std::fs::write(
+        &csv,
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: p.v1.0.0\n  bad: [unclosed\nspec:\n  version: 1.0.0\n",
+    )
+    .expect("write");
+    let dir = b.to_str().expect("utf-8");
+    let (c, out, err) = olm(&["render", dir]);
+    assert_eq!(c, 2, "{out}{err}");
+    assert!(!err.contains("no ClusterServiceVersion"), "{err}");
+    assert!(err.contains("not valid YAML"), "{err}");
+    // FILE:LINE:COLUMN, the file named once.
+    let at = format!("{}:", csv.display());
+    assert!(err.contains(&at), "{err}");
+    let rest = &err[err.find(&at).expect("file") + at.len()..];
+    let mut parts = rest.splitn(3, ':');
+    for what in ["line", "column"] {
+        let n = parts.next().unwrap_or("");
+        assert!(n.parse::<u32>().is_ok_and(|n| n > 0), "{what} in {err}");
+    }
+    assert_eq!(
+        err.matches("clusterserviceversion.yaml").count(),
+        1,
+        "{err}"
+    );
+    // index add says the same.
+    let db = t.path().join("i.db");
+    let (c, _, err2) = olm(&["index", "add", "-d", db.to_str().expect("utf-8"), dir]);
+    assert_eq!(c, 2, "{err2}");
+    assert!(
+        err2.contains(&at) && err2.contains("not valid YAML"),
+        "{err2}"
+    );
+}

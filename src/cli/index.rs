@@ -397,12 +397,8 @@ fn load_records(
         .par_iter()
         .map(|d| {
             let b = olm_catalog::bundle::Bundle::load_dir(d)?;
-            if let Some(f) = b
-                .load_findings
-                .iter()
-                .find(|f| f.level == olm_catalog::diag::Level::Error)
-            {
-                bail!("{}: {}", d.display(), f.message);
+            if let Some(e) = b.first_load_error() {
+                bail!("{e}");
             }
             let name = b.csv_manifest().map(|m| m.name.clone()).unwrap_or_default();
             let image = naming.image_for(d, &name);
@@ -704,7 +700,7 @@ impl IndexCommand {
                             eprintln!(
                                 "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
                                 r.stranded.len(),
-                                r.stranded.join("; ")
+                                index::add::first_few(&r.stranded)
                             );
                         }
                         for l in &r.left_out {
