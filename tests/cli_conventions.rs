@@ -521,3 +521,52 @@ fn render_names_the_yaml_error_of_a_bundle() {
         "{err2}"
     );
 }
+
+#[test]
+fn bundle_build_without_tag_keeps_packages_apart() {
+    // Two packages' bundles in directories of the same name.
+    let ops = common::corpus().join("operators");
+    let t = tempfile::tempdir().expect("tmp");
+    let mut refs = Vec::new();
+    for (pkg, ver) in [("etcd", "0.9.4"), ("cockroachdb", "5.0.3")] {
+        let to = t.path().join(pkg).join("same");
+        copy_dir(&ops.join(pkg).join(ver), &to);
+        let o = std::process::Command::new(common::bin())
+            .args(["bundle", "build"])
+            .arg(&to)
+            .current_dir(t.path())
+            .env("HOME", "/nonexistent")
+            .output()
+            .expect("run");
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "{pkg}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.starts_with(&format!("oci:oci-images:bundle-{pkg}-same@sha256:")),
+            "{out}"
+        );
+        refs.push(out.trim().to_string());
+    }
+    // Both images are still there, each under its own tag.
+    let index = std::fs::read_to_string(t.path().join("oci-images/index.json")).expect("index");
+    for pkg in ["etcd", "cockroachdb"] {
+        assert!(index.contains(&format!("bundle-{pkg}-same")), "{index}");
+    }
+    assert_ne!(refs[0], refs[1]);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
+        }
+    }
+}
