@@ -570,3 +570,30 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn migrate_to_a_bad_path_names_the_destination() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("i.db");
+    let dbs = db.to_str().expect("utf-8");
+    let bundle = common::corpus().join("operators/etcd/0.6.1");
+    let (c, _, err) = olm(&["index", "add", "-d", dbs, bundle.to_str().expect("utf-8")]);
+    assert_eq!(c, 0, "{err}");
+    let file = t.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let missing = t.path().join("no/such/dir/out");
+    for dest in [missing.clone(), file.join("out"), file.clone()] {
+        let d = dest.to_str().expect("utf-8");
+        let (c, out, err) = olm(&["migrate", dbs, d]);
+        assert_eq!(c, 2, "{d}: {out}{err}");
+        assert!(err.contains(&format!("{d}:")), "{d}: {err}");
+        assert!(!err.contains(".olm-catalog-migrate"), "{d}: {err}");
+    }
+    assert!(!missing.parent().expect("parent").exists());
+    assert_eq!(std::fs::read_to_string(&file).expect("file"), "x");
+    // And where it can write, it does.
+    let good = t.path().join("out");
+    let (c, _, err) = olm(&["migrate", dbs, good.to_str().expect("utf-8")]);
+    assert_eq!(c, 0, "{err}");
+    assert!(good.join("etcd").is_dir());
+}

@@ -1077,6 +1077,10 @@ impl MigrateArgs {
     pub fn run(self) -> CmdResult {
         let idx = Index::open_read(&self.database)?;
         let cfg = index::render::index_to_fbc(&idx)?;
+        let out = self.out_dir.display();
+        if self.out_dir.exists() && !self.out_dir.is_dir() {
+            bail!("{out}: exists and is not a directory");
+        }
         if self.out_dir.exists()
             && std::fs::read_dir(&self.out_dir)
                 .map(|mut d| d.next().is_some())
@@ -1091,20 +1095,47 @@ impl MigrateArgs {
             .filter(|p| !p.as_os_str().is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("."));
+        // Errors name the destination, not the temporary directory the
+        // user never asked for.
+        if !parent.is_dir() {
+            bail!(
+                "{out}: cannot create the output directory: {} is not an existing directory",
+                parent.display()
+            );
+        }
         let tmp = tempfile::Builder::new()
             .prefix(".olm-catalog-migrate-")
-            .tempdir_in(&parent)?;
-        olm_catalog::fbc::write::write_dir(&cfg, self.output, tmp.path())?;
+            .tempdir_in(&parent)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{out}: cannot create the output directory in {}: {}",
+                    parent.display(),
+                    e.kind()
+                )
+            })?;
+        olm_catalog::fbc::write::write_dir(&cfg, self.output, tmp.path())
+            .map_err(|e| anyhow::anyhow!("{out}: cannot write the catalog: {}", io_cause(&e)))?;
         if self.out_dir.exists() {
-            std::fs::remove_dir(&self.out_dir)?;
+            std::fs::remove_dir(&self.out_dir)
+                .with_context(|| format!("{out}: cannot replace the empty directory"))?;
         }
-        std::fs::rename(tmp.keep(), &self.out_dir)?;
+        std::fs::rename(tmp.keep(), &self.out_dir)
+            .with_context(|| format!("{out}: cannot move the written catalog into place"))?;
         eprintln!(
             "wrote {} package(s) to {}",
             cfg.packages.len(),
             self.out_dir.display()
         );
         Ok(0)
+    }
+}
+
+/// The innermost cause of `e` when it is an I/O error (its kind only: its
+/// own text may name a temporary path), else `e` itself.
+fn io_cause(e: &anyhow::Error) -> String {
+    match e.root_cause().downcast_ref::<std::io::Error>() {
+        Some(io) => io.kind().to_string(),
+        None => format!("{e:#}"),
     }
 }
 
