@@ -101,7 +101,13 @@ pub struct AddArgs {
     #[arg(long)]
     pub keep_going: bool,
     /// Report format: a summary on stderr, or a JSON report on stdout
-    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
     pub output: AddFormat,
     /// Add a file-based catalog directory instead of bundle directories
     #[arg(long, value_name = "DIR")]
