@@ -597,3 +597,13 @@ fn migrate_to_a_bad_path_names_the_destination() {
     assert_eq!(c, 0, "{err}");
     assert!(good.join("etcd").is_dir());
 }
+
+#[test]
+fn serve_help_says_it_takes_images() {
+    let (c, out, err) = olm(&["serve", "--help"]);
+    assert_eq!(c, 0, "{err}");
+    assert!(out.contains("<CATALOG|IMAGE>"), "{out}");
+    assert!(out.contains("oci:DIR:TAG"), "{out}");
+    assert!(out.contains("registry reference"), "{out}");
+    assert!(out.contains("olm-catalog serve quay.io/"), "{out}");
+}
