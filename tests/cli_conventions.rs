@@ -607,3 +607,23 @@ fn serve_help_says_it_takes_images() {
     assert!(out.contains("registry reference"), "{out}");
     assert!(out.contains("olm-catalog serve quay.io/"), "{out}");
 }
+
+#[test]
+fn readme_says_what_the_binary_links() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    // The binary is dynamically linked against glibc: README must not
+    // call it static, and says what it needs.
+    assert!(
+        !readme.contains("One static binary"),
+        "README calls it static"
+    );
+    assert!(readme.contains("glibc 2.34"), "README names its C library");
+    let exe = std::fs::read(common::bin()).expect("binary");
+    // An ELF with a PT_INTERP (dynamically linked) names its loader.
+    let dynamic = exe.windows(b"ld-linux".len()).any(|w| w == b"ld-linux");
+    assert!(
+        dynamic,
+        "the binary is static now: README's 'What the binary needs' is out of date"
+    );
+}
