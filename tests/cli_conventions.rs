@@ -627,3 +627,36 @@ fn readme_says_what_the_binary_links() {
         "the binary is static now: README's 'What the binary needs' is out of date"
     );
 }
+
+#[test]
+fn quiet_silences_the_index_notes() {
+    let t = tempfile::tempdir().expect("tmp");
+    let bundle = common::corpus().join("operators/etcd/0.6.1");
+    let b = bundle.to_str().expect("utf-8");
+    for quiet in [false, true] {
+        let db = t.path().join(format!("q{quiet}.db"));
+        let d = db.to_str().expect("utf-8");
+        let to = t.path().join(format!("export-{quiet}"));
+        let to_s = to.to_str().expect("utf-8");
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["index", "add", "-d", d, b],
+            vec!["index", "export", "-d", d, "--to", to_s],
+            vec!["index", "rm", "-d", d, "--packages", "etcd"],
+            vec!["index", "prune-stranded", "-d", d],
+        ];
+        for step in steps {
+            let mut args = step.clone();
+            if quiet {
+                args.insert(0, "-q");
+            }
+            let (c, out, err) = olm(&args);
+            assert_eq!(c, 0, "{args:?}: {out}{err}");
+            if quiet {
+                assert_eq!(err, "", "{args:?}: -q leaves stderr empty");
+            } else {
+                assert_ne!(err, "", "{args:?}: a note without -q");
+            }
+        }
+        assert!(to.join("etcd").is_dir(), "{}", to.display());
+    }
+}

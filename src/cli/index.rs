@@ -489,11 +489,11 @@ fn load_records(
 /// Reports bundles an `index rm` or `prune` also removed.
 fn report_stranded(stranded: &[String]) {
     if !stranded.is_empty() {
-        eprintln!(
+        super::common::note(format!(
             "also removed {} bundle(s) left in no channel: {}",
             stranded.len(),
             stranded.join(", ")
-        );
+        ));
     }
 }
 
@@ -755,7 +755,7 @@ impl IndexCommand {
                     }
                 })?;
                 idx.finish()?;
-                eprintln!("{}: {summary}", a.database.display());
+                super::common::note(format!("{}: {summary}", a.database.display()));
                 if a.output == AddFormat::Json {
                     report.insert(
                         "database".into(),
@@ -778,25 +778,25 @@ impl IndexCommand {
             IndexCommand::Rm(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(|tx| index::ops::remove_packages(tx, &a.packages))?;
-                eprintln!("removed package(s): {}", r.packages.join(", "));
+                super::common::note(format!("removed package(s): {}", r.packages.join(", ")));
                 report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::Prune(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(|tx| index::ops::prune(tx, &a.keep))?;
-                eprintln!(
+                super::common::note(format!(
                     "pruned {} package(s): {}",
                     r.packages.len(),
                     r.packages.join(", ")
-                );
+                ));
                 report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::PruneStranded(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(index::ops::prune_stranded)?;
-                eprintln!(
+                super::common::note(format!(
                     "removed {} stranded bundle(s){}",
                     r.len(),
                     if r.is_empty() {
@@ -804,7 +804,7 @@ impl IndexCommand {
                     } else {
                         format!(": {}", r.join(", "))
                     }
-                );
+                ));
                 Ok(0)
             }
             IndexCommand::Deprecatetruncate(a) => {
@@ -820,9 +820,9 @@ impl IndexCommand {
                     index::ops::deprecate_bundles(tx, &refs, a.allow_package_removal)
                 })?;
                 if !r.packages.is_empty() {
-                    eprintln!("removed package(s): {}", r.packages.join(", "));
+                    super::common::note(format!("removed package(s): {}", r.packages.join(", ")));
                 }
-                eprintln!(
+                super::common::note(format!(
                     "deprecated {} bundle(s){}; removed {} below them{}",
                     r.deprecated.len(),
                     if r.deprecated.is_empty() {
@@ -836,7 +836,7 @@ impl IndexCommand {
                     } else {
                         format!(": {}", r.removed.join(", "))
                     }
-                );
+                ));
                 Ok(0)
             }
             IndexCommand::Export(a) => {
@@ -875,7 +875,7 @@ impl IndexCommand {
                 for p in &packages {
                     let pulled = pull_missing(&index::ops::export_missing(&idx, p)?)?;
                     let w = index::ops::export_package(&idx, p, tmp.path(), &pulled)?;
-                    eprintln!(
+                    super::common::note(format!(
                         "exported {} bundle(s) of {p} to {}{}",
                         w.len(),
                         a.to.display(),
@@ -884,7 +884,7 @@ impl IndexCommand {
                         } else {
                             format!(" ({} pulled from their images)", pulled.len())
                         }
-                    );
+                    ));
                 }
                 if a.to.exists() {
                     std::fs::remove_dir(&a.to)
@@ -1127,11 +1127,11 @@ impl MigrateArgs {
         }
         std::fs::rename(tmp.keep(), &self.out_dir)
             .with_context(|| format!("{out}: cannot move the written catalog into place"))?;
-        eprintln!(
+        super::common::note(format!(
             "wrote {} package(s) to {}",
             cfg.packages.len(),
             self.out_dir.display()
-        );
+        ));
         Ok(0)
     }
 }
