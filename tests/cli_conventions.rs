@@ -436,3 +436,227 @@ fn quiet_keeps_notes_off_stderr() {
     assert_eq!(err, "", "-q: nothing on stderr");
     assert!(prefix.with_extension("pub").is_file());
 }
+
+#[test]
+fn add_prunes_error_names_a_few_bundles_and_the_likely_fix() {
+    // ack-ecr-controller's CSVs set no spec.replaces (its ci.yaml says
+    // semver-mode): in replaces mode only each channel head stays.
+    let dirs = common::package_bundle_dirs("ack-ecr-controller");
+    assert!(dirs.len() > 20, "{}", dirs.len());
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("i.db");
+    let mut args = vec![
+        "index".to_string(),
+        "add".to_string(),
+        "-d".to_string(),
+        db.display().to_string(),
+        "--mode".to_string(),
+        "replaces".to_string(),
+    ];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (c, out, err) = olm(&argv);
+    assert_ne!(c, 0, "{out}{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("add prunes"))
+        .unwrap_or_else(|| panic!("no prunes error: {err}"));
+    let n: usize = line
+        .split("add prunes ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no count: {line}"));
+    assert!(n > 5, "{line}");
+    assert_eq!(line.matches(" from channel ").count(), 5, "{line}");
+    assert!(line.contains(&format!("and {} more", n - 5)), "{line}");
+    assert!(line.contains("--mode semver"), "{line}");
+    assert!(line.contains("--permissive"), "{line}");
+    assert!(line.len() < 2000, "{} bytes: {line}", line.len());
+    assert!(!db.exists(), "a refused add leaves no database");
+}
+
+#[test]
+fn render_names_the_yaml_error_of_a_bundle() {
+    let t = tempfile::tempdir().expect("tmp");
+    let b = t.path().join("bad");
+    std::fs::create_dir_all(b.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(b.join("metadata")).expect("mkdir");
+    std::fs::write(
+        b.join("metadata/annotations.yaml"),
+        "annotations:\n  operators.operatorframework.io.bundle.package.v1: p\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+    )
+    .expect("write");
+    let csv = b.join("manifests/p.v1.0.0.clusterserviceversion.yaml");
+    std::fs::write(
+        &csv,
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: p.v1.0.0\n  bad: [unclosed\nspec:\n  version: 1.0.0\n",
+    )
+    .expect("write");
+    let dir = b.to_str().expect("utf-8");
+    let (c, out, err) = olm(&["render", dir]);
+    assert_eq!(c, 2, "{out}{err}");
+    assert!(!err.contains("no ClusterServiceVersion"), "{err}");
+    assert!(err.contains("not valid YAML"), "{err}");
+    // FILE:LINE:COLUMN, the file named once.
+    let at = format!("{}:", csv.display());
+    assert!(err.contains(&at), "{err}");
+    let rest = &err[err.find(&at).expect("file") + at.len()..];
+    let mut parts = rest.splitn(3, ':');
+    for what in ["line", "column"] {
+        let n = parts.next().unwrap_or("");
+        assert!(n.parse::<u32>().is_ok_and(|n| n > 0), "{what} in {err}");
+    }
+    assert_eq!(
+        err.matches("clusterserviceversion.yaml").count(),
+        1,
+        "{err}"
+    );
+    // index add says the same.
+    let db = t.path().join("i.db");
+    let (c, _, err2) = olm(&["index", "add", "-d", db.to_str().expect("utf-8"), dir]);
+    assert_eq!(c, 2, "{err2}");
+    assert!(
+        err2.contains(&at) && err2.contains("not valid YAML"),
+        "{err2}"
+    );
+}
+
+#[test]
+fn bundle_build_without_tag_keeps_packages_apart() {
+    // Two packages' bundles in directories of the same name.
+    let ops = common::corpus().join("operators");
+    let t = tempfile::tempdir().expect("tmp");
+    let mut refs = Vec::new();
+    for (pkg, ver) in [("etcd", "0.9.4"), ("cockroachdb", "5.0.3")] {
+        let to = t.path().join(pkg).join("same");
+        copy_dir(&ops.join(pkg).join(ver), &to);
+        let o = std::process::Command::new(common::bin())
+            .args(["bundle", "build"])
+            .arg(&to)
+            .current_dir(t.path())
+            .env("HOME", "/nonexistent")
+            .output()
+            .expect("run");
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "{pkg}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.starts_with(&format!("oci:oci-images:bundle-{pkg}-same@sha256:")),
+            "{out}"
+        );
+        refs.push(out.trim().to_string());
+    }
+    // Both images are still there, each under its own tag.
+    let index = std::fs::read_to_string(t.path().join("oci-images/index.json")).expect("index");
+    for pkg in ["etcd", "cockroachdb"] {
+        assert!(index.contains(&format!("bundle-{pkg}-same")), "{index}");
+    }
+    assert_ne!(refs[0], refs[1]);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn migrate_to_a_bad_path_names_the_destination() {
+    let t = tempfile::tempdir().expect("tmp");
+    let db = t.path().join("i.db");
+    let dbs = db.to_str().expect("utf-8");
+    let bundle = common::corpus().join("operators/etcd/0.6.1");
+    let (c, _, err) = olm(&["index", "add", "-d", dbs, bundle.to_str().expect("utf-8")]);
+    assert_eq!(c, 0, "{err}");
+    let file = t.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let missing = t.path().join("no/such/dir/out");
+    for dest in [missing.clone(), file.join("out"), file.clone()] {
+        let d = dest.to_str().expect("utf-8");
+        let (c, out, err) = olm(&["migrate", dbs, d]);
+        assert_eq!(c, 2, "{d}: {out}{err}");
+        assert!(err.contains(&format!("{d}:")), "{d}: {err}");
+        assert!(!err.contains(".olm-catalog-migrate"), "{d}: {err}");
+    }
+    assert!(!missing.parent().expect("parent").exists());
+    assert_eq!(std::fs::read_to_string(&file).expect("file"), "x");
+    // And where it can write, it does.
+    let good = t.path().join("out");
+    let (c, _, err) = olm(&["migrate", dbs, good.to_str().expect("utf-8")]);
+    assert_eq!(c, 0, "{err}");
+    assert!(good.join("etcd").is_dir());
+}
+
+#[test]
+fn serve_help_says_it_takes_images() {
+    let (c, out, err) = olm(&["serve", "--help"]);
+    assert_eq!(c, 0, "{err}");
+    assert!(out.contains("<CATALOG|IMAGE>"), "{out}");
+    assert!(out.contains("oci:DIR:TAG"), "{out}");
+    assert!(out.contains("registry reference"), "{out}");
+    assert!(out.contains("olm-catalog serve quay.io/"), "{out}");
+}
+
+#[test]
+fn readme_says_what_the_binary_links() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    // The binary is dynamically linked against glibc: README must not
+    // call it static, and says what it needs.
+    assert!(
+        !readme.contains("One static binary"),
+        "README calls it static"
+    );
+    assert!(readme.contains("glibc 2.34"), "README names its C library");
+    let exe = std::fs::read(common::bin()).expect("binary");
+    // An ELF with a PT_INTERP (dynamically linked) names its loader.
+    let dynamic = exe.windows(b"ld-linux".len()).any(|w| w == b"ld-linux");
+    assert!(
+        dynamic,
+        "the binary is static now: README's 'What the binary needs' is out of date"
+    );
+}
+
+#[test]
+fn quiet_silences_the_index_notes() {
+    let t = tempfile::tempdir().expect("tmp");
+    let bundle = common::corpus().join("operators/etcd/0.6.1");
+    let b = bundle.to_str().expect("utf-8");
+    for quiet in [false, true] {
+        let db = t.path().join(format!("q{quiet}.db"));
+        let d = db.to_str().expect("utf-8");
+        let to = t.path().join(format!("export-{quiet}"));
+        let to_s = to.to_str().expect("utf-8");
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["index", "add", "-d", d, b],
+            vec!["index", "export", "-d", d, "--to", to_s],
+            vec!["index", "rm", "-d", d, "--packages", "etcd"],
+            vec!["index", "prune-stranded", "-d", d],
+        ];
+        for step in steps {
+            let mut args = step.clone();
+            if quiet {
+                args.insert(0, "-q");
+            }
+            let (c, out, err) = olm(&args);
+            assert_eq!(c, 0, "{args:?}: {out}{err}");
+            if quiet {
+                assert_eq!(err, "", "{args:?}: -q leaves stderr empty");
+            } else {
+                assert_ne!(err, "", "{args:?}: a note without -q");
+            }
+        }
+        assert!(to.join("etcd").is_dir(), "{}", to.display());
+    }
+}

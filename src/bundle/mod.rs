@@ -643,6 +643,43 @@ impl Bundle {
         self.csvs().next()
     }
 
+    /// The first error met while reading the bundle (a file that is not
+    /// valid YAML, say) as `FILE:LINE:COLUMN: message`, or `FILE: message`
+    /// when it has no line. A CSV that does not parse is reported as this,
+    /// not as a missing CSV.
+    pub fn first_load_error(&self) -> Option<String> {
+        let f = self
+            .load_findings
+            .iter()
+            .find(|f| f.level == crate::diag::Level::Error)?;
+        // "manifests/x.yaml is not valid YAML: ..." names the file the
+        // location names already.
+        let said_once = |file: &Path| -> String {
+            match f.message.split_once(' ') {
+                Some((first, rest)) if file.ends_with(first) => {
+                    rest.strip_prefix("is ").unwrap_or(rest).to_string()
+                }
+                _ => f.message.clone(),
+            }
+        };
+        Some(match &f.location {
+            Some(l) if l.line > 0 && l.column > 0 => {
+                format!(
+                    "{}:{}:{}: {}",
+                    l.file.display(),
+                    l.line,
+                    l.column,
+                    said_once(&l.file)
+                )
+            }
+            Some(l) if l.line > 0 => {
+                format!("{}:{}: {}", l.file.display(), l.line, said_once(&l.file))
+            }
+            Some(l) => format!("{}: {}", l.file.display(), said_once(&l.file)),
+            None => format!("{}: {}", self.dir.display(), f.message),
+        })
+    }
+
     /// The typed view of the CSV, or why it does not decode.
     pub fn csv(&self) -> Option<Result<Csv, csv::DecodeError>> {
         self.csv_manifest().map(|m| Csv::from_node(&m.root))

@@ -66,6 +66,14 @@ pub fn quiet() -> bool {
     globals().quiet
 }
 
+/// Prints a note (what a command did: "removed package(s): …") on stderr,
+/// unless `-q/--quiet` was given. Warnings and errors are not notes.
+pub fn note(line: impl std::fmt::Display) {
+    if !quiet() {
+        eprintln!("{line}");
+    }
+}
+
 /// How many times `-v/--verbose` was given.
 pub fn verbosity() -> u8 {
     globals().verbose

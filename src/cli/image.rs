@@ -339,7 +339,7 @@ The image has one layer with manifests/ and metadata/ at its root and the
 annotations of metadata/annotations.yaml as labels. Builds are reproducible:
 the same bundle gives the same digest on every machine (timestamps are
 SOURCE_DATE_EPOCH, or 1970-01-01). Without --tag the image is written to the
-OCI layout oci:oci-images:bundle-<directory name>.
+OCI layout oci:oci-images:bundle-<package>-<directory name>.
 
 Many bundles in one call: give several directories (or --bundles-file, one
 `DIR` or `DIR REF` per line, `-` for stdin) and --tag-template, whose
@@ -546,21 +546,14 @@ impl BundleBuildArgs {
             .first()
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("no bundle directory given"))?;
-        let tag = match &self.tag {
-            Some(t) => t.clone(),
-            None => {
-                let name = dir
-                    .canonicalize()
-                    .ok()
-                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .unwrap_or_else(|| "bundle".into());
-                format!("oci:oci-images:bundle-{name}")
-            }
-        };
-        let dest = parse_dest(&tag)?;
         let opts = self.registry.options(None)?;
         let built = oci::build_bundle_image(&dir, &opts)
             .with_context(|| format!("building the bundle image of {}", dir.display()))?;
+        let tag = match &self.tag {
+            Some(t) => t.clone(),
+            None => default_bundle_tag(&dir, &built.labels),
+        };
+        let dest = parse_dest(&tag)?;
         // The registry password (--password-stdin) is the first line of
         // stdin; a key password not in COSIGN_PASSWORD the next one.
         let client = self.registry.client(&dest)?;
@@ -571,6 +564,38 @@ impl BundleBuildArgs {
         println!("{dest}@{digest}");
         Ok(0)
     }
+}
+
+/// Where `bundle build` writes without `--tag`:
+/// `oci:oci-images:bundle-<package>-<directory name>`. The package is in
+/// the name so that two packages' bundles in directories of the same name
+/// (`0.1.0/`) do not overwrite each other's image.
+fn default_bundle_tag(
+    dir: &std::path::Path,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let dir_name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "bundle".into());
+    let name = match labels.get("operators.operatorframework.io.bundle.package.v1") {
+        Some(p) if !p.is_empty() => format!("bundle-{p}-{dir_name}"),
+        _ => format!("bundle-{dir_name}"),
+    };
+    // An OCI tag: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
+    let tag: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(128)
+        .collect();
+    format!("oci:oci-images:{tag}")
 }
 
 /// `index build`.

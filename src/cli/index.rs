@@ -403,12 +403,8 @@ fn load_records(
         .par_iter()
         .map(|d| {
             let b = olm_catalog::bundle::Bundle::load_dir(d)?;
-            if let Some(f) = b
-                .load_findings
-                .iter()
-                .find(|f| f.level == olm_catalog::diag::Level::Error)
-            {
-                bail!("{}: {}", d.display(), f.message);
+            if let Some(e) = b.first_load_error() {
+                bail!("{e}");
             }
             let name = b.csv_manifest().map(|m| m.name.clone()).unwrap_or_default();
             let image = naming.image_for(d, &name);
@@ -493,11 +489,11 @@ fn load_records(
 /// Reports bundles an `index rm` or `prune` also removed.
 fn report_stranded(stranded: &[String]) {
     if !stranded.is_empty() {
-        eprintln!(
+        super::common::note(format!(
             "also removed {} bundle(s) left in no channel: {}",
             stranded.len(),
             stranded.join(", ")
-        );
+        ));
     }
 }
 
@@ -710,7 +706,7 @@ impl IndexCommand {
                             eprintln!(
                                 "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
                                 r.stranded.len(),
-                                r.stranded.join("; ")
+                                index::add::first_few(&r.stranded)
                             );
                         }
                         for l in &r.left_out {
@@ -759,7 +755,7 @@ impl IndexCommand {
                     }
                 })?;
                 idx.finish()?;
-                eprintln!("{}: {summary}", a.database.display());
+                super::common::note(format!("{}: {summary}", a.database.display()));
                 if a.output == AddFormat::Json {
                     report.insert(
                         "database".into(),
@@ -782,25 +778,25 @@ impl IndexCommand {
             IndexCommand::Rm(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(|tx| index::ops::remove_packages(tx, &a.packages))?;
-                eprintln!("removed package(s): {}", r.packages.join(", "));
+                super::common::note(format!("removed package(s): {}", r.packages.join(", ")));
                 report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::Prune(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(|tx| index::ops::prune(tx, &a.keep))?;
-                eprintln!(
+                super::common::note(format!(
                     "pruned {} package(s): {}",
                     r.packages.len(),
                     r.packages.join(", ")
-                );
+                ));
                 report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::PruneStranded(a) => {
                 let mut idx = Index::open_write(&a.database)?;
                 let r = idx.write(index::ops::prune_stranded)?;
-                eprintln!(
+                super::common::note(format!(
                     "removed {} stranded bundle(s){}",
                     r.len(),
                     if r.is_empty() {
@@ -808,7 +804,7 @@ impl IndexCommand {
                     } else {
                         format!(": {}", r.join(", "))
                     }
-                );
+                ));
                 Ok(0)
             }
             IndexCommand::Deprecatetruncate(a) => {
@@ -824,9 +820,9 @@ impl IndexCommand {
                     index::ops::deprecate_bundles(tx, &refs, a.allow_package_removal)
                 })?;
                 if !r.packages.is_empty() {
-                    eprintln!("removed package(s): {}", r.packages.join(", "));
+                    super::common::note(format!("removed package(s): {}", r.packages.join(", ")));
                 }
-                eprintln!(
+                super::common::note(format!(
                     "deprecated {} bundle(s){}; removed {} below them{}",
                     r.deprecated.len(),
                     if r.deprecated.is_empty() {
@@ -840,7 +836,7 @@ impl IndexCommand {
                     } else {
                         format!(": {}", r.removed.join(", "))
                     }
-                );
+                ));
                 Ok(0)
             }
             IndexCommand::Export(a) => {
@@ -879,7 +875,7 @@ impl IndexCommand {
                 for p in &packages {
                     let pulled = pull_missing(&index::ops::export_missing(&idx, p)?)?;
                     let w = index::ops::export_package(&idx, p, tmp.path(), &pulled)?;
-                    eprintln!(
+                    super::common::note(format!(
                         "exported {} bundle(s) of {p} to {}{}",
                         w.len(),
                         a.to.display(),
@@ -888,7 +884,7 @@ impl IndexCommand {
                         } else {
                             format!(" ({} pulled from their images)", pulled.len())
                         }
-                    );
+                    ));
                 }
                 if a.to.exists() {
                     std::fs::remove_dir(&a.to)
@@ -1214,10 +1210,14 @@ impl MigrateArgs {
         let changed = olm_catalog::fbc::migrate::migrate(&mut cfg, &self.migrate_level)
             .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
         if self.migrate_level != "none" {
-            eprintln!(
+            super::common::note(format!(
                 "migrated {changed} bundle(s) to level {}",
                 self.migrate_level
-            );
+            ));
+        }
+        let out = self.out_dir.display();
+        if self.out_dir.exists() && !self.out_dir.is_dir() {
+            bail!("{out}: exists and is not a directory");
         }
         if self.out_dir.exists()
             && std::fs::read_dir(&self.out_dir)
@@ -1233,20 +1233,47 @@ impl MigrateArgs {
             .filter(|p| !p.as_os_str().is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("."));
+        // Errors name the destination, not the temporary directory the
+        // user never asked for.
+        if !parent.is_dir() {
+            bail!(
+                "{out}: cannot create the output directory: {} is not an existing directory",
+                parent.display()
+            );
+        }
         let tmp = tempfile::Builder::new()
             .prefix(".olm-catalog-migrate-")
-            .tempdir_in(&parent)?;
-        olm_catalog::fbc::write::write_dir(&cfg, self.output, tmp.path())?;
+            .tempdir_in(&parent)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{out}: cannot create the output directory in {}: {}",
+                    parent.display(),
+                    e.kind()
+                )
+            })?;
+        olm_catalog::fbc::write::write_dir(&cfg, self.output, tmp.path())
+            .map_err(|e| anyhow::anyhow!("{out}: cannot write the catalog: {}", io_cause(&e)))?;
         if self.out_dir.exists() {
-            std::fs::remove_dir(&self.out_dir)?;
+            std::fs::remove_dir(&self.out_dir)
+                .with_context(|| format!("{out}: cannot replace the empty directory"))?;
         }
-        std::fs::rename(tmp.keep(), &self.out_dir)?;
-        eprintln!(
+        std::fs::rename(tmp.keep(), &self.out_dir)
+            .with_context(|| format!("{out}: cannot move the written catalog into place"))?;
+        super::common::note(format!(
             "wrote {} package(s) to {}",
             cfg.packages.len(),
             self.out_dir.display()
-        );
+        ));
         Ok(0)
+    }
+}
+
+/// The innermost cause of `e` when it is an I/O error (its kind only: its
+/// own text may name a temporary path), else `e` itself.
+fn io_cause(e: &anyhow::Error) -> String {
+    match e.root_cause().downcast_ref::<std::io::Error>() {
+        Some(io) => io.kind().to_string(),
+        None => format!("{e:#}"),
     }
 }
 

@@ -14,15 +14,25 @@ use olm_catalog::serve::{serve, CatalogSource, ServeOptions};
 olm-catalog serve index.db\n  \
 olm-catalog serve catalog/ --address 0.0.0.0 --port 50051\n  \
 olm-catalog serve /database/index.db --watch\n  \
+olm-catalog serve quay.io/me/catalog:v1                # pull an index or catalog image\n  \
+olm-catalog serve oci:oci-images:index                 # an image in an OCI layout\n  \
 olm-catalog serve catalog/ --http :8080                # catalogd's HTTP API only\n  \
 olm-catalog serve catalog/ --port 50051 --http :8080   # gRPC and HTTP side by side\n\n\
+An image (one that is not an existing path) is pulled once and the catalog its
+labels name is served: the index database (operators.operatorframework.io.index.database.v1)
+or the FBC directory (operators.operatorframework.io.index.configs.v1). The registry
+flags (--username, --password-stdin, --insecure, --ca-file) say how to reach it.
+
 Check it with grpcurl (reflection is on, no proto file needed):\n  \
 grpcurl -plaintext localhost:50051 list\n  \
 grpcurl -plaintext -d '{\"name\":\"etcd\"}' localhost:50051 api.Registry/GetPackage\n\n\
 and the HTTP API with curl:\n  \
 curl --compressed 'http://localhost:8080/api/v1/metas?schema=olm.package'")]
 pub struct ServeArgs {
-    /// Catalog: a SQLite index (index.db) or a file-based catalog directory
+    /// Catalog: a SQLite index (index.db), a file-based catalog directory,
+    /// or an index or catalog image to pull and serve: a registry reference
+    /// (quay.io/org/catalog:v1) or an OCI layout (oci:DIR:TAG)
+    #[arg(value_name = "CATALOG|IMAGE")]
     pub catalog: String,
     /// Address to listen on (the index image passes 0.0.0.0)
     #[arg(long, default_value = "127.0.0.1")]

@@ -24,9 +24,11 @@ use crate::fbc::{self, Property, RelatedImage};
 /// The `olm.bundle` object for a bundle directory pulled from `image`.
 pub fn bundle_to_fbc(bundle: &Bundle, image: &str) -> Result<fbc::Bundle, String> {
     let dir = bundle.dir.display();
-    let csv_m = bundle
-        .csv_manifest()
-        .ok_or_else(|| format!("{dir}: the bundle has no ClusterServiceVersion"))?;
+    let csv_m = bundle.csv_manifest().ok_or_else(|| {
+        bundle
+            .first_load_error()
+            .unwrap_or_else(|| format!("{dir}: the bundle has no ClusterServiceVersion"))
+    })?;
     let csv_json = csv_m.json();
     let csv = crate::bundle::Csv::from_json(csv_json)
         .map_err(|e| format!("{}: {e}", csv_m.file.display_path.display()))?;

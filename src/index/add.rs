@@ -677,7 +677,7 @@ pub fn add_records(
     }
     if !pruned.is_empty() {
         if !opts.permissive {
-            bail!("{}", prunes_message(&pruned));
+            bail!("{}", prunes_message(&pruned, opts.mode));
         }
         report.stranded = pruned;
     }
@@ -687,11 +687,35 @@ pub fn add_records(
     Ok(report)
 }
 
-fn prunes_message(pruned: &[String]) -> String {
+/// How many bundles an "add prunes" message names before "and N more".
+pub const PRUNED_SHOWN: usize = 5;
+
+/// The first [`PRUNED_SHOWN`] of `items` joined by "; ", then "and N more"
+/// when there are more (a package of hundreds of bundles made this one
+/// line of tens of kilobytes).
+pub fn first_few(items: &[String]) -> String {
+    let mut s = items
+        .iter()
+        .take(PRUNED_SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > PRUNED_SHOWN {
+        s.push_str(&format!("; and {} more", items.len() - PRUNED_SHOWN));
+    }
+    s
+}
+
+fn prunes_message(pruned: &[String], mode: Mode) -> String {
+    let fix = if mode == Mode::Replaces {
+        "if the package orders its bundles by version (its ci.yaml says updateGraph: semver-mode, or its CSVs set no spec.replaces), add it with --mode semver; else fix spec.replaces/spec.skips so the channel head reaches them; or pass --permissive to keep the add with these bundles in no channel, as opm --permissive does"
+    } else {
+        "fix the versions or spec.skips so the highest version of each channel reaches them, or pass --permissive to keep the add with these bundles in no channel, as opm --permissive does"
+    };
     format!(
-        "add prunes {} bundle(s) from their channels, so opm refuses it: {} (this may be due to an incorrect channel head: the highest version of a channel heads it and only what it replaces or skips, directly or down its chain, stays in the channel; fix spec.replaces/spec.skips, or pass --permissive to keep the add with these bundles in no channel, as opm --permissive does)",
+        "add prunes {} bundle(s) from their channels, so opm refuses it: {} (this may be due to an incorrect channel head: the highest version of a channel heads it and only what it replaces or skips, directly or down its chain, stays in the channel). Likely fix: {fix}",
         pruned.len(),
-        pruned.join("; ")
+        first_few(pruned)
     )
 }
 
@@ -822,7 +846,7 @@ pub fn add_records_keep_going(
             .and_then(|()| add_package(tx, &pkg, recs, opts))
             .and_then(|(added, pruned)| {
                 if !pruned.is_empty() && !opts.permissive {
-                    bail!("{}", prunes_message(&pruned));
+                    bail!("{}", prunes_message(&pruned, opts.mode));
                 }
                 Ok((added, pruned))
             });

@@ -102,7 +102,11 @@ impl BundleRecord {
             }
         }
         let csv_manifest = csv_value.ok_or_else(|| {
-            format!("{dir}: no ClusterServiceVersion in manifests/ (opm: \"csv name not found\")")
+            bundle.first_load_error().unwrap_or_else(|| {
+                format!(
+                    "{dir}: no ClusterServiceVersion in manifests/ (opm: \"csv name not found\")"
+                )
+            })
         })?;
         let csv = crate::bundle::Csv::from_json(csv_manifest.json()).map_err(|e| {
             format!(

@@ -35,12 +35,36 @@ impl Progress {
         let tty = std::io::stderr().is_terminal();
         let bar = (tty && mode != ProgressMode::Off).then(|| {
             let bar = ProgressBar::new(total);
-            let template = if bytes {
-                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}"
-            } else {
-                "{msg} [{bar:30}] {pos}/{len} {per_sec}"
-            };
+            // Sizes and rates in the words of the plain lines and summaries
+            // (human_bytes, human_rate), not indicatif's own.
+            let template = "{msg} [{bar:30}] {done}/{whole} {rate}";
             if let Ok(style) = ProgressStyle::with_template(template) {
+                let count = move |n: u64| {
+                    if bytes {
+                        human_bytes(n)
+                    } else {
+                        n.to_string()
+                    }
+                };
+                let style = style
+                    .with_key(
+                        "done",
+                        move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = w.write_str(&count(s.pos()));
+                        },
+                    )
+                    .with_key(
+                        "whole",
+                        move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = w.write_str(&count(s.len().unwrap_or(0)));
+                        },
+                    )
+                    .with_key(
+                        "rate",
+                        move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = w.write_str(&human_rate(s.per_sec(), bytes));
+                        },
+                    );
                 bar.set_style(style.progress_chars("=> "));
             }
             bar.set_message(label.to_string());
@@ -109,7 +133,21 @@ impl Progress {
     }
 }
 
-/// `1.5 MiB`-style sizes.
+/// A rate per second, one decimal: `39.2/s`, or for bytes `1.5 MiB/s`.
+pub fn human_rate(per_sec: f64, bytes: bool) -> String {
+    let r = if per_sec.is_finite() && per_sec > 0.0 {
+        per_sec
+    } else {
+        0.0
+    };
+    if bytes {
+        format!("{}/s", human_bytes(r.round() as u64))
+    } else {
+        format!("{r:.1}/s")
+    }
+}
+
+/// `1.5 MiB`-style sizes: every size the tool prints is worded this way.
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut v = n as f64;
@@ -122,5 +160,21 @@ pub fn human_bytes(n: u64) -> String {
         format!("{n} B")
     } else {
         format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_rates_are_worded_one_way() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 * 1024 * 1024 + 1024 * 1024 / 2), "3.5 MiB");
+        assert_eq!(human_rate(39.1658, false), "39.2/s");
+        assert_eq!(human_rate(0.0, false), "0.0/s");
+        assert_eq!(human_rate(f64::NAN, false), "0.0/s");
+        assert_eq!(human_rate(1536.4, true), "1.5 KiB/s");
     }
 }

@@ -188,9 +188,9 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
         Some(task) => {
             let cat = task.await.context("loading catalog")??;
             eprintln!(
-                "loaded {} objects ({} bytes) for the HTTP API from {} in {} ms",
+                "loaded {} objects ({}) for the HTTP API from {} in {} ms",
                 cat.len(),
-                cat.content().len(),
+                crate::oci::progress::human_bytes(cat.content().len() as u64),
                 source.path().display(),
                 started.elapsed().as_millis()
             );
