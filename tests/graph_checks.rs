@@ -3,7 +3,6 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use olm_catalog::fbc::DeclarativeConfig;
 use olm_catalog::graph::{checks, load, path, template, BundleInfo, PackageGraph};
@@ -220,17 +219,7 @@ fn semver_template_renders_channels_and_default() {
     assert!(e.contains("no tag"), "{e}");
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(common::bin())
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run;
 
 #[test]
 fn cli_exit_codes_and_formats() {

@@ -4,7 +4,6 @@ use crate::common;
 use crate::registry;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use olm_catalog::fbc::{self, DeclarativeConfig};
 use olm_catalog::graph::{checks, draw, load, path, template, EdgeKind, Mode, PackageGraph};
@@ -25,17 +24,7 @@ fn rules_of(g: &PackageGraph) -> Vec<String> {
     r
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(common::bin())
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run;
 
 #[test]
 fn no_head_and_invalid_version_fire() {

@@ -8,12 +8,7 @@ use std::process::Command;
 
 use registry::Registry;
 
-fn olm(args: &[&str]) -> std::process::Output {
-    Command::new(common::bin())
-        .args(args)
-        .output()
-        .expect("run olm-catalog")
-}
+use common::olm;
 
 #[test]
 fn index_add_pulls_bundle_images_from_a_registry() {

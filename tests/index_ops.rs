@@ -49,12 +49,7 @@ fn bundle(
     dir
 }
 
-fn olm(args: &[&str]) -> std::process::Output {
-    Command::new(common::bin())
-        .args(args)
-        .output()
-        .expect("run")
-}
+use common::olm;
 
 fn ok(o: std::process::Output) -> String {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -102,6 +102,24 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_olm-catalog"))
 }
 
+/// Runs the binary with `args` in the test's own environment; its output.
+pub fn olm(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run olm-catalog")
+}
+
+/// [`olm`] as (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = olm(args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs the binary with `args` and `stdin`, in an environment with no
 /// registry credentials or CA settings of its own (HOME points nowhere) plus
 /// `env`. Returns (exit code, stdout, stderr).
