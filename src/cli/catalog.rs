@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use olm_catalog::oci::build::{self, BaseImage, CatalogBase};
-use olm_catalog::oci::{self, ImageRef};
+use olm_catalog::oci::build;
 
-use super::image::{parse_dest, push, runtime, RegistryArgs, SignAfterPush};
+use super::image::{parse_dest, CatalogImageArgs};
 use super::{CmdResult, EXIT_FINDINGS};
 
 /// `catalog` subcommands.
@@ -59,20 +58,8 @@ is written to oci:oci-images:catalog.")]
 pub struct CatalogBuildArgs {
     /// File-based catalog directory
     pub dir: PathBuf,
-    /// Destination: a registry reference, or oci:DIR:TAG for an OCI layout
-    #[arg(long, short)]
-    pub tag: Option<String>,
-    /// Base image: a registry reference, oci:DIR:TAG, `self` (the default)
-    /// or `scratch`
-    #[arg(long)]
-    pub base: Option<String>,
-    /// Platform of an image built with --base scratch (default linux/amd64)
-    #[arg(long)]
-    pub platform: Option<String>,
     #[command(flatten)]
-    pub registry: RegistryArgs,
-    #[command(flatten)]
-    pub signing: SignAfterPush,
+    pub image: CatalogImageArgs,
 }
 
 /// Validates the catalog at `dir`: prints its findings (stderr) and
@@ -96,7 +83,11 @@ fn catalog_has_errors(dir: &Path) -> bool {
 
 impl CatalogBuildArgs {
     pub fn run(self) -> CmdResult {
-        let tag = self.tag.as_deref().unwrap_or("oci:oci-images:catalog");
+        let tag = self
+            .image
+            .tag
+            .as_deref()
+            .unwrap_or("oci:oci-images:catalog");
         let dest = parse_dest(tag)?;
         anyhow::ensure!(
             self.dir.is_dir(),
@@ -110,59 +101,13 @@ impl CatalogBuildArgs {
             );
             return Ok(EXIT_FINDINGS);
         }
-        let base_ref = match self.base.as_deref() {
-            None | Some("self") | Some("scratch") => None,
-            Some(other) => Some(other.parse::<ImageRef>()?),
-        };
-        let scratch = self.base.as_deref() == Some("scratch");
-        let platform = match (&self.platform, scratch, &base_ref) {
-            (None, true, _) => Some("linux/amd64"),
-            (Some(_), _, Some(_)) => anyhow::bail!(
-                "--platform is for --base scratch; a base image brings its own platform(s)"
-            ),
-            (p, _, _) => p.as_deref(),
-        };
-        let opts = self.registry.options(platform)?;
-        if let (false, None, Some(p)) = (scratch, &base_ref, platform) {
-            let host = oci::runtime::host_platform();
-            anyhow::ensure!(
-                opts.platform.os == host.os && opts.platform.architecture == host.architecture,
-                "--platform {p}: the default base is this machine's olm-catalog executable ({}/{}); for another platform pass --base with an image of it",
-                host.os,
-                host.architecture
-            );
-        }
-        let client = self
-            .registry
-            .client_for_command(Some(&dest), base_ref.as_slice())?;
-        let signer = self.signing.signer()?;
-        let rt = runtime()?;
-        let base: Option<BaseImage> = match &base_ref {
-            Some(src) => Some(
-                rt.block_on(oci::load_base(&client, src))
-                    .with_context(|| format!("reading the base image {src}"))?,
-            ),
-            None => None,
-        };
-        let kind = match (&base, scratch) {
-            (Some(b), _) => CatalogBase::Image(b),
-            (None, true) => CatalogBase::Scratch,
-            (None, false) => {
-                CatalogBase::Runtime(Box::new(oci::runtime::self_runtime_layer(opts.epoch)?))
-            }
-        };
-        let set = build::build_catalog_image(&self.dir, kind, &opts)
-            .with_context(|| format!("building the catalog image of {}", self.dir.display()))?;
-        let digest = push(
-            &rt,
-            &client,
-            &set,
-            &dest,
-            self.registry.progress(),
-            signer.as_ref(),
-        )?;
-        println!("{dest}@{digest}");
-        Ok(0)
+        let checked = self.image.check()?;
+        let dir = &self.dir;
+        self.image
+            .build_and_push_image(checked, &dest, None, |base, opts| {
+                build::build_catalog_image(dir, base, opts)
+                    .with_context(|| format!("building the catalog image of {}", dir.display()))
+            })
     }
 }
 

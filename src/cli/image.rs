@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use futures::StreamExt as _;
 use olm_catalog::oci::auth::{Credential, CredentialStore};
 use olm_catalog::oci::batch::{self, BundleJob, Destination, TagTemplate};
-use olm_catalog::oci::build::BaseImage;
+use olm_catalog::oci::build::{BaseImage, CatalogBase};
 use olm_catalog::oci::media::{Format, Platform};
 use olm_catalog::oci::progress::{Progress, ProgressMode};
 use olm_catalog::oci::{self, BuildOptions, ClientOptions, ImageRef, RegistryClient};
@@ -623,7 +623,7 @@ pub struct IndexBuildArgs {
     #[arg(long, short = 'd')]
     pub database: PathBuf,
     #[command(flatten)]
-    pub image: IndexImageArgs,
+    pub image: CatalogImageArgs,
 }
 
 impl IndexBuildArgs {
@@ -637,22 +637,22 @@ impl IndexBuildArgs {
 enum BaseKind<'a> {
     /// The default: built from the running executable.
     SelfImage,
-    /// No base: the database only.
+    /// No base: the catalog or database only.
     Scratch,
     /// A base image reference.
     Image(&'a str),
 }
 
-/// How an index image is made and where it goes: shared by `index build`
-/// and `index add --tag`.
+/// How an index or catalog image is made and where it goes: shared by
+/// `index build`, `index add --tag` and `catalog build`.
 #[derive(Args)]
-pub struct IndexImageArgs {
+pub struct CatalogImageArgs {
     /// Destination: a registry reference, or oci:DIR:TAG for an OCI layout
     #[arg(long, short)]
     pub tag: Option<String>,
     /// Base image: a registry reference, oci:DIR:TAG, `self` (the default:
     /// this olm-catalog executable and the libraries it needs, so the image
-    /// runs by itself) or `scratch` (the database only, no binary)
+    /// runs by itself) or `scratch` (the catalog or database only, no binary)
     #[arg(long)]
     pub base: Option<String>,
     /// Platform of an image built with --base scratch (default linux/amd64);
@@ -665,7 +665,7 @@ pub struct IndexImageArgs {
     pub signing: SignAfterPush,
 }
 
-impl IndexImageArgs {
+impl CatalogImageArgs {
     /// Builds the index image of `database` and pushes it to `tag`
     /// (signing it with --sign).
     pub fn build_and_push(&self, database_path: &std::path::Path, tag: &str) -> CmdResult {
@@ -706,6 +706,28 @@ impl IndexImageArgs {
         client: Option<&RegistryClient>,
     ) -> CmdResult {
         let dest = parse_dest(tag)?;
+        let checked = self.check()?;
+        let database = std::fs::read(database_path)
+            .with_context(|| format!("reading {}", database_path.display()))?;
+        anyhow::ensure!(
+            database.starts_with(b"SQLite format 3\0"),
+            "{} is not an SQLite database",
+            database_path.display()
+        );
+        self.build_and_push_image(checked, &dest, client, |base, opts| {
+            Ok(match base {
+                CatalogBase::Runtime(layer) => {
+                    oci::build::build_runtime_index_image(&database, *layer, opts)?
+                }
+                CatalogBase::Image(b) => oci::build_index_image(&database, Some(b), opts)?,
+                CatalogBase::Scratch => oci::build_index_image(&database, None, opts)?,
+            })
+        })
+    }
+
+    /// Checks `--base` and `--platform` together (no I/O): what the base
+    /// is, and the build options.
+    pub(super) fn check(&self) -> anyhow::Result<CheckedImage<'_>> {
         let kind = self.base_kind();
         let platform = match (&kind, &self.platform) {
             (BaseKind::Scratch, None) => Some("linux/amd64"),
@@ -724,39 +746,54 @@ impl IndexImageArgs {
                 host.architecture
             );
         }
-        let database = std::fs::read(database_path)
-            .with_context(|| format!("reading {}", database_path.display()))?;
-        anyhow::ensure!(
-            database.starts_with(b"SQLite format 3\0"),
-            "{} is not an SQLite database",
-            database_path.display()
-        );
+        Ok(CheckedImage { kind, opts })
+    }
+
+    /// Reads the base (a registry or layout image, the running executable,
+    /// or nothing), lets `build` make the image on it, and pushes that to
+    /// `dest` (with --sign: by digest, signature, then tag); prints
+    /// `dest@digest`. `client` is the command's own, if it made one.
+    pub(super) fn build_and_push_image(
+        &self,
+        checked: CheckedImage<'_>,
+        dest: &ImageRef,
+        client: Option<&RegistryClient>,
+        build: impl FnOnce(CatalogBase<'_>, &BuildOptions) -> anyhow::Result<oci::ImageSet>,
+    ) -> CmdResult {
         let (_, base_ref) = self.dest_and_base()?;
         let client = match client {
             Some(c) => c.clone(),
             None => self
                 .registry
-                .client_for_command(Some(&dest), base_ref.as_slice())?,
+                .client_for_command(Some(dest), base_ref.as_slice())?,
         };
         let signer = self.signing.signer()?;
         let mode = self.registry.progress();
         let rt = runtime()?;
-        let base: Option<BaseImage> = match base_ref {
+        let loaded: Option<BaseImage> = match base_ref {
             Some(src) => Some(
                 rt.block_on(oci::load_base(&client, &src))
                     .with_context(|| format!("reading the base image {src}"))?,
             ),
             None => None,
         };
-        let set = match kind {
-            BaseKind::SelfImage => {
-                let layer = oci::runtime::self_runtime_layer(opts.epoch)?;
-                oci::build::build_runtime_index_image(&database, layer, &opts)?
-            }
-            _ => oci::build_index_image(&database, base.as_ref(), &opts)?,
+        let base = match (&checked.kind, &loaded) {
+            (_, Some(b)) => CatalogBase::Image(b),
+            (BaseKind::Scratch, None) => CatalogBase::Scratch,
+            _ => CatalogBase::Runtime(Box::new(oci::runtime::self_runtime_layer(
+                checked.opts.epoch,
+            )?)),
         };
-        let digest = push(&rt, &client, &set, &dest, mode, signer.as_ref())?;
+        let set = build(base, &checked.opts)?;
+        let digest = push(&rt, &client, &set, dest, mode, signer.as_ref())?;
         println!("{dest}@{digest}");
         Ok(0)
     }
+}
+
+/// `--base` and `--platform` once checked, for
+/// [`CatalogImageArgs::build_and_push_image`].
+pub(super) struct CheckedImage<'a> {
+    kind: BaseKind<'a>,
+    opts: BuildOptions,
 }

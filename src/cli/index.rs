@@ -114,7 +114,7 @@ pub struct AddArgs {
     pub from_fbc: Option<PathBuf>,
     /// With --tag, also build and push the index image (as `index build`)
     #[command(flatten)]
-    pub image: super::image::IndexImageArgs,
+    pub image: super::image::CatalogImageArgs,
 }
 
 /// Output of `index add`.
