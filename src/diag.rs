@@ -294,6 +294,14 @@ fn write_location(out: &mut String, loc: &Location, blue: &str, lc: &str, reset:
 
 /// Renders findings as the JSON report.
 pub fn render_json(reports: &[Report]) -> String {
+    let mut s = serde_json::to_string_pretty(&report_value(reports)).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The JSON report of [`render_json`] as a value, for commands that add
+/// fields of their own (`validate` adds opm's `passed` and `error`).
+pub fn report_value(reports: &[Report]) -> serde_json::Value {
     #[derive(Serialize)]
     struct Out<'a> {
         version: u32,
@@ -317,9 +325,7 @@ pub fn render_json(reports: &[Report]) -> String {
         },
         reports,
     };
-    let mut s = serde_json::to_string_pretty(&out).unwrap_or_default();
-    s.push('\n');
-    s
+    serde_json::to_value(&out).unwrap_or_default()
 }
 
 /// Renders findings as SARIF 2.1.0.

@@ -131,3 +131,89 @@ fn init_writes_an_olm_package_as_opm_init() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("\"mediatype\": \"image/svg+xml\""), "{out}");
 }
+
+/// A broken catalog: every finding names its file and line, and `-o json`
+/// / `-o yaml` carry `opm validate`'s `passed` and `error.message`.
+#[test]
+fn findings_point_at_file_and_line_and_carry_opms_verdict() {
+    let t = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        t.path().join("c.yaml"),
+        "schema: olm.package\nname: p\ndefaultChannel: missing\n---\nschema: olm.channel\nname: a\npackage: p\nentries:\n- name: p.v1\n- name: p.v2\n  skipRange: '>=1.0.0 <<2'\n---\nschema: olm.bundle\nname: p.v1\npackage: p\nimage: x\nproperties:\n- type: olm.package\n  value: {packageName: p, version: 1.0.x}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        t.path().join("d.json"),
+        "{\n  \"schema\": \"olm.deprecations\",\n  \"package\": \"p\",\n  \"entries\": [\n    {\"reference\": {\"schema\": \"olm.bundle\", \"name\": \"p.v9\"}, \"message\": \"old\"}\n  ]\n}\n",
+    )
+    .expect("write");
+    let json = |format: &str| {
+        let o = Command::new(common::bin())
+            .args(["validate", "-o", format])
+            .arg(t.path())
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let out: serde_json::Value = serde_json::from_str(&json("json")).expect("json");
+    assert_eq!(out["passed"], false);
+    let message = out["error"]["message"].as_str().expect("message");
+    let located: Vec<(String, String, u64)> = out["reports"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let at = &f["location"];
+            let file = at["file"].as_str().unwrap_or("-");
+            let file = file.rsplit('/').next().unwrap_or(file).to_string();
+            (
+                f["rule"].as_str().unwrap_or("").to_string(),
+                file,
+                at["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    for expected in [
+        ("fbc-default-channel", "c.yaml", 3),
+        ("fbc-entry-unknown-bundle", "c.yaml", 10),
+        ("fbc-skip-range", "c.yaml", 11),
+        ("fbc-bundle-version", "c.yaml", 19),
+        ("fbc-deprecation-reference", "d.json", 5),
+    ] {
+        let expected = (expected.0.to_string(), expected.1.to_string(), expected.2);
+        assert!(located.contains(&expected), "{expected:?} in {located:?}");
+    }
+    assert!(message.contains("c.yaml:3: "), "{message}");
+    assert!(message.contains("not found in channels list"), "{message}");
+
+    let yaml = json("yaml");
+    assert!(
+        yaml.starts_with("passed: false\n") || yaml.contains("\npassed: false\n"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("error:\n  message: "), "{yaml}");
+
+    // A syntax error is a finding at its line, not a bare message.
+    std::fs::write(t.path().join("e.yaml"), "schema: olm.package\nname: [q\n").expect("write");
+    let o = Command::new(common::bin())
+        .arg("validate")
+        .arg(t.path())
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("e.yaml:"), "{out}");
+
+    // And a valid catalog passes with no error object.
+    let ok = common::corpus().join("catalogs/v4.18/kube-green");
+    let o = Command::new(common::bin())
+        .args(["validate", "-o", "json"])
+        .arg(&ok)
+        .output()
+        .expect("run");
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["passed"], true);
+    assert!(v.get("error").is_none());
+}

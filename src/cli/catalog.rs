@@ -65,8 +65,8 @@ pub struct CatalogBuildArgs {
 /// Validates the catalog at `dir`: prints its findings (stderr) and
 /// returns whether it has errors.
 fn catalog_has_errors(dir: &Path) -> bool {
-    let findings = match olm_catalog::fbc::DeclarativeConfig::load_path(dir) {
-        Ok(cfg) => olm_catalog::fbc::validate::validate(&cfg),
+    let findings = match olm_catalog::fbc::validate::validate_path(dir) {
+        Ok(findings) => findings,
         Err(e) => vec![olm_catalog::diag::Finding::error("fbc-load", e.to_string())],
     };
     let mut report = olm_catalog::diag::Report {

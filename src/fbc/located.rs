@@ -44,6 +44,8 @@ pub struct Sources {
     pub channels: Vec<ObjectSource>,
     /// One per `olm.bundle` object.
     pub bundles: Vec<ObjectSource>,
+    /// One per `olm.deprecations` object.
+    pub deprecations: Vec<ObjectSource>,
 }
 
 impl Sources {
@@ -94,6 +96,7 @@ impl DeclarativeConfig {
                     super::SCHEMA_PACKAGE => sources.packages.push(src(node)),
                     super::SCHEMA_CHANNEL => sources.channels.push(src(node)),
                     super::SCHEMA_BUNDLE => sources.bundles.push(src(node.map(prune_bundle))),
+                    super::SCHEMA_DEPRECATIONS => sources.deprecations.push(src(node)),
                     _ => {}
                 }
             }
