@@ -592,14 +592,22 @@ fn migrate_level_bundle_object_to_csv_metadata_gives_the_pipelines_properties() 
             "{name}"
         );
     }
-    // Level none (the default) changes nothing; levels not implemented and
-    // unknown ones are usage errors; a bundle directory is no catalog.
+    // Level none (the default) changes nothing; unknown levels are usage
+    // errors; a bundle directory is no catalog.
     let none = t.path().join("none");
     ok(cli(&["migrate"], &[&fbc, &none]));
     assert_eq!(
         bundles_of(&std::fs::read_to_string(none.join("kube-green/catalog.json")).expect("none")),
         bundles_of(&stream)
     );
+    // `all` runs every migration opm v1.73.0 has: the same result.
+    let all = t.path().join("all");
+    ok(cli(&["migrate", "--migrate-level", "all"], &[&fbc, &all]));
+    assert_eq!(
+        bundles_of(&std::fs::read_to_string(all.join("kube-green/catalog.json")).expect("all")),
+        migrated
+    );
+    // split-icon came after v1.73.0: unknown, as it is to opm v1.73.0.
     for level in ["split-icon", "nonsense"] {
         let o = cli(
             &["migrate", "--migrate-level", level],

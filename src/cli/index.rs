@@ -1015,7 +1015,7 @@ pub struct RenderArgs {
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
     pub bundle_image: Option<String>,
-    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registries of bundle and catalog images.
@@ -1172,7 +1172,7 @@ pub struct MigrateArgs {
         default_value = "json"
     )]
     pub output: OutputFormat,
-    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registry of an index or catalog image.

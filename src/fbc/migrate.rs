@@ -7,27 +7,26 @@ use serde_json::Value;
 
 use super::{DeclarativeConfig, Property};
 
-/// The levels known, in the order they run.
+/// The levels known, in the order they run, as opm v1.73.0 lists them;
+/// `all` runs every one of them.
 pub const LEVELS: [&str; 2] = ["none", BUNDLE_OBJECT_TO_CSV_METADATA];
 
 /// opm's first migration: bundles' `olm.bundle.object` properties give way
 /// to one `olm.csv.metadata` property made from the CSV among them.
 pub const BUNDLE_OBJECT_TO_CSV_METADATA: &str = "bundle-object-to-csv-metadata";
 
-/// opm's levels after the last one implemented here.
-const NOT_IMPLEMENTED: [&str; 2] = ["split-icon", "all"];
+/// Every migration, whatever the newest is.
+pub const ALL: &str = "all";
 
-/// Runs the migrations up to `level`; returns how many bundles changed.
+/// Runs the migrations up to `level` (or all of them for `all`); returns
+/// how many bundles changed. Levels of opm releases after v1.73.0 (such as
+/// `split-icon`) are unknown here, as they are to opm v1.73.0.
 pub fn migrate(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, String> {
     match level {
         "none" => Ok(0),
-        BUNDLE_OBJECT_TO_CSV_METADATA => bundle_object_to_csv_metadata(cfg),
-        l if NOT_IMPLEMENTED.contains(&l) => Err(format!(
-            "migration level {l:?} is not implemented here (known: {})",
-            LEVELS.join(", ")
-        )),
+        BUNDLE_OBJECT_TO_CSV_METADATA | ALL => bundle_object_to_csv_metadata(cfg),
         l => Err(format!(
-            "unknown migration level {l:?} (known: {})",
+            "unknown migration level {l:?} (known: {}, {ALL})",
             LEVELS.join(", ")
         )),
     }
