@@ -27,6 +27,7 @@ pub mod goyaml;
 pub mod graph;
 pub mod index;
 pub mod oci;
+pub mod ops;
 pub mod semver_range;
 pub mod serve;
 pub mod sign;

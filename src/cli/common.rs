@@ -216,3 +216,27 @@ mod tests {
         assert!(!use_color(ColorChoice::Never, true, None));
     }
 }
+
+/// The [`olm_catalog::ops::Reporter`] of the command line: notes on stderr
+/// unless `-q`, warnings as `warning: …`, progress bars unless `-q`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CliReporter;
+
+impl olm_catalog::ops::Reporter for CliReporter {
+    fn note(&self, message: &str) {
+        note(message);
+    }
+    fn warning(&self, message: &str) {
+        eprintln!("warning: {message}");
+    }
+    fn message(&self, message: &str) {
+        eprintln!("{message}");
+    }
+    fn progress(&self) -> olm_catalog::oci::progress::ProgressMode {
+        if quiet() {
+            olm_catalog::oci::progress::ProgressMode::Off
+        } else {
+            olm_catalog::oci::progress::ProgressMode::Auto
+        }
+    }
+}

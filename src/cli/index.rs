@@ -10,6 +10,9 @@ use super::CmdResult;
 use olm_catalog::fbc::write::OutputFormat;
 use olm_catalog::graph::modes::Mode;
 use olm_catalog::index::{self, Index};
+use olm_catalog::ops::{self, catalog_source::SourceKind};
+
+use super::common::CliReporter;
 
 /// `index` subcommands that work on a database.
 #[derive(Subcommand)]
@@ -1023,126 +1026,32 @@ pub struct RenderArgs {
     pub registry: super::image::RegistryFlags,
 }
 
-/// Pulls image sources for `render`: the runtime and client are made once,
-/// on the first image.
-struct ImageRenderer<'a> {
-    flags: &'a super::image::RegistryFlags,
-    sources: Vec<olm_catalog::oci::ImageRef>,
-    state: Option<(tokio::runtime::Runtime, olm_catalog::oci::RegistryClient)>,
-}
-
-impl ImageRenderer<'_> {
-    /// Renders a bundle image (its bundle, `image` set to the reference, as
-    /// `opm render` does), or an index or catalog image (the catalog its
-    /// label names), told apart by the image config's labels as opm does.
-    fn render(&mut self, reference: &str) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
-        use olm_catalog::serve::image::{CONFIGS_LABEL, DATABASE_LABEL};
-        use olm_catalog::serve::CatalogSource;
-        let src: olm_catalog::oci::ImageRef = reference
-            .parse()
-            .with_context(|| format!("{reference} is not an image reference"))?;
-        if self.state.is_none() {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
-            let client = self.flags.client_for_command(None, &self.sources)?;
-            self.state = Some((rt, client));
-        }
-        let Some((rt, client)) = &self.state else {
-            bail!("no registry client");
-        };
-        rt.block_on(async {
-            let (_, config, _) = olm_catalog::oci::transfer::fetch_image(client, &src)
-                .await
-                .with_context(|| format!("fetching {reference}"))?;
-            let has = |k: &str| {
-                config
-                    .pointer("/config/Labels")
-                    .and_then(|l| l.get(k))
-                    .and_then(|v| v.as_str())
-                    .is_some()
-            };
-            if has(DATABASE_LABEL) || has(CONFIGS_LABEL) {
-                let cat = olm_catalog::serve::image::fetch_catalog_with(client, reference).await?;
-                return match &cat.source {
-                    CatalogSource::Sqlite(p) => index::render::render_file(p)
-                        .with_context(|| format!("rendering the index of {reference}")),
-                    CatalogSource::Fbc(p) => Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)
-                        .with_context(|| format!("reading the catalog of {reference}"))?),
-                };
-            }
-            if !has(olm_catalog::bundle::keys::MEDIATYPE) {
-                bail!(
-                    "{reference}: not a bundle, index or catalog image: its config has none of the labels {}, {DATABASE_LABEL}, {CONFIGS_LABEL}",
-                    olm_catalog::bundle::keys::MEDIATYPE
-                );
-            }
-            let limits = olm_catalog::oci::layer::UnpackLimits::default();
-            let pulled = olm_catalog::oci::pull_bundle(client, reference, &limits)
-                .await
-                .with_context(|| format!("pulling bundle image {reference}"))?;
-            let fb = index::render::bundle_to_fbc(&pulled.bundle, reference)
-                .map_err(|e| anyhow::anyhow!("{reference}: {e}"))?;
-            let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
-            cfg.bundles.push(fb);
-            Ok(cfg)
-        })
-    }
-}
-
-/// Loads any supported source into FBC.
-fn load_source(
-    src: &str,
-    bundle_image: Option<&str>,
-) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
-    let p = std::path::Path::new(src);
-    if p.is_file() {
-        return index::render::render_file(p);
-    }
-    if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
-        let b = olm_catalog::bundle::Bundle::load_dir(p)?;
-        let fb = index::render::bundle_to_fbc(&b, bundle_image.unwrap_or(""))
-            .map_err(anyhow::Error::msg)?;
-        let mut cfg = olm_catalog::fbc::DeclarativeConfig::default();
-        cfg.bundles.push(fb);
-        return Ok(cfg);
-    }
-    if p.is_dir() {
-        return Ok(olm_catalog::fbc::DeclarativeConfig::load_path(p)?);
-    }
-    bail!("{src}: no such file or directory, nor an image reference (REGISTRY/REPO:TAG, REGISTRY/REPO@DIGEST or oci:DIR:TAG)")
-}
-
 impl RenderArgs {
     /// Runs `render`.
     pub fn run(self) -> CmdResult {
-        let mut all = olm_catalog::fbc::DeclarativeConfig::default();
-        let is_image = |s: &str| olm_catalog::serve::image::is_image_ref(s);
-        let mut images = ImageRenderer {
-            flags: &self.registry,
-            sources: self
-                .source
-                .iter()
-                .filter(|s| is_image(s))
-                .filter_map(|s| s.parse().ok())
-                .collect(),
-            state: None,
+        let images: Vec<olm_catalog::oci::ImageRef> = self
+            .source
+            .iter()
+            .filter(|s| SourceKind::of(s) == SourceKind::Image)
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        let has_image = self
+            .source
+            .iter()
+            .any(|s| SourceKind::of(s) == SourceKind::Image);
+        let client = if has_image {
+            Some(self.registry.client_for_command(None, &images)?)
+        } else {
+            None
         };
-        for s in &self.source {
-            let c = if is_image(s) {
-                images.render(s)?
-            } else {
-                load_source(s, self.bundle_image.as_deref())?
-            };
-            all.packages.extend(c.packages);
-            all.channels.extend(c.channels);
-            all.bundles.extend(c.bundles);
-            all.deprecations.extend(c.deprecations);
-            all.others.extend(c.others);
-        }
-        olm_catalog::fbc::migrate::migrate(&mut all, &self.migrate_level)
-            .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
+        let opts = ops::render::RenderOptions {
+            source: ops::SourceOptions {
+                bundle_image: self.bundle_image.clone(),
+                client,
+            },
+            migrate_level: self.migrate_level.clone(),
+        };
+        let all = ops::render::render(&self.source, &opts)?;
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
         olm_catalog::fbc::write::write(&all, self.output, &mut w)?;
@@ -1183,97 +1092,22 @@ pub struct MigrateArgs {
 impl MigrateArgs {
     /// Runs `migrate`.
     pub fn run(self) -> CmdResult {
-        let mut cfg = if olm_catalog::serve::image::is_image_ref(&self.source) {
-            let mut images = ImageRenderer {
-                flags: &self.registry,
-                sources: self.source.parse().into_iter().collect(),
-                state: None,
-            };
-            images.render(&self.source)?
+        let client = if SourceKind::of(&self.source) == SourceKind::Image {
+            let sources: Vec<olm_catalog::oci::ImageRef> =
+                self.source.parse().into_iter().collect();
+            Some(self.registry.client_for_command(None, &sources)?)
         } else {
-            let p = std::path::Path::new(&self.source);
-            // As opm: catalogs only, not bundles.
-            if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
-                bail!(
-                    "{}: a bundle directory; migrate takes an index database, FBC directory or image (render a bundle with `render`)",
-                    self.source
-                );
-            }
-            load_source(&self.source, None)?
+            None
         };
-        if !cfg.bundles.is_empty() && cfg.packages.is_empty() {
-            bail!(
-                "{}: a bundle image; migrate takes an index or catalog image",
-                self.source
-            );
-        }
-        let changed = olm_catalog::fbc::migrate::migrate(&mut cfg, &self.migrate_level)
-            .map_err(|e| anyhow::anyhow!("--migrate-level: {e}"))?;
-        if self.migrate_level != "none" {
-            super::common::note(format!(
-                "migrated {changed} bundle(s) to level {}",
-                self.migrate_level
-            ));
-        }
-        let out = self.out_dir.display();
-        if self.out_dir.exists() && !self.out_dir.is_dir() {
-            bail!("{out}: exists and is not a directory");
-        }
-        if self.out_dir.exists()
-            && std::fs::read_dir(&self.out_dir)
-                .map(|mut d| d.next().is_some())
-                .unwrap_or(false)
-        {
-            bail!("{}: output directory is not empty", self.out_dir.display());
-        }
-        // Write into a temporary sibling and rename, so a failure leaves nothing half-written.
-        let parent = self
-            .out_dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."));
-        // Errors name the destination, not the temporary directory the
-        // user never asked for.
-        if !parent.is_dir() {
-            bail!(
-                "{out}: cannot create the output directory: {} is not an existing directory",
-                parent.display()
-            );
-        }
-        let tmp = tempfile::Builder::new()
-            .prefix(".olm-catalog-migrate-")
-            .tempdir_in(&parent)
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{out}: cannot create the output directory in {}: {}",
-                    parent.display(),
-                    e.kind()
-                )
-            })?;
-        olm_catalog::fbc::write::write_dir(&cfg, self.output, tmp.path())
-            .map_err(|e| anyhow::anyhow!("{out}: cannot write the catalog: {}", io_cause(&e)))?;
-        if self.out_dir.exists() {
-            std::fs::remove_dir(&self.out_dir)
-                .with_context(|| format!("{out}: cannot replace the empty directory"))?;
-        }
-        std::fs::rename(tmp.keep(), &self.out_dir)
-            .with_context(|| format!("{out}: cannot move the written catalog into place"))?;
-        super::common::note(format!(
-            "wrote {} package(s) to {}",
-            cfg.packages.len(),
-            self.out_dir.display()
-        ));
+        let opts = ops::render::MigrateOptions {
+            source: self.source,
+            out_dir: self.out_dir,
+            format: self.output,
+            migrate_level: self.migrate_level,
+            client,
+        };
+        ops::render::migrate(&opts, &CliReporter)?;
         Ok(0)
-    }
-}
-
-/// The innermost cause of `e` when it is an I/O error (its kind only: its
-/// own text may name a temporary path), else `e` itself.
-fn io_cause(e: &anyhow::Error) -> String {
-    match e.root_cause().downcast_ref::<std::io::Error>() {
-        Some(io) => io.kind().to_string(),
-        None => format!("{e:#}"),
     }
 }
 

@@ -1,0 +1,173 @@
+//! `render` and `migrate`: catalogs from any source, as FBC.
+
+use std::path::PathBuf;
+
+use crate::fbc::write::OutputFormat;
+use crate::fbc::DeclarativeConfig;
+use crate::oci::RegistryClient;
+
+use super::catalog_source::{self, SourceKind, SourceOptions};
+use super::{Error, Reporter};
+
+/// What to render.
+#[derive(Clone, Default)]
+pub struct RenderOptions {
+    /// How sources are read (bundle image of a bundle directory, the
+    /// registry client for image sources).
+    pub source: SourceOptions,
+    /// opm's migrations to run on the result: `none` or
+    /// `bundle-object-to-csv-metadata`.
+    pub migrate_level: String,
+}
+
+/// Reads every source (see [`catalog_source::load`]) into one config, in
+/// order, and runs the migrations of `opts.migrate_level` on it, as
+/// `opm render` does.
+pub fn render(sources: &[String], opts: &RenderOptions) -> Result<DeclarativeConfig, Error> {
+    let mut all = catalog_source::load_all(sources, &opts.source)?;
+    migrate_level(&mut all, &opts.migrate_level)?;
+    Ok(all)
+}
+
+/// Runs opm's migrations up to `level` on `cfg`; how many bundles changed.
+fn migrate_level(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, Error> {
+    let level = if level.is_empty() { "none" } else { level };
+    crate::fbc::migrate::migrate(cfg, level)
+        .map_err(|e| Error::Usage(format!("--migrate-level: {e}")))
+}
+
+/// What to migrate, and where.
+#[derive(Clone)]
+pub struct MigrateOptions {
+    /// An index database, FBC directory, or index or catalog image.
+    pub source: String,
+    /// The directory to write (absent or empty): one
+    /// `<package>/catalog.json` (or `.yaml`) per package.
+    pub out_dir: PathBuf,
+    /// JSON or YAML files.
+    pub format: OutputFormat,
+    /// opm's migrations to run: `none` or `bundle-object-to-csv-metadata`.
+    pub migrate_level: String,
+    /// The registry client, needed when `source` is an image.
+    pub client: Option<RegistryClient>,
+}
+
+/// What [`migrate`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Migrated {
+    /// Packages written.
+    pub packages: usize,
+    /// Bundles changed by the migrations of the level.
+    pub migrated: usize,
+}
+
+/// Converts a catalog (SQLite index, FBC, index or catalog image; not a
+/// bundle, as opm refuses one) into an FBC directory, as `opm migrate`
+/// does. The directory is written as a temporary sibling and renamed into
+/// place, so a failure leaves nothing half-written.
+pub fn migrate(opts: &MigrateOptions, reporter: &dyn Reporter) -> Result<Migrated, Error> {
+    let source = &opts.source;
+    if SourceKind::of(source) == SourceKind::BundleDir {
+        return Err(Error::Source(format!(
+            "{source}: a bundle directory; migrate takes an index database, FBC directory or image (render a bundle with `render`)"
+        )));
+    }
+    let mut cfg = catalog_source::load(
+        source,
+        &SourceOptions {
+            bundle_image: None,
+            client: opts.client.clone(),
+        },
+    )?;
+    if !cfg.bundles.is_empty() && cfg.packages.is_empty() {
+        return Err(Error::Source(format!(
+            "{source}: a bundle image; migrate takes an index or catalog image"
+        )));
+    }
+    let migrated = migrate_level(&mut cfg, &opts.migrate_level)?;
+    if !opts.migrate_level.is_empty() && opts.migrate_level != "none" {
+        reporter.note(&format!(
+            "migrated {migrated} bundle(s) to level {}",
+            opts.migrate_level
+        ));
+    }
+    write_new_dir(&cfg, opts.format, &opts.out_dir)?;
+    reporter.note(&format!(
+        "wrote {} package(s) to {}",
+        cfg.packages.len(),
+        opts.out_dir.display()
+    ));
+    Ok(Migrated {
+        packages: cfg.packages.len(),
+        migrated,
+    })
+}
+
+/// Writes `cfg` as the FBC directory `out_dir` (absent or empty) through a
+/// temporary sibling renamed into place. Errors name `out_dir`, never the
+/// temporary directory the user did not ask for.
+fn write_new_dir(
+    cfg: &DeclarativeConfig,
+    format: OutputFormat,
+    out_dir: &std::path::Path,
+) -> Result<(), Error> {
+    let out = out_dir.display();
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(Error::Destination(format!(
+            "{out}: exists and is not a directory"
+        )));
+    }
+    if out_dir.exists()
+        && std::fs::read_dir(out_dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+    {
+        return Err(Error::Destination(format!(
+            "{out}: output directory is not empty"
+        )));
+    }
+    let parent = out_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    if !parent.is_dir() {
+        return Err(Error::Destination(format!(
+            "{out}: cannot create the output directory: {} is not an existing directory",
+            parent.display()
+        )));
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".olm-catalog-migrate-")
+        .tempdir_in(&parent)
+        .map_err(|e| {
+            Error::Destination(format!(
+                "{out}: cannot create the output directory in {}: {}",
+                parent.display(),
+                e.kind()
+            ))
+        })?;
+    crate::fbc::write::write_dir(cfg, format, tmp.path()).map_err(|e| {
+        Error::Destination(format!("{out}: cannot write the catalog: {}", io_cause(&e)))
+    })?;
+    if out_dir.exists() {
+        std::fs::remove_dir(out_dir)
+            .map_err(|e| Error::io(format!("{out}: cannot replace the empty directory"), e))?;
+    }
+    std::fs::rename(tmp.keep(), out_dir).map_err(|e| {
+        Error::io(
+            format!("{out}: cannot move the written catalog into place"),
+            e,
+        )
+    })?;
+    Ok(())
+}
+
+/// The innermost cause of `e` when it is an I/O error (its kind only: its
+/// own text may name a temporary path), else `e` itself.
+fn io_cause(e: &anyhow::Error) -> String {
+    match e.root_cause().downcast_ref::<std::io::Error>() {
+        Some(io) => io.kind().to_string(),
+        None => format!("{e:#}"),
+    }
+}
