@@ -549,6 +549,42 @@ pub fn migrated_copy_if_old(path: &Path) -> Result<Option<tempfile::TempPath>, D
     }
 }
 
+/// How migrated copies are named: the prefix, the owner's process id, a
+/// dash and a random part.
+const MIGRATED_PREFIX: &str = "olm-catalog-migrated-";
+
+/// Removes the migrated copies in `dir` whose process is gone. A copy is
+/// removed when its reader drops it, but a reader killed with SIGKILL
+/// cannot; the next one cleans up, so the temporary directory does not fill
+/// with index-sized files.
+fn remove_orphaned_copies(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(MIGRATED_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid > 0 && !process_alive(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (signal 0 checks without
+/// sending; EPERM means it exists under another user).
+fn process_alive(pid: libc::pid_t) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks the pid.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// A private copy of `path` in the temporary directory, brought to opm's
 /// schema version 13 by opm's migrations.
 fn migrated_copy(path: &Path) -> Result<tempfile::TempPath, DbError> {
@@ -556,8 +592,9 @@ fn migrated_copy(path: &Path) -> Result<tempfile::TempPath, DbError> {
         path: path.to_path_buf(),
         source: e,
     };
+    remove_orphaned_copies(&std::env::temp_dir());
     let tmp = tempfile::Builder::new()
-        .prefix("olm-catalog-migrated-")
+        .prefix(&format!("{MIGRATED_PREFIX}{}-", std::process::id()))
         .suffix(".db")
         .tempfile()
         .map_err(io)?
@@ -576,4 +613,29 @@ fn migrated_copy(path: &Path) -> Result<tempfile::TempPath, DbError> {
     })?;
     tx.commit().map_err(|e| map_err(path, e))?;
     Ok(tmp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orphaned_migrated_copies_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut child = std::process::Command::new("true").spawn().expect("spawn");
+        let dead = child.id();
+        child.wait().expect("wait");
+        let file = |name: String| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").expect("write");
+            p
+        };
+        let orphan = file(format!("{MIGRATED_PREFIX}{dead}-abc.db"));
+        let ours = file(format!("{MIGRATED_PREFIX}{}-def.db", std::process::id()));
+        let other = file("olm-catalog-migrated-notapid.db".into());
+        remove_orphaned_copies(dir.path());
+        assert!(!orphan.exists());
+        assert!(ours.exists());
+        assert!(other.exists());
+    }
 }
