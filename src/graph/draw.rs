@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use semver::Version;
 
 use super::{EdgeKind, PackageGraph};
+use crate::gojson::go_quote;
 use crate::semver_range::compare;
 
 /// Output format of `graph render`.
@@ -28,31 +29,6 @@ pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, Strin
         DrawFormat::Dot => Ok(dot(graphs)),
         DrawFormat::Json => Ok(json(graphs)),
     }
-}
-
-/// A string quoted as Go's `%q` verb quotes it (`strconv.Quote`).
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Mermaid, exactly as `opm alpha render-graph` writes it

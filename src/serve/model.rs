@@ -169,57 +169,9 @@ impl std::fmt::Display for QueryError {
     }
 }
 
-/// Go's `%q` (`strconv.Quote`) of a request value, as opm's error texts
-/// quote names: printable characters as they are, `"` and `\` escaped, the
-/// rest as `\a`-style, `\xHH` (ASCII) or `\uHHHH` escapes. Go's notion of
-/// printable is Unicode's graphic categories; outside ASCII this treats as
-/// not printable what Rust knows to be control or white space, the format
-/// characters that occur in text, and private use.
-pub fn go_quote(v: &str) -> String {
-    let mut out = String::with_capacity(v.len() + 2);
-    out.push('"');
-    for c in v.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            ' '..='~' => out.push(c),
-            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if go_printable(c) => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `unicode.IsPrint` outside ASCII, as far as std can tell.
-fn go_printable(c: char) -> bool {
-    let u = c as u32;
-    let format = matches!(
-        u,
-        0xad | 0x600..=0x605
-            | 0x61c
-            | 0x6dd
-            | 0x70f
-            | 0x180e
-            | 0x200b..=0x200f
-            | 0x202a..=0x202e
-            | 0x2060..=0x2064
-            | 0x2066..=0x206f
-            | 0xfeff
-            | 0xfff9..=0xfffb
-    );
-    let private = matches!(u, 0xe000..=0xf8ff | 0xf0000..=0x10ffff);
-    !(c.is_control() || c.is_whitespace() || format || private)
-}
+/// Go's `%q`, as opm's error texts quote names (one implementation, in
+/// [`crate::gojson`]).
+pub use crate::gojson::go_quote;
 
 /// Result of a query.
 pub type QueryResult<T> = Result<T, QueryError>;
