@@ -10,7 +10,8 @@ use super::{EdgeKind, PackageGraph};
 use crate::semver_range::compare;
 
 /// Output format of `graph render`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum DrawFormat {
     /// Mermaid flowchart, like `opm alpha render-graph`.
     Mermaid,
