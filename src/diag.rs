@@ -197,10 +197,11 @@ impl Report {
 }
 
 /// Output format of findings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     /// For people: rustc-style with source lines (`text` is another name).
-    #[value(alias = "text")]
+    #[cfg_attr(feature = "cli", value(alias = "text"))]
     Human,
     /// A JSON report (schema/findings.schema.json).
     Json,

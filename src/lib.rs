@@ -25,16 +25,21 @@ pub mod fbc;
 pub mod gojson;
 pub mod goyaml;
 pub mod graph;
+#[cfg(feature = "sqlite")]
 pub mod index;
+#[cfg(feature = "registry")]
 pub mod oci;
 pub mod ops;
 pub mod semver_range;
+#[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "registry")]
 pub mod sign;
 pub mod validate;
 pub mod yaml;
 
 /// Code generated from `schema/registry.proto` (package `api`).
+#[cfg(feature = "serve")]
 #[allow(missing_docs, clippy::all)]
 pub mod proto {
     tonic::include_proto!("api");

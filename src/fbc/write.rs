@@ -13,7 +13,8 @@ use serde_json::Value;
 use super::DeclarativeConfig;
 
 /// Output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum OutputFormat {
     /// A stream of JSON objects (opm's default).
     Json,

@@ -11,7 +11,8 @@ use crate::gojson::go_quote;
 use crate::semver_range::compare;
 
 /// Output format of `graph render`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum DrawFormat {
     /// Mermaid flowchart, like `opm alpha render-graph`.
     Mermaid,

@@ -36,16 +36,17 @@ use semver::Version;
 use crate::fbc::ChannelEntry;
 
 /// How `opm index add` computes the upgrade graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Mode {
     /// Use the CSV's `spec.replaces` and `spec.skips` (opm's default).
-    #[value(name = "replaces")]
+    #[cfg_attr(feature = "cli", value(name = "replaces"))]
     Replaces,
     /// Compute replaces from version order within each channel.
-    #[value(name = "semver")]
+    #[cfg_attr(feature = "cli", value(name = "semver"))]
     Semver,
     /// Like semver, and each bundle also skips lower patch versions of its major.minor.
-    #[value(name = "semver-skippatch")]
+    #[cfg_attr(feature = "cli", value(name = "semver-skippatch"))]
     SemverSkipPatch,
 }
 

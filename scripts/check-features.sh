@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Checks that the library builds with each feature set a user may pick
+# (Cargo.toml [features]; docs/architecture.md, "Using the library"):
+# nothing (validate only), sqlite, registry, serve. The default set (all,
+# with the binary) is what scripts/test.sh builds.
+#
+# Not part of scripts/test.sh: each set resolves its dependencies with other
+# features, so each is a separate build of them (1.5 to 7 minutes each on
+# 2 cores on a warm target/). Run it after touching Cargo.toml, build.rs,
+# src/lib.rs or a module's imports of another module.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Warnings fail the check too (dead code behind a missing cfg), read from
+# the output rather than set with RUSTFLAGS, which would rebuild every crate.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for features in "" sqlite registry serve; do
+    echo "== cargo check --lib --no-default-features --features '$features'" >&2
+    cargo check --locked --lib --no-default-features --features "$features" 2>&1 | tee "$log" >&2
+    if grep -q '^warning' "$log"; then
+        echo "check-features: warnings with features '$features'" >&2
+        exit 1
+    fi
+done
