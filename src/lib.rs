@@ -16,6 +16,7 @@
 //!   -> oci                  bundle and index images, registries, OCI layouts
 //!   -> sign                 cosign-compatible signatures
 //!   -> serve                the catalog over gRPC (api.Registry)
+//!   -> ops                  use cases over whole catalogs (mirror)
 //! ```
 #![warn(missing_docs)]
 
@@ -27,6 +28,7 @@ pub mod goyaml;
 pub mod graph;
 pub mod index;
 pub mod oci;
+pub mod ops;
 pub mod semver_range;
 pub mod serve;
 pub mod sign;
