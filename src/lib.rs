@@ -16,6 +16,7 @@
 //!   -> oci                  bundle and index images, registries, OCI layouts
 //!   -> sign                 cosign-compatible signatures
 //!   -> serve                the catalog over gRPC (api.Registry)
+//!   -> ops                  use cases over whole catalogs (mirror)
 //! ```
 #![warn(missing_docs)]
 

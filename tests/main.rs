@@ -14,6 +14,7 @@ mod sign_common;
 
 mod build_sign;
 mod catalog_images;
+mod catalog_mirror;
 mod cli_conventions;
 mod fbc_validate;
 mod graph_checks;

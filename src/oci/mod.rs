@@ -6,6 +6,8 @@
 //!   a layer with `/database/index.db`, for every platform of the base).
 //! - [`transfer`]: pushing to a registry or writing an OCI layout (blobs
 //!   first, manifest last), and fetching manifests and blobs from either.
+//! - [`copy`]: copying images by digest between registries and layouts
+//!   (every platform of an index, skipping what the destination has).
 //! - [`pull`]: pulling bundle images and unpacking them, safely and in
 //!   memory, into [`crate::bundle::Bundle`]s; [`pull_bundles`] pulls many at
 //!   once with bounded concurrency.
@@ -22,6 +24,7 @@
 pub mod auth;
 pub mod batch;
 pub mod build;
+pub mod copy;
 pub mod layer;
 pub mod layout;
 pub mod media;

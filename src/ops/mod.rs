@@ -15,10 +15,13 @@
 //! - [`catalog_source`]: any catalog source (FBC, SQLite index, bundle
 //!   directory, bundle/index/catalog image) into a [`DeclarativeConfig`].
 //! - [`render`]: `render` and `migrate`.
+//! - [`mirror`]: `catalog mirror`, copying a catalog's images to another
+//!   registry and rewriting its references.
 //!
 //! [`DeclarativeConfig`]: crate::fbc::DeclarativeConfig
 
 pub mod catalog_source;
+pub mod mirror;
 pub mod render;
 
 pub use catalog_source::SourceOptions;
