@@ -638,3 +638,131 @@ fn a_bad_package_directory_after_good_ones() {
         [s(&["etcd"])].into()
     );
 }
+
+/// Bundle directories given one by one (here interleaved, through
+/// --bundles-file) are grouped by package from their annotations and read,
+/// written and dropped a package at a time: the index is the one an add per
+/// package gives. With --keep-going a bad bundle among them is reported and
+/// the rest is added, whether its annotations name a package (a broken CSV
+/// in etcd's group) or not (no metadata/, read with the ungrouped batch).
+#[test]
+fn bundle_directories_one_by_one_are_added_package_by_package() {
+    let t = tempfile::tempdir().expect("tmp");
+    let etcd = bundle_dirs("etcd");
+    let clickhouse = bundle_dirs("clickhouse");
+    let sep = t.path().join("separate.db");
+    ok(add(&sep, "replaces", &etcd, &[]));
+    ok(add(&sep, "replaces", &clickhouse, &[]));
+
+    // A broken copy of etcd 0.9.4 (same annotations, CSV that does not
+    // parse), and a folder with a CSV but no metadata/.
+    let broken = t.path().join("broken-etcd");
+    std::fs::create_dir_all(broken.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(broken.join("metadata")).expect("mkdir");
+    let src = common::corpus().join("operators/etcd/0.9.4");
+    std::fs::copy(
+        src.join("metadata/annotations.yaml"),
+        broken.join("metadata/annotations.yaml"),
+    )
+    .expect("copy");
+    std::fs::write(
+        broken.join("manifests/csv.yaml"),
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: [unclosed\n",
+    )
+    .expect("write");
+    let bare = t.path().join("no-metadata");
+    std::fs::create_dir_all(bare.join("manifests")).expect("mkdir");
+    std::fs::copy(
+        src.join("manifests/etcdoperator.v0.9.4.clusterserviceversion.yaml"),
+        bare.join("manifests/csv.yaml"),
+    )
+    .expect("copy");
+
+    // Interleaved: the two packages alternate, the bad ones in between.
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for i in 0..etcd.len().max(clickhouse.len()) {
+        dirs.extend(clickhouse.get(i).cloned());
+        if i == 2 {
+            dirs.push(broken.clone());
+            dirs.push(bare.clone());
+        }
+        dirs.extend(
+            etcd.len()
+                .checked_sub(i + 1)
+                .and_then(|j| etcd.get(j))
+                .cloned(),
+        );
+    }
+    let list = t.path().join("bundles.txt");
+    let text: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    std::fs::write(&list, text.join("\n")).expect("list");
+
+    let run = |db: &Path, extra: &[&str]| {
+        Command::new(common::bin())
+            .args(["index", "add", "--database"])
+            .arg(db)
+            .args(extra)
+            .arg("--bundles-file")
+            .arg(&list)
+            .output()
+            .expect("run")
+    };
+    // Without --keep-going the bad bundles refuse the add: nothing written.
+    let refused = t.path().join("refused.db");
+    let o = run(&refused, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !refused.exists(),
+        "a refused add left {}",
+        refused.display()
+    );
+
+    let db = t.path().join("one.db");
+    let o = run(&db, &["--keep-going", "-o", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        report["packages"],
+        serde_json::json!(["clickhouse", "etcd"])
+    );
+    assert_eq!(
+        report["added"].as_array().expect("added").len(),
+        etcd.len() + clickhouse.len()
+    );
+    let left = report["left_out"].as_array().expect("left_out");
+    let files: BTreeSet<&str> = left
+        .iter()
+        .map(|l| l["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            broken.to_str().expect("utf-8"),
+            bare.to_str().expect("utf-8")
+        ]
+        .into(),
+        "{report:#}"
+    );
+    for q in [
+        ENTRIES,
+        "SELECT name, csv, bundle, bundlepath, version, skiprange, replaces, skips FROM operatorbundle",
+        "SELECT * FROM package",
+        "SELECT * FROM channel",
+        "SELECT * FROM properties",
+        "SELECT * FROM related_image",
+        "SELECT * FROM api_provider",
+        "SELECT * FROM olm_catalog_package",
+    ] {
+        assert_eq!(rows(&db, q), rows(&sep, q), "{q}");
+    }
+}

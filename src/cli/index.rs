@@ -320,10 +320,30 @@ fn unreadable(file: String, reason: String) -> index::add::LeftOut {
     }
 }
 
+/// The package a bundle directory's `metadata/annotations.yaml` names, read
+/// without its manifests: enough to group bundle directories by package
+/// before loading them. `None` when the file is missing or unreadable (the
+/// full load then says why).
+fn annotated_package(dir: &std::path::Path) -> Option<String> {
+    let text = ["annotations.yaml", "annotations.yml"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(dir.join("metadata").join(f)).ok())?;
+    let docs = olm_catalog::yaml::parse_documents(&text).ok()?;
+    let package = docs
+        .first()?
+        .root
+        .get("annotations")?
+        .get(olm_catalog::bundle::keys::PACKAGE)?
+        .as_str()?;
+    Some(package.to_string())
+}
+
 /// The bundle arguments of an `index add` in the order they are read and
-/// written: first every bundle directory and image (one batch), then each
-/// package directory on its own, so only one package's bundles are in
-/// memory at a time.
+/// written, so that memory holds one unit's bundles at a time, not all of
+/// them: first the images and the bundle directories whose package the
+/// annotations do not name (one batch), then the other bundle directories
+/// grouped by package, one package per unit (in package order, as one batch
+/// would add them), then each package directory on its own.
 fn add_units(args: &AddArgs) -> anyhow::Result<Vec<Vec<PathBuf>>> {
     let mut dirs: Vec<PathBuf> = args.bundles.clone();
     dirs.extend(args.bundle_flags.iter().cloned());
@@ -334,12 +354,15 @@ fn add_units(args: &AddArgs) -> anyhow::Result<Vec<Vec<PathBuf>>> {
         bail!("no bundles given: pass bundle directories, --bundles DIR, --bundles-file FILE or --from-fbc DIR");
     }
     let mut loose = Vec::new();
+    let mut by_package: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     let mut packages = Vec::new();
     for d in dirs {
-        if !olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy())
-            && !package_versions(&d).is_empty()
-        {
+        if olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()) {
+            loose.push(d);
+        } else if !package_versions(&d).is_empty() {
             packages.push(vec![d]);
+        } else if let Some(p) = annotated_package(&d) {
+            by_package.entry(p).or_default().push(d);
         } else {
             loose.push(d);
         }
@@ -348,6 +371,7 @@ fn add_units(args: &AddArgs) -> anyhow::Result<Vec<Vec<PathBuf>>> {
     if !loose.is_empty() {
         units.push(loose);
     }
+    units.extend(by_package.into_values());
     units.extend(packages);
     Ok(units)
 }
@@ -610,8 +634,11 @@ fn add_by_mode(
     let mut unread = Some(unread);
     let mut total = index::add::AddReport::default();
     for (_, (mode, recs)) in groups {
+        // The caller clears non-head bundles once, after the last unit: one
+        // pass over the table, not one per package.
         let o = index::add::AddOptions {
             mode,
+            keep_content: true,
             ..opts.clone()
         };
         *cleared |= mode != Mode::Replaces && !opts.keep_content;
