@@ -106,3 +106,57 @@ pub fn client(opts: &RegistryOptions, hosts: &[String]) -> Result<RegistryClient
         })
     })
 }
+
+/// The client of a command whose images are known only as it runs (the
+/// multi-arch check reads the images a CSV names; `render-template --pull`
+/// the images a template names). Clients are made on first use. An
+/// explicit credential is for the registry of the first registry image
+/// asked for; an image on another registry is refused rather than offered
+/// the password (its credentials belong in an auth file).
+pub struct ImageClients {
+    opts: RegistryOptions,
+    /// For OCI layouts, or for every image without an explicit credential.
+    plain: RegistryClient,
+    /// The registry the explicit credential went to, and its client.
+    bound: std::sync::OnceLock<Result<(String, RegistryClient), String>>,
+}
+
+impl ImageClients {
+    /// Clients made from `opts`: the one without the explicit credential
+    /// now (so a bad `ca_file` fails here), the one with it when the first
+    /// registry image is asked for.
+    pub fn new(opts: RegistryOptions) -> Result<ImageClients, Error> {
+        let plain = RegistryOptions {
+            credential: None,
+            ..opts.clone()
+        };
+        Ok(ImageClients {
+            plain: client(&plain, &[])?,
+            opts,
+            bound: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The client to read `image` with.
+    pub fn client_for(&self, image: &ImageRef) -> Result<RegistryClient, Error> {
+        let host = match image {
+            ImageRef::Registry { repo, .. } if self.opts.credential.is_some() => &repo.host,
+            _ => return Ok(self.plain.clone()),
+        };
+        let (bound, client) = self
+            .bound
+            .get_or_init(|| {
+                client(&self.opts, std::slice::from_ref(host))
+                    .map(|c| (host.clone(), c))
+                    .map_err(|e| super::chain_text(&e))
+            })
+            .clone()
+            .map_err(Error::registry)?;
+        if &bound != host {
+            return Err(Error::Usage(format!(
+                "--username is for one registry ({bound}), but {image} is on {host}: put the credentials of the other registries in an auth file (REGISTRY_AUTH_FILE, ~/.docker/config.json)"
+            )));
+        }
+        Ok(client)
+    }
+}
