@@ -16,6 +16,8 @@
 //!   -> oci                  bundle and index images, registries, OCI layouts
 //!   -> sign                 cosign-compatible signatures
 //!   -> serve                the catalog over gRPC (api.Registry)
+//!   -> ops                  the use cases: one function per command, options
+//!                           in, `ops::Error` out (what the CLI calls)
 //! ```
 #![warn(missing_docs)]
 
