@@ -16,7 +16,9 @@
 //!   -> oci                  bundle and index images, registries, OCI layouts
 //!   -> sign                 cosign-compatible signatures
 //!   -> serve                the catalog over gRPC (api.Registry)
-//!   -> ops                  use cases over whole catalogs (mirror)
+//!   -> ops                  the use cases: one function per command, options
+//!                           in, `ops::Error` out (what the CLI calls),
+//!                           `catalog mirror` among them
 //! ```
 #![warn(missing_docs)]
 

@@ -279,7 +279,8 @@ async fn pulled_bundles_match_their_directories() {
         "{err}"
     );
 
-    let pulled = oci::pull_bundles(&refs, 3).await;
+    let off = oci::progress::ProgressMode::Off;
+    let pulled = oci::pull_bundles(&client, &refs, 3, off).await;
     assert_eq!(pulled.len(), refs.len());
     for (i, result) in pulled.into_iter().enumerate() {
         let p = result.unwrap_or_else(|e| panic!("pull {}: {e}", refs[i]));
@@ -309,7 +310,7 @@ async fn pulled_bundles_match_their_directories() {
 
     // A missing tag is a clear error naming the image.
     let missing = format!("{host}/bundles/nope:v1");
-    let r = oci::pull_bundles(std::slice::from_ref(&missing), 1).await;
+    let r = oci::pull_bundles(&client, std::slice::from_ref(&missing), 1, off).await;
     let err = r
         .into_iter()
         .next()

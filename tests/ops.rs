@@ -61,3 +61,138 @@ fn catalog_source_errors_say_what_failed() {
     assert!(matches!(err.root(), ops::Error::Fbc(_)), "{err:?}");
     assert!(err.to_string().contains("catalog.json"), "{err}");
 }
+
+/// The multi-arch check and `render-template --pull` take the one set of
+/// registry flags: against a registry that needs a password they fail
+/// without `--username/--password-stdin` and read the images with them;
+/// `--insecure` is accepted and `--ca-file` is read.
+#[test]
+fn multiarch_check_and_render_template_pull_use_the_registry_flags() {
+    let reg = crate::registry::Registry::start_with_auth("alice", "s3cret");
+    let creds = ["--username", "alice", "--password-stdin"];
+    let pw = Some("s3cret\n");
+    let pkg = common::fixtures().join("graph/tree/pkg-capital");
+    for v in ["1.0.0", "1.1.0"] {
+        let dir = pkg.join(v);
+        let tag = reg.image("capital", v);
+        let mut args = vec![
+            "bundle",
+            "build",
+            dir.to_str().expect("utf8"),
+            "--tag",
+            &tag,
+            "-q",
+        ];
+        args.extend(creds);
+        let (code, out, err) = common::run_cli(&args, &[], pw);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+
+    // render-template --pull.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(pkg.join("catalog-templates/semver.yaml")).expect("read");
+    let (code, want, err) = common::run_cli(
+        &[
+            "render-template",
+            pkg.join("catalog-templates/semver.yaml")
+                .to_str()
+                .expect("utf8"),
+            "--bundles-from",
+            pkg.to_str().expect("utf8"),
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let prefix = reg.image("capital", "");
+    let t = tmp.path().join("t.yaml");
+    std::fs::write(&t, text.replace("example.com/capital:", &prefix)).expect("write");
+    let t = t.to_str().expect("utf8");
+    let (code, _, err) = common::run_cli(&["render-template", t, "--pull"], &[], None);
+    assert_eq!(code, 2, "no credentials: {err}");
+    assert!(err.contains("authentication to"), "{err}");
+    let mut args = vec!["render-template", t, "--pull", "--insecure"];
+    args.extend(creds);
+    let (code, got, err) = common::run_cli(&args, &[], pw);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(got, want.replace("example.com/capital:", &prefix));
+    let bad_ca = tmp.path().join("bad.pem");
+    std::fs::write(&bad_ca, "not a certificate").expect("write");
+    let bad_ca = bad_ca.to_str().expect("utf8");
+    let (code, _, err) = common::run_cli(
+        &["render-template", t, "--pull", "--ca-file", bad_ca],
+        &[],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--ca-file") && err.contains("bad.pem"),
+        "{err}"
+    );
+
+    // The multi-arch check, with the pushed image as the operator image.
+    let good = common::fixtures().join("bundles/good/memcached-operator-0.0.2");
+    let bundle = tmp.path().join("bundle");
+    copy_dir(&good, &bundle);
+    let csv = bundle.join("manifests/memcached-operator.clusterserviceversion.yaml");
+    let image = reg.image("capital", "1.0.0");
+    let fixture_image = "quay.io/example/memcached-operator@sha256:0f5d3f7a2b1c4e6d8a9b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f";
+    let csv_text = std::fs::read_to_string(&csv).expect("csv");
+    assert!(csv_text.contains(fixture_image));
+    std::fs::write(&csv, csv_text.replace(fixture_image, &image)).expect("write csv");
+    let bundle = bundle.to_str().expect("utf8");
+    let validate = [
+        "bundle",
+        "validate",
+        "--select-optional",
+        "name=multiarch",
+        "-o",
+        "json",
+        bundle,
+    ];
+    let multiarch = |out: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(out).expect("json report");
+        v["reports"][0]["findings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| f["rule"].as_str().map(String::from))
+            .filter(|r| r.starts_with("multiarch-"))
+            .collect()
+    };
+    let (_, out, err) = common::run_cli(&validate, &[], None);
+    assert_eq!(
+        multiarch(&out),
+        ["multiarch-image-uninspectable"],
+        "{out}{err}"
+    );
+    assert!(out.contains("authentication to"), "{out}");
+    let mut args = validate.to_vec();
+    args.extend(creds);
+    args.push("--insecure");
+    let (code, out, err) = common::run_cli(&args, &[], pw);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(multiarch(&out).is_empty(), "{out}");
+    let mut args = validate.to_vec();
+    args.extend(["--ca-file", bad_ca]);
+    let (code, _, err) = common::run_cli(&args, &[], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--ca-file") && err.contains("bad.pem"),
+        "{err}"
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("readdir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).expect("copy");
+        }
+    }
+}

@@ -410,6 +410,9 @@ pub struct RenderTemplateArgs {
     /// reading bundle directories (credentials as for `index add`)
     #[arg(long, conflicts_with_all = ["bundles_from", "images_from"])]
     pub pull: bool,
+    // How to reach the registries of pulled bundle images.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 /// Renders bundle images by pulling them (`oci:DIR:TAG` from an OCI layout,
@@ -417,15 +420,15 @@ pub struct RenderTemplateArgs {
 /// client and runtime are made on first use.
 struct Puller {
     rt: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>>,
-    client: std::sync::OnceLock<Result<olm_catalog::oci::RegistryClient, String>>,
+    clients: olm_catalog::ops::registry::ImageClients,
 }
 
 impl Puller {
-    fn new() -> Puller {
-        Puller {
+    fn new(opts: olm_catalog::ops::registry::RegistryOptions) -> anyhow::Result<Puller> {
+        Ok(Puller {
             rt: std::sync::OnceLock::new(),
-            client: std::sync::OnceLock::new(),
-        }
+            clients: olm_catalog::ops::registry::ImageClients::new(opts)?,
+        })
     }
 
     fn render(&self, image: &str) -> Result<olm_catalog::fbc::Bundle, String> {
@@ -439,13 +442,13 @@ impl Puller {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let client = self
-            .client
-            .get_or_init(|| {
-                olm_catalog::oci::RegistryClient::from_environment().map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(Clone::clone)?;
+        let src: olm_catalog::oci::ImageRef = image
+            .parse()
+            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
+        let client = &self
+            .clients
+            .client_for(&src)
+            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
         let limits = olm_catalog::oci::layer::UnpackLimits::default();
         let pulled = rt
             .block_on(olm_catalog::oci::pull_bundle(client, image, &limits))
@@ -485,6 +488,10 @@ impl RenderTemplateArgs {
     /// Renders the template to stdout.
     pub fn run(self) -> CmdResult {
         let (kind, file) = template_args(&self.args)?;
+        anyhow::ensure!(
+            !(file == "-" && self.registry.password_stdin),
+            "--password-stdin and a template on standard input both want stdin; give the template as a FILE"
+        );
         let (text, path) = if file == "-" {
             let mut t = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut t)
@@ -512,7 +519,7 @@ impl RenderTemplateArgs {
             None => Default::default(),
         };
         let from_dirs = template::dir_renderer_with(&dir, known);
-        let puller = Puller::new();
+        let puller = Puller::new(self.registry.options()?)?;
         let pull = self.pull;
         // `oci:DIR:TAG` images are read from their OCI layout; with --pull
         // every image is pulled; else images are bundle directories.

@@ -6,12 +6,12 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use futures::StreamExt as _;
-use olm_catalog::oci::auth::{Credential, CredentialStore};
+use olm_catalog::oci::auth::Credential;
 use olm_catalog::oci::batch::{self, BundleJob, Destination, TagTemplate};
 use olm_catalog::oci::build::{BaseImage, CatalogBase};
 use olm_catalog::oci::media::{Format, Platform};
 use olm_catalog::oci::progress::{Progress, ProgressMode};
-use olm_catalog::oci::{self, BuildOptions, ClientOptions, ImageRef, RegistryClient};
+use olm_catalog::oci::{self, BuildOptions, ImageRef, RegistryClient};
 use olm_catalog::sign::{KeySigner, SignFormat, SignOptions};
 
 use super::CmdResult;
@@ -170,27 +170,17 @@ impl RegistryFlags {
 
     /// A client for a command that reads or writes only `image`.
     pub fn client(&self, image: &ImageRef) -> anyhow::Result<RegistryClient> {
-        match image {
-            ImageRef::Registry { repo, .. } => self.client_for(&[repo.host.as_str()]),
-            ImageRef::Layout { .. } => {
-                anyhow::ensure!(
-                    self.username.is_none(),
-                    "--username is for registries; {image} is an OCI layout"
-                );
-                self.client_for(&[])
-            }
+        if self.username.is_none() {
+            return self.client_for(&[]);
         }
+        let hosts = olm_catalog::ops::registry::credential_host_of(image)?;
+        self.client_with(&hosts)
     }
 
     /// A client for a command that writes `dest` (if any) and reads
-    /// `sources` (bundle images, a base image).
-    ///
-    /// `--username`/`--password-stdin` are for one registry: the
-    /// destination's when it is a registry, else the one registry the
-    /// sources come from. Every request to that registry (pulls and the
-    /// push) uses them; other registries get their credentials from the auth
-    /// files (or none), so a password is never offered to a registry it was
-    /// not given for.
+    /// `sources` (bundle images, a base image); see
+    /// [`olm_catalog::ops::registry::credential_hosts`] for which registry
+    /// gets `--username`.
     pub fn client_for_command(
         &self,
         dest: Option<&ImageRef>,
@@ -199,58 +189,27 @@ impl RegistryFlags {
         if self.username.is_none() {
             return self.client_for(&[]);
         }
-        if let Some(ImageRef::Registry { repo, .. }) = dest {
-            return self.client_for(&[repo.host.as_str()]);
-        }
-        let mut hosts: Vec<&str> = sources
-            .iter()
-            .filter_map(|s| match s {
-                ImageRef::Registry { repo, .. } => Some(repo.host.as_str()),
-                ImageRef::Layout { .. } => None,
-            })
-            .collect();
-        hosts.sort_unstable();
-        hosts.dedup();
-        match hosts.as_slice() {
-            [] => anyhow::bail!(
-                "--username is for a registry, and this command reads and writes only OCI layouts"
-            ),
-            [one] => self.client_for(&[one]),
-            several => anyhow::bail!(
-                "--username is for one registry, but the images come from {}; with no registry destination (--tag) it cannot tell which: put the credentials in an auth file (REGISTRY_AUTH_FILE, ~/.docker/config.json) instead",
-                several.join(", ")
-            ),
-        }
+        let hosts = olm_catalog::ops::registry::credential_hosts(dest, sources)?;
+        self.client_with(&hosts)
     }
 
     /// A client whose --username credential (if any) is for `hosts`.
     pub fn client_for(&self, hosts: &[&str]) -> anyhow::Result<RegistryClient> {
-        let mut credentials = CredentialStore::from_environment();
-        if self.username.is_some() {
-            anyhow::ensure!(
-                !hosts.is_empty(),
-                "--username is for a registry destination; none was given"
-            );
-        }
-        if let Some(credential) = self.explicit_credential()? {
-            for host in hosts {
-                credentials.insert(host, credential.clone());
-            }
-        }
-        let ca_certs = match &self.ca_file {
-            Some(path) => vec![std::fs::read(path)
-                .with_context(|| format!("reading --ca-file {}", path.display()))?],
-            None => Vec::new(),
-        };
-        RegistryClient::new(ClientOptions {
+        let hosts: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
+        self.client_with(&hosts)
+    }
+
+    fn client_with(&self, hosts: &[String]) -> anyhow::Result<RegistryClient> {
+        Ok(olm_catalog::ops::registry::client(&self.options()?, hosts)?)
+    }
+
+    /// The library's registry options of these flags (stdin is read here,
+    /// once, for --password-stdin).
+    pub fn options(&self) -> anyhow::Result<olm_catalog::ops::registry::RegistryOptions> {
+        Ok(olm_catalog::ops::registry::RegistryOptions {
+            credential: self.explicit_credential()?,
             insecure: self.insecure,
-            credentials,
-            ca_certs,
-            ..ClientOptions::default()
-        })
-        .with_context(|| match &self.ca_file {
-            Some(p) => format!("--ca-file {}", p.display()),
-            None => "setting up the registry client".into(),
+            ca_file: self.ca_file.clone(),
         })
     }
 }

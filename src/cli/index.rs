@@ -181,6 +181,10 @@ pub struct ExportArgs {
     /// Output directory
     #[arg(long, default_value = "downloaded")]
     pub to: PathBuf,
+    // How to reach the registries of bundles whose manifests the index no
+    // longer holds (their images are pulled).
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 /// What `index list` lists.
@@ -234,6 +238,34 @@ fn read_lines(file: &PathBuf) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
+/// The bundle arguments of `index add`, in order: arguments, `--bundles`,
+/// then the lines of `--bundles-file`.
+fn add_bundles(args: &AddArgs) -> anyhow::Result<Vec<PathBuf>> {
+    let mut all: Vec<PathBuf> = args.bundles.clone();
+    all.extend(args.bundle_flags.iter().cloned());
+    if let Some(f) = &args.bundles_file {
+        all.extend(read_lines(f)?.into_iter().map(PathBuf::from));
+    }
+    Ok(all)
+}
+
+/// `--bundle-image-prefix` and `--bundle-image DIR=REF`.
+fn image_naming(args: &AddArgs) -> anyhow::Result<index::record::ImageNaming> {
+    let mut naming = index::record::ImageNaming {
+        prefix: args.bundle_image_prefix.clone(),
+        explicit: BTreeMap::new(),
+    };
+    for spec in &args.bundle_image {
+        let Some((k, v)) = spec.split_once('=') else {
+            bail!("--bundle-image {spec:?}: expected DIR=REF or CSVNAME=REF");
+        };
+        naming
+            .explicit
+            .insert(k.trim_end_matches('/').to_string(), v.to_string());
+    }
+    Ok(naming)
+}
+
 /// The registry client of an `index add`: one for the pulls, the base and
 /// the push, so `--password-stdin` is read once and its credential serves
 /// every request to its registry (see `RegistryArgs::client_for_command`).
@@ -255,264 +287,6 @@ fn add_client(
     ))
 }
 
-/// The arguments of `index add` that are bundle image references.
-fn image_args(args: &AddArgs) -> anyhow::Result<Vec<String>> {
-    let mut all: Vec<PathBuf> = args.bundles.clone();
-    all.extend(args.bundle_flags.iter().cloned());
-    if let Some(f) = &args.bundles_file {
-        all.extend(read_lines(f)?.into_iter().map(PathBuf::from));
-    }
-    Ok(all
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| olm_catalog::oci::looks_like_image_ref(p))
-        .collect())
-}
-
-/// Bundle records with their sources (directory or image reference), and,
-/// with `--keep-going`, the bundles that could not be read.
-/// Pulled bundle records with their references, and the pulls that failed.
-type Pulled = (
-    Vec<(String, index::record::BundleRecord)>,
-    Vec<index::add::LeftOut>,
-);
-
-/// The third part: the ci.yaml `updateGraph` mode of bundles read from
-/// package directories, by source.
-type Loaded = (
-    Vec<(String, index::record::BundleRecord)>,
-    Vec<index::add::LeftOut>,
-    BTreeMap<String, Mode>,
-);
-
-/// The bundle directories of a package directory (one holding version
-/// folders: `VERSION/manifests/`, or `VERSION/bundle/manifests/`), sorted;
-/// empty for anything else.
-fn package_versions(dir: &std::path::Path) -> Vec<PathBuf> {
-    if dir.join("manifests").is_dir() || !dir.is_dir() {
-        return Vec::new();
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter_map(|p| {
-            if p.join("manifests").is_dir() {
-                Some(p)
-            } else if p.join("bundle/manifests").is_dir() {
-                Some(p.join("bundle"))
-            } else {
-                None
-            }
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-fn unreadable(file: String, reason: String) -> index::add::LeftOut {
-    index::add::LeftOut {
-        file,
-        reason,
-        ..Default::default()
-    }
-}
-
-/// The package a bundle directory's `metadata/annotations.yaml` names, read
-/// without its manifests: enough to group bundle directories by package
-/// before loading them. `None` when the file is missing or unreadable (the
-/// full load then says why).
-fn annotated_package(dir: &std::path::Path) -> Option<String> {
-    let text = ["annotations.yaml", "annotations.yml"]
-        .iter()
-        .find_map(|f| std::fs::read_to_string(dir.join("metadata").join(f)).ok())?;
-    let docs = olm_catalog::yaml::parse_documents(&text).ok()?;
-    let package = docs
-        .first()?
-        .root
-        .get("annotations")?
-        .get(olm_catalog::bundle::keys::PACKAGE)?
-        .as_str()?;
-    Some(package.to_string())
-}
-
-/// The bundle arguments of an `index add` in the order they are read and
-/// written, so that memory holds one unit's bundles at a time, not all of
-/// them: first the images and the bundle directories whose package the
-/// annotations do not name (one batch), then the other bundle directories
-/// grouped by package, one package per unit (in package order, as one batch
-/// would add them), then each package directory on its own.
-fn add_units(args: &AddArgs) -> anyhow::Result<Vec<Vec<PathBuf>>> {
-    let mut dirs: Vec<PathBuf> = args.bundles.clone();
-    dirs.extend(args.bundle_flags.iter().cloned());
-    if let Some(f) = &args.bundles_file {
-        dirs.extend(read_lines(f)?.into_iter().map(PathBuf::from));
-    }
-    if dirs.is_empty() {
-        bail!("no bundles given: pass bundle directories, --bundles DIR, --bundles-file FILE or --from-fbc DIR");
-    }
-    let mut loose = Vec::new();
-    let mut by_package: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let mut packages = Vec::new();
-    for d in dirs {
-        if olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()) {
-            loose.push(d);
-        } else if !package_versions(&d).is_empty() {
-            packages.push(vec![d]);
-        } else if let Some(p) = annotated_package(&d) {
-            by_package.entry(p).or_default().push(d);
-        } else {
-            loose.push(d);
-        }
-    }
-    let mut units = Vec::new();
-    if !loose.is_empty() {
-        units.push(loose);
-    }
-    units.extend(by_package.into_values());
-    units.extend(packages);
-    Ok(units)
-}
-
-fn load_records(
-    args: &AddArgs,
-    client: Option<&olm_catalog::oci::RegistryClient>,
-    dirs: Vec<PathBuf>,
-) -> anyhow::Result<Loaded> {
-    let mut naming = index::record::ImageNaming {
-        prefix: args.bundle_image_prefix.clone(),
-        explicit: BTreeMap::new(),
-    };
-    for spec in &args.bundle_image {
-        let Some((k, v)) = spec.split_once('=') else {
-            bail!("--bundle-image {spec:?}: expected DIR=REF or CSVNAME=REF");
-        };
-        naming
-            .explicit
-            .insert(k.trim_end_matches('/').to_string(), v.to_string());
-    }
-    // Arguments that are not paths on disk are bundle image references
-    // (`registry/repo:tag`, `oci:DIR:TAG`): pulled concurrently, recorded by
-    // reference as opm records them.
-    let (images, given): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs
-        .iter()
-        .partition(|d| olm_catalog::oci::looks_like_image_ref(&d.to_string_lossy()));
-    // Package directories stand for their version folders, added in the
-    // mode their ci.yaml names.
-    let mut left_out = Vec::new();
-    let mut modes: BTreeMap<String, Mode> = BTreeMap::new();
-    let mut dirs: Vec<PathBuf> = Vec::with_capacity(given.len());
-    for d in given {
-        let versions = package_versions(d);
-        if versions.is_empty() {
-            dirs.push(d.clone());
-            continue;
-        }
-        let mode = match olm_catalog::graph::load::CiConfig::read(d) {
-            Ok(ci) => ci.and_then(|c| c.update_graph),
-            Err(e) if args.keep_going => {
-                left_out.push(unreadable(d.display().to_string(), e));
-                continue;
-            }
-            Err(e) => bail!("{e}"),
-        };
-        for v in versions {
-            if let Some(m) = mode {
-                modes.insert(v.display().to_string(), m);
-            }
-            dirs.push(v);
-        }
-    }
-    use rayon::prelude::*;
-    let loaded: Vec<anyhow::Result<index::record::BundleRecord>> = dirs
-        .par_iter()
-        .map(|d| {
-            let b = olm_catalog::bundle::Bundle::load_dir(d)?;
-            if let Some(e) = b.first_load_error() {
-                bail!("{e}");
-            }
-            let name = b.csv_manifest().map(|m| m.name.clone()).unwrap_or_default();
-            let image = naming.image_for(d, &name);
-            index::record::BundleRecord::from_bundle(&b, &image).map_err(anyhow::Error::msg)
-        })
-        .collect();
-    let mut records = Vec::with_capacity(loaded.len());
-    for (d, r) in dirs.iter().zip(loaded) {
-        let file = d.display().to_string();
-        match r {
-            Ok(r) => records.push((file, r)),
-            Err(e) if args.keep_going => left_out.push(unreadable(file, format!("{e:#}"))),
-            Err(e) => return Err(e),
-        }
-    }
-    if !images.is_empty() {
-        let refs: Vec<String> = images
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
-        // --insecure, --ca-file and --username apply to the pulls too.
-        let client = match client {
-            Some(c) => c.clone(),
-            None => args.image.registry.client_for(&[])?,
-        };
-        let mode = if args.image.registry.quiet {
-            olm_catalog::oci::progress::ProgressMode::Off
-        } else {
-            olm_catalog::oci::progress::ProgressMode::Auto
-        };
-        // Each pulled bundle becomes a record and is dropped at once, so
-        // memory holds about PULL_CONCURRENCY bundles, not all of them.
-        let keep_going = args.keep_going;
-        let pulled: anyhow::Result<Pulled> = rt.block_on(async {
-            use futures::StreamExt as _;
-            let mut stream = std::pin::pin!(olm_catalog::oci::pull_bundle_stream(
-                client,
-                refs.clone(),
-                PULL_CONCURRENCY,
-                mode,
-            ));
-            let mut out = Vec::with_capacity(refs.len());
-            let mut bad = Vec::new();
-            let mut refs_iter = refs.iter();
-            while let Some(result) = stream.next().await {
-                let reference = refs_iter.next().map(String::as_str).unwrap_or("?");
-                let one = (|| {
-                    let p = result.with_context(|| format!("pulling bundle image {reference}"))?;
-                    if let Some(f) = p
-                        .bundle
-                        .load_findings
-                        .iter()
-                        .find(|f| f.level == olm_catalog::diag::Level::Error)
-                    {
-                        bail!("{reference}: {}", f.message);
-                    }
-                    index::record::BundleRecord::from_bundle(&p.bundle, &p.reference)
-                        .map_err(anyhow::Error::msg)
-                })();
-                match one {
-                    Ok(r) => out.push((reference.to_string(), r)),
-                    Err(e) if keep_going => {
-                        bad.push(unreadable(reference.to_string(), format!("{e:#}")))
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok((out, bad))
-        });
-        let (p, bad) = pulled?;
-        records.extend(p);
-        left_out.extend(bad);
-    }
-    Ok((records, left_out, modes))
-}
-
 /// Reports bundles an `index rm` or `prune` also removed.
 fn report_stranded(stranded: &[String]) {
     if !stranded.is_empty() {
@@ -524,297 +298,99 @@ fn report_stranded(stranded: &[String]) {
     }
 }
 
-/// Pulls the images of bundles whose manifests the index no longer holds
-/// (opm's `index export` pulls every bundle image).
-fn pull_missing(
-    missing: &[index::ops::MissingContent],
-) -> anyhow::Result<BTreeMap<String, index::ops::BundleFiles>> {
-    let mut out = BTreeMap::new();
-    if missing.is_empty() {
-        return Ok(out);
-    }
-    if let Some(m) = missing.iter().find(|m| m.image.is_empty()) {
-        bail!(
-            "bundle {} has no manifests in the index (its csv and bundle columns were cleared) and no image to pull them from; rebuild the index with --keep-content",
-            m.name
-        );
-    }
-    let refs: Vec<String> = missing.iter().map(|m| m.image.clone()).collect();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let pulled = rt.block_on(olm_catalog::oci::pull_bundles(&refs, PULL_CONCURRENCY));
-    for (m, result) in missing.iter().zip(pulled) {
-        let p = result.with_context(|| {
-            format!(
-                "bundle {} has no manifests in the index, and pulling its image {} failed (rebuild the index with --keep-content to export without pulling)",
-                m.name, m.image
-            )
-        })?;
-        let b = &p.bundle;
-        let mut files: index::ops::BundleFiles = Vec::new();
-        for (f, _) in &b.manifest_files {
-            files.push((f.rel_path.clone(), f.text.clone().into_bytes()));
-        }
-        let metadata = b
-            .annotations
-            .as_ref()
-            .and_then(|a| a.source.as_ref())
-            .into_iter()
-            .chain(b.dependencies.as_ref())
-            .chain(b.properties.as_ref());
-        for md in metadata {
-            files.push((md.file.rel_path.clone(), md.file.text.clone().into_bytes()));
-        }
-        if let Some(a) = b.annotations.as_ref().filter(|a| a.source.is_none()) {
-            // Annotations only as image labels: write them out as the file.
-            {
-                let v = serde_json::json!({ "annotations": a.values });
-                files.push((
-                    "metadata/annotations.yaml".into(),
-                    yaml_serde::to_string(&v)?.into_bytes(),
-                ));
-            }
-        }
-        out.insert(m.image.clone(), files);
-    }
-    Ok(out)
-}
-
-/// Adds the records, each package in its mode: `forced` (--mode), else the
-/// ci.yaml mode of its package directory, else the mode the package was
-/// added with, else replaces. Packages go mode by mode (replaces, semver,
-/// semver-skippatch), each group as one `index add` in that mode would, in
-/// the same transaction.
-fn add_by_mode(
-    tx: &rusqlite::Transaction<'_>,
-    records: Vec<(String, index::record::BundleRecord)>,
-    unread: Vec<index::add::LeftOut>,
-    dir_modes: &BTreeMap<String, Mode>,
-    forced: Option<Mode>,
-    opts: &index::add::AddOptions,
-    cleared: &mut bool,
-) -> anyhow::Result<index::add::AddReport> {
-    let mut pkg_mode: BTreeMap<String, Mode> = BTreeMap::new();
-    for (src, r) in &records {
-        let m = forced.or_else(|| dir_modes.get(src).copied());
-        if let Some(m) = m {
-            pkg_mode.entry(r.package.clone()).or_insert(m);
-        }
-    }
-    let rank = |m: Mode| match m {
-        Mode::Replaces => 0,
-        Mode::Semver => 1,
-        Mode::SemverSkipPatch => 2,
-    };
-    let mut groups: BTreeMap<u8, (Mode, Vec<(String, index::record::BundleRecord)>)> =
-        BTreeMap::new();
-    for (src, r) in records {
-        let m = match pkg_mode.get(&r.package) {
-            Some(m) => *m,
-            None => {
-                let recorded = index::schema::add_mode(tx, &r.package)?;
-                let m =
-                    <Mode as clap::ValueEnum>::from_str(&recorded, false).unwrap_or(Mode::Replaces);
-                pkg_mode.insert(r.package.clone(), m);
-                m
-            }
-        };
-        groups
-            .entry(rank(m))
-            .or_insert_with(|| (m, Vec::new()))
-            .1
-            .push((src, r));
-    }
-    if groups.is_empty() {
-        groups.insert(0, (opts.mode, Vec::new()));
-    }
-    let mut unread = Some(unread);
-    let mut total = index::add::AddReport::default();
-    for (_, (mode, recs)) in groups {
-        // The caller clears non-head bundles once, after the last unit: one
-        // pass over the table, not one per package.
-        let o = index::add::AddOptions {
-            mode,
-            keep_content: true,
-            ..opts.clone()
-        };
-        *cleared |= mode != Mode::Replaces && !opts.keep_content;
-        let r = if opts.keep_going {
-            let lo = unread.take().unwrap_or_default();
-            index::add::add_records_keep_going(tx, recs, lo, &o)?
+/// Prints what an add left out, one line each.
+fn report_left_out(left_out: &[index::add::LeftOut]) {
+    for l in left_out {
+        let what = if !l.bundle.is_empty() {
+            format!("bundle {}", l.bundle)
+        } else if !l.package.is_empty() {
+            format!("package {}", l.package)
         } else {
-            let recs = recs.into_iter().map(|(_, r)| r).collect();
-            index::add::add_records(tx, recs, &o)?
+            "bundle".to_string()
         };
-        total.added.extend(r.added);
-        total.packages.extend(r.packages);
-        total.stranded.extend(r.stranded);
-        total.left_out.extend(r.left_out);
+        let deps = if l.dependents.is_empty() {
+            String::new()
+        } else {
+            format!(" (left out with it: {})", l.dependents.join(", "))
+        };
+        eprintln!("left out {what}: {}: {}{deps}", l.file, l.reason);
     }
-    Ok(total)
 }
 
-/// Bundle images pulled at once by `index add`.
-const PULL_CONCURRENCY: usize = 16;
+impl AddArgs {
+    fn run(self) -> CmdResult {
+        let a = self;
+        let bundles = if a.from_fbc.is_none() {
+            add_bundles(&a)?
+        } else {
+            Vec::new()
+        };
+        let images = ops::index::bundle_images(&bundles);
+        let client = add_client(&a, &images)?;
+        a.image.load_signing_key()?;
+        let opts = ops::index::AddOptions {
+            database: a.database.clone(),
+            mode: a.mode,
+            bundles,
+            naming: image_naming(&a)?,
+            keep_content: a.keep_content,
+            permissive: a.permissive,
+            enable_alpha: a.enable_alpha,
+            keep_going: a.keep_going,
+            from_fbc: a.from_fbc.clone(),
+        };
+        let outcome = ops::index::add(&opts, client.as_ref(), &CliReporter)?;
+        for w in &outcome.warnings {
+            eprintln!("warning: {w}");
+        }
+        report_left_out(outcome.left_out());
+        super::common::note(format!("{}: {}", a.database.display(), outcome.summary));
+        if a.output == AddFormat::Json {
+            let mut report = serde_json::Map::new();
+            match &outcome.added {
+                ops::index::Added::Fbc { packages } => {
+                    report.insert("packages".into(), serde_json::json!(packages));
+                }
+                ops::index::Added::Bundles(r) => {
+                    report.insert("added".into(), serde_json::json!(r.added));
+                    report.insert("packages".into(), serde_json::json!(r.packages));
+                    report.insert("stranded".into(), serde_json::json!(r.stranded));
+                    report.insert("left_out".into(), serde_json::json!(r.left_out));
+                }
+            }
+            report.insert(
+                "database".into(),
+                serde_json::json!(a.database.display().to_string()),
+            );
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        }
+        let code = match a.image.tag.clone() {
+            Some(tag) => a
+                .image
+                .build_and_push_with(&a.database, &tag, client.as_ref())?,
+            None => 0,
+        };
+        Ok(if outcome.left_out().is_empty() {
+            code
+        } else {
+            code.max(1)
+        })
+    }
+}
 
 impl IndexCommand {
     /// Runs the subcommand.
     pub fn run(self) -> CmdResult {
         match self {
-            IndexCommand::Add(a) => {
-                let opts = index::add::AddOptions {
-                    mode: a.mode.unwrap_or(Mode::Replaces),
-                    keep_content: a.keep_content,
-                    permissive: a.permissive,
-                    enable_alpha: a.enable_alpha,
-                    keep_going: a.keep_going,
-                };
-                let fbc = match &a.from_fbc {
-                    Some(d) => Some(olm_catalog::fbc::DeclarativeConfig::load_path(d)?),
-                    None => None,
-                };
-                let images = if fbc.is_none() {
-                    image_args(&a)?
-                } else {
-                    Vec::new()
-                };
-                let client = add_client(&a, &images)?;
-                a.image.load_signing_key()?;
-                let units = if fbc.is_none() {
-                    add_units(&a)?
-                } else {
-                    Vec::new()
-                };
-                let mut idx = Index::open_or_create(&a.database)?;
-                let mut left_out = Vec::new();
-                let mut report = serde_json::Map::new();
-                let summary = idx.write(|tx| match &fbc {
-                    Some(cfg) => {
-                        let r = index::fbc_import::import(tx, cfg)?;
-                        for w in &r.warnings {
-                            eprintln!("warning: {w}");
-                        }
-                        report.insert("packages".into(), serde_json::json!(r.packages));
-                        Ok(format!(
-                            "added {} package(s) from FBC: {}",
-                            r.packages.len(),
-                            r.packages.join(", ")
-                        ))
-                    }
-                    None => {
-                        // Read, add and drop one unit (a package directory)
-                        // at a time, all in this transaction.
-                        let mut r = index::add::AddReport::default();
-                        let mut cleared = false;
-                        for unit in units {
-                            let (records, unread, dir_modes) =
-                                load_records(&a, client.as_ref(), unit)?;
-                            let one = add_by_mode(
-                                tx,
-                                records,
-                                unread,
-                                &dir_modes,
-                                a.mode,
-                                &opts,
-                                &mut cleared,
-                            )?;
-                            r.added.extend(one.added);
-                            r.packages.extend(one.packages);
-                            r.stranded.extend(one.stranded);
-                            r.left_out.extend(one.left_out);
-                        }
-                        // As when every semver-mode package comes after
-                        // the replaces-mode ones: opm's ClearNonHeadBundles
-                        // covers the whole database.
-                        if cleared {
-                            index::add::clear_non_head_bundles(tx)?;
-                        }
-                        if !r.stranded.is_empty() {
-                            eprintln!(
-                                "warning: --permissive: add prunes {} bundle(s), kept in no channel (`index prune-stranded` removes them): {}",
-                                r.stranded.len(),
-                                index::add::first_few(&r.stranded)
-                            );
-                        }
-                        for l in &r.left_out {
-                            let what = if !l.bundle.is_empty() {
-                                format!("bundle {}", l.bundle)
-                            } else if !l.package.is_empty() {
-                                format!("package {}", l.package)
-                            } else {
-                                "bundle".to_string()
-                            };
-                            let deps = if l.dependents.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (left out with it: {})", l.dependents.join(", "))
-                            };
-                            eprintln!("left out {what}: {}: {}{deps}", l.file, l.reason);
-                        }
-                        let mut text = format!(
-                            "added {} bundle(s) to {} package(s): {}",
-                            r.added.len(),
-                            r.packages.len(),
-                            r.packages.iter().cloned().collect::<Vec<_>>().join(", ")
-                        );
-                        if !r.left_out.is_empty() {
-                            let bundles = r
-                                .left_out
-                                .iter()
-                                .map(|l| if l.bundle.is_empty() && !l.package.is_empty() {
-                                    l.dependents.len().max(1)
-                                } else {
-                                    1
-                                })
-                                .sum::<usize>();
-                            text.push_str(&format!(
-                                "; left out {} bundle(s) ({} problem(s), listed above)",
-                                bundles,
-                                r.left_out.len()
-                            ));
-                        }
-                        report.insert("added".into(), serde_json::json!(r.added));
-                        report.insert("packages".into(), serde_json::json!(r.packages));
-                        report.insert("stranded".into(), serde_json::json!(r.stranded));
-                        report.insert("left_out".into(), serde_json::json!(r.left_out));
-                        left_out = r.left_out;
-                        Ok(text)
-                    }
-                })?;
-                idx.finish()?;
-                super::common::note(format!("{}: {summary}", a.database.display()));
-                if a.output == AddFormat::Json {
-                    report.insert(
-                        "database".into(),
-                        serde_json::json!(a.database.display().to_string()),
-                    );
-                    println!("{}", serde_json::to_string_pretty(&report)?);
-                }
-                let code = match a.image.tag.clone() {
-                    Some(tag) => a
-                        .image
-                        .build_and_push_with(&a.database, &tag, client.as_ref())?,
-                    None => 0,
-                };
-                Ok(if left_out.is_empty() {
-                    code
-                } else {
-                    code.max(1)
-                })
-            }
+            IndexCommand::Add(a) => a.run(),
             IndexCommand::Rm(a) => {
-                let mut idx = Index::open_write(&a.database)?;
-                let r = idx.write(|tx| index::ops::remove_packages(tx, &a.packages))?;
+                let r = ops::index::remove_packages(&a.database, &a.packages)?;
                 super::common::note(format!("removed package(s): {}", r.packages.join(", ")));
                 report_stranded(&r.stranded);
                 Ok(0)
             }
             IndexCommand::Prune(a) => {
-                let mut idx = Index::open_write(&a.database)?;
-                let r = idx.write(|tx| index::ops::prune(tx, &a.keep))?;
+                let r = ops::index::prune(&a.database, &a.keep)?;
                 super::common::note(format!(
                     "pruned {} package(s): {}",
                     r.packages.len(),
@@ -824,8 +400,7 @@ impl IndexCommand {
                 Ok(0)
             }
             IndexCommand::PruneStranded(a) => {
-                let mut idx = Index::open_write(&a.database)?;
-                let r = idx.write(index::ops::prune_stranded)?;
+                let r = ops::index::prune_stranded(&a.database)?;
                 super::common::note(format!(
                     "removed {} stranded bundle(s){}",
                     r.len(),
@@ -842,13 +417,8 @@ impl IndexCommand {
                 if let Some(f) = &a.bundles_file {
                     refs.extend(read_lines(f)?);
                 }
-                if refs.is_empty() {
-                    bail!("no bundles given: use --bundles REF or --bundles-file FILE");
-                }
-                let mut idx = Index::open_write(&a.database)?;
-                let r = idx.write(|tx| {
-                    index::ops::deprecate_bundles(tx, &refs, a.allow_package_removal)
-                })?;
+                let r =
+                    ops::index::deprecate_truncate(&a.database, &refs, a.allow_package_removal)?;
                 if !r.packages.is_empty() {
                     super::common::note(format!("removed package(s): {}", r.packages.join(", ")));
                 }
@@ -870,62 +440,13 @@ impl IndexCommand {
                 Ok(0)
             }
             IndexCommand::Export(a) => {
-                let idx = Index::open_read(&a.database)?;
-                let packages = if a.package.is_empty() {
-                    index::ops::package_names(&idx.conn)?
-                } else {
-                    a.package.clone()
+                let opts = ops::index::ExportOptions {
+                    database: a.database,
+                    packages: a.package,
+                    to: a.to,
+                    registry: a.registry.options()?,
                 };
-                // Written into a temporary sibling and renamed at the end, so
-                // a failure leaves nothing half-written.
-                if a.to.exists()
-                    && std::fs::read_dir(&a.to)
-                        .with_context(|| format!("reading {}", a.to.display()))?
-                        .next()
-                        .is_some()
-                {
-                    bail!(
-                        "{}: output directory is not empty; export writes a new directory (remove it or choose another --to)",
-                        a.to.display()
-                    );
-                }
-                let parent =
-                    a.to.parent()
-                        .filter(|p| !p.as_os_str().is_empty())
-                        .map(PathBuf::from)
-                        .unwrap_or_else(|| PathBuf::from("."));
-                std::fs::create_dir_all(&parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
-                // 0777 less the umask, as mkdir gives (not tempdir's 0700).
-                let tmp = tempfile::Builder::new()
-                    .prefix(".olm-catalog-export-")
-                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o777))
-                    .tempdir_in(&parent)
-                    .with_context(|| format!("creating a directory in {}", parent.display()))?;
-                for p in &packages {
-                    let pulled = pull_missing(&index::ops::export_missing(&idx, p)?)?;
-                    let w = index::ops::export_package(&idx, p, tmp.path(), &pulled)?;
-                    super::common::note(format!(
-                        "exported {} bundle(s) of {p} to {}{}",
-                        w.len(),
-                        a.to.display(),
-                        if pulled.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({} pulled from their images)", pulled.len())
-                        }
-                    ));
-                }
-                if a.to.exists() {
-                    std::fs::remove_dir(&a.to)
-                        .with_context(|| format!("replacing {}", a.to.display()))?;
-                }
-                let kept = tmp.keep();
-                if let Err(e) = std::fs::rename(&kept, &a.to) {
-                    let _ = std::fs::remove_dir_all(&kept);
-                    return Err(anyhow::Error::new(e)
-                        .context(format!("moving the export to {}", a.to.display())));
-                }
+                ops::index::export(&opts, &CliReporter)?;
                 Ok(0)
             }
             IndexCommand::List(a) => {
@@ -1045,7 +566,7 @@ pub struct RenderArgs {
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
     pub bundle_image: Option<String>,
-    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registries of bundle and catalog images.
@@ -1108,7 +629,7 @@ pub struct MigrateArgs {
         default_value = "json"
     )]
     pub output: OutputFormat,
-    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registry of an index or catalog image.
@@ -1144,9 +665,7 @@ impl MigrateArgs {
 pub struct ValidateArgs {
     /// FBC directory
     pub dir: PathBuf,
-    /// Output format of findings (--format is an older name). json and
-    /// yaml carry `opm validate -o json|yaml`'s `passed` and
-    /// `error.message` beside the findings report.
+    /// Output format of findings (--format is an older name)
     #[arg(
         long = "output",
         short = 'o',
@@ -1154,48 +673,7 @@ pub struct ValidateArgs {
         value_enum,
         default_value = "human"
     )]
-    pub format: ValidateFormat,
-}
-
-/// The output formats of `validate`: the findings formats, and YAML as
-/// `opm validate -o yaml` offers.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ValidateFormat {
-    /// For people: rustc-style with source lines (`text` is another name).
-    #[value(alias = "text")]
-    Human,
-    /// The JSON findings report with opm's `passed` and `error.message`.
-    Json,
-    /// The same object as YAML.
-    Yaml,
-    /// SARIF 2.1.0, for code-scanning uploads.
-    Sarif,
-}
-
-/// The findings report with what `opm validate -o json|yaml` prints:
-/// `passed`, and `error.message` when it did not pass (opm's message is
-/// its error tree; ours lists each error finding on a line).
-fn opm_validate_value(reports: &[olm_catalog::diag::Report]) -> serde_json::Value {
-    let mut value = olm_catalog::diag::report_value(reports);
-    let errors: Vec<String> = reports
-        .iter()
-        .flat_map(|r| &r.findings)
-        .filter(|f| f.level == olm_catalog::diag::Level::Error)
-        .map(|f| match &f.location {
-            Some(at) => format!("{}:{}: {}", at.file.display(), at.line, f.message),
-            None => f.message.clone(),
-        })
-        .collect();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("passed".into(), errors.is_empty().into());
-        if !errors.is_empty() {
-            map.insert(
-                "error".into(),
-                serde_json::json!({ "message": errors.join("\n") }),
-            );
-        }
-    }
-    value
+    pub format: olm_catalog::diag::Format,
 }
 
 impl ValidateArgs {
@@ -1205,20 +683,24 @@ impl ValidateArgs {
             subject: self.dir.display().to_string(),
             findings,
         };
-        // A path that is missing or unreadable is an I/O failure (exit 2),
-        // not a finding about the catalog.
-        let mut report = report_of(olm_catalog::fbc::validate::validate_path(&self.dir)?);
+        let mut report = match olm_catalog::fbc::DeclarativeConfig::load_path(&self.dir) {
+            Ok(cfg) => report_of(olm_catalog::fbc::validate::validate(&cfg)),
+            // A path that is missing or unreadable is an I/O failure (exit
+            // 2), not a finding about the catalog.
+            Err(e @ olm_catalog::fbc::FbcError::Io { .. }) => return Err(e.into()),
+            Err(e) => report_of(vec![olm_catalog::diag::Finding::error(
+                "fbc-load",
+                e.to_string(),
+            )]),
+        };
         report.sort();
         let reports = [report];
         let text = match self.format {
-            ValidateFormat::Human => olm_catalog::diag::render_human(&reports, false),
-            ValidateFormat::Json => {
-                let mut s = serde_json::to_string_pretty(&opm_validate_value(&reports))?;
-                s.push('\n');
-                s
+            olm_catalog::diag::Format::Human => olm_catalog::diag::render_human(&reports, false),
+            olm_catalog::diag::Format::Json => olm_catalog::diag::render_json(&reports),
+            olm_catalog::diag::Format::Sarif => {
+                olm_catalog::diag::render_sarif(&reports, &|_| None)
             }
-            ValidateFormat::Yaml => olm_catalog::goyaml::to_string(&opm_validate_value(&reports)),
-            ValidateFormat::Sarif => olm_catalog::diag::render_sarif(&reports, &|_| None),
         };
         print!("{text}");
         Ok(if reports[0].errors() > 0 { 1 } else { 0 })

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use olm_catalog::diag::{self, Format};
 use olm_catalog::oci::{self, media, ImageRef};
+use olm_catalog::ops::registry::{ImageClients, RegistryOptions};
 use olm_catalog::validate::optional::multiarch::{ImagePlatform, ImagePlatforms};
 use olm_catalog::validate::{self, select, Options};
 
@@ -62,6 +63,10 @@ pub struct ValidateArgs {
         default_value = "human"
     )]
     pub output: Format,
+    // How the multi-arch check (`--select-optional name=multiarch`) reaches
+    // the registries of the CSV's images.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 /// Checks `--k8s-version`: `1.25`, `1.25.3` or `v1.25.3`.
@@ -89,7 +94,7 @@ impl ValidateArgs {
         }
         let image_platforms: Option<Arc<dyn ImagePlatforms>> =
             if optional.iter().any(|s| s == "multiarch") {
-                Some(Arc::new(RegistryPlatforms::new()?))
+                Some(Arc::new(RegistryPlatforms::new(self.registry.options()?)?))
             } else {
                 None
             };
@@ -193,22 +198,22 @@ impl ValidateArgs {
     }
 }
 
-/// Image platforms read from registries with the OCI client (Docker config
-/// credentials), each image once per run.
+/// Image platforms read from registries with the OCI client (the registry
+/// flags, auth files and credential helpers), each image once per run.
 struct RegistryPlatforms {
-    client: oci::RegistryClient,
+    clients: ImageClients,
     runtime: tokio::runtime::Runtime,
     cache: Mutex<HashMap<String, Result<Vec<ImagePlatform>, String>>>,
 }
 
 impl RegistryPlatforms {
-    fn new() -> anyhow::Result<RegistryPlatforms> {
+    fn new(opts: RegistryOptions) -> anyhow::Result<RegistryPlatforms> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))?;
         Ok(RegistryPlatforms {
-            client: oci::RegistryClient::from_environment()?,
+            clients: ImageClients::new(opts)?,
             runtime,
             cache: Mutex::new(HashMap::new()),
         })
@@ -220,7 +225,7 @@ impl ImagePlatforms for RegistryPlatforms {
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(image).cloned()) {
             return hit;
         }
-        let got = self.runtime.block_on(read_platforms(&self.client, image));
+        let got = self.runtime.block_on(read_platforms(&self.clients, image));
         if let Ok(mut c) = self.cache.lock() {
             c.insert(image.to_string(), got.clone());
         }
@@ -230,11 +235,9 @@ impl ImagePlatforms for RegistryPlatforms {
 
 /// The platforms of an image index's entries, or of a single manifest's
 /// config. Index entries for attestations (`unknown/unknown`) are left out.
-async fn read_platforms(
-    client: &oci::RegistryClient,
-    image: &str,
-) -> Result<Vec<ImagePlatform>, String> {
+async fn read_platforms(clients: &ImageClients, image: &str) -> Result<Vec<ImagePlatform>, String> {
     let src: ImageRef = image.parse().map_err(|e: oci::OciError| e.to_string())?;
+    let client = &clients.client_for(&src).map_err(|e| e.to_string())?;
     let (bytes, media_type, _) = oci::transfer::fetch_manifest(client, &src)
         .await
         .map_err(|e| e.to_string())?;

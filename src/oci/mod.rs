@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use build::{build_bundle_image, build_index_image, BuildOptions, BundleImage, ImageSet};
-pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, pull_bundles_with, PulledBundle};
+pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, PulledBundle};
 pub use registry::{ClientOptions, RegistryClient, Repo};
 pub use transfer::{load_base, push_image, push_image_untagged, tag_image};
 

@@ -184,27 +184,10 @@ pub fn pull_bundle_stream(
         )
 }
 
-/// Pulls `refs` (registry references or `oci:DIR:TAG`) with at most
-/// `concurrency` at once, with credentials from the environment and a
-/// progress bar on a terminal. Results are in the order of `refs`; each error
-/// names its image.
+/// Pulls `refs` (registry references or `oci:DIR:TAG`) through `client`
+/// with at most `concurrency` at once, drawing progress as `mode` says.
+/// Results are in the order of `refs`; each error names its image.
 pub async fn pull_bundles(
-    refs: &[String],
-    concurrency: usize,
-) -> Vec<Result<PulledBundle, OciError>> {
-    match RegistryClient::from_environment() {
-        Ok(client) => {
-            pull_bundles_with(&client, refs, concurrency, ProgressMode::TerminalOnly).await
-        }
-        Err(e) => refs
-            .iter()
-            .map(|_| Err(OciError::Other(e.to_string())))
-            .collect(),
-    }
-}
-
-/// [`pull_bundles`] with a given client and progress mode.
-pub async fn pull_bundles_with(
     client: &RegistryClient,
     refs: &[String],
     concurrency: usize,

@@ -14,14 +14,20 @@
 //!
 //! - [`catalog_source`]: any catalog source (FBC, SQLite index, bundle
 //!   directory, bundle/index/catalog image) into a [`DeclarativeConfig`].
+//! - [`index`]: the `index` commands on a database (add, rm, prune,
+//!   deprecatetruncate, export).
 //! - [`render`]: `render` and `migrate`.
 //! - [`mirror`]: `catalog mirror`, copying a catalog's images to another
 //!   registry and rewriting its references.
+//! - [`registry`]: the registry client of a command, and which registry
+//!   gets an explicit credential.
 //!
 //! [`DeclarativeConfig`]: crate::fbc::DeclarativeConfig
 
 pub mod catalog_source;
+pub mod index;
 pub mod mirror;
+pub mod registry;
 pub mod render;
 
 pub use catalog_source::SourceOptions;

@@ -36,12 +36,8 @@ pub struct ImageCatalog {
     _dir: tempfile::TempDir,
 }
 
-/// Fetches `reference` and unpacks the catalog its labels name.
-pub async fn fetch_catalog(reference: &str) -> anyhow::Result<ImageCatalog> {
-    fetch_catalog_with(&RegistryClient::from_environment()?, reference).await
-}
-
-/// [`fetch_catalog`] through `client` (the command's registry flags).
+/// Fetches `reference` through `client` (the command's registry options)
+/// and unpacks the catalog its labels name.
 pub async fn fetch_catalog_with(
     client: &RegistryClient,
     reference: &str,
