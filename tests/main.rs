@@ -30,6 +30,7 @@ mod oci_batch;
 mod oci_faults;
 mod oci_registries;
 mod oci_registry;
+mod render_properties;
 mod serve_http;
 mod serve_image;
 mod serve_manifests;

@@ -8,7 +8,6 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use super::db::Index;
-use super::record::BundleRecord;
 use super::tables::{self, EntryEdges};
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
 use crate::gojson;
@@ -33,98 +32,11 @@ pub fn split_objects(bundle: &str) -> Vec<String> {
         .collect()
 }
 
-/// The FBC bundle of a bundle directory, as `opm render DIR` gives it.
+/// The FBC bundle of a bundle directory, as `opm render DIR` gives it
+/// (one derivation for the index and the catalogs:
+/// [`fbc::from_bundle::bundle_to_fbc`]).
 pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<fbc::Bundle, String> {
-    let r = BundleRecord::from_bundle(bundle, image)?;
-    Ok(record_to_fbc(&r))
-}
-
-/// The FBC bundle of a record (bundle directory render).
-pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
-    let mut props = Vec::new();
-    for a in &r.provided {
-        props.push(prop(
-            "olm.gvk",
-            json!({"group": a.group, "kind": a.kind, "version": a.version}),
-        ));
-    }
-    let mut other = Vec::new();
-    let mut package_prop = None;
-    for (t, v) in &r.properties {
-        match t.as_str() {
-            "olm.gvk" => {}
-            "olm.package" => package_prop = Some(prop(t, parse_value(v))),
-            _ => other.push(prop(t, parse_value(v))),
-        }
-    }
-    let mut required_pkgs = Vec::new();
-    for (t, v) in &r.dependencies {
-        let v = parse_value(v);
-        match t.as_str() {
-            "olm.gvk" => props.push(prop("olm.gvk.required", v)),
-            "olm.package" => required_pkgs.push(prop(
-                "olm.package.required",
-                json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
-            )),
-            _ => other.push(prop(t, v)),
-        }
-    }
-    props.push(package_prop.unwrap_or_else(|| {
-        prop(
-            "olm.package",
-            json!({"packageName": r.package, "version": r.version}),
-        )
-    }));
-    props.extend(required_pkgs);
-    props.extend(other);
-    for o in &r.objects {
-        props.push(prop(
-            "olm.bundle.object",
-            json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
-        ));
-    }
-    let mut related: Vec<RelatedImage> = r
-        .related_images
-        .iter()
-        .map(|(n, i)| RelatedImage {
-            name: n.clone(),
-            image: i.clone(),
-        })
-        .collect();
-    if !r.bundle_path.is_empty() && !related.iter().any(|x| x.image == r.bundle_path) {
-        related.push(RelatedImage {
-            name: String::new(),
-            image: r.bundle_path.clone(),
-        });
-    }
-    sort_related_images(&mut related);
-    move_objects_to_end(&mut props);
-    fbc::Bundle {
-        schema: fbc::SCHEMA_BUNDLE.into(),
-        name: r.name.clone(),
-        package: r.package.clone(),
-        image: r.bundle_path.clone(),
-        properties: props,
-        related_images: related,
-        csv_json: Some(r.csv_json.trim_end().to_string()),
-        objects: r.objects.clone(),
-    }
-}
-
-/// opm render's order of related images: by image (`sort.Slice` on the
-/// image; the name breaks ties here, where Go's order is unspecified).
-pub fn sort_related_images(images: &mut [RelatedImage]) {
-    images.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
-}
-
-/// opm render's `moveBundleObjectsToEndOfPropertySlices`: `olm.bundle.object`
-/// and `olm.csv.metadata` properties go last, each group in its order.
-pub fn move_objects_to_end(props: &mut Vec<Property>) {
-    let (objs, others): (Vec<Property>, Vec<Property>) = std::mem::take(props)
-        .into_iter()
-        .partition(|p| p.kind == "olm.bundle.object" || p.kind == "olm.csv.metadata");
-    props.extend(others);
-    props.extend(objs);
+    fbc::from_bundle::bundle_to_fbc(bundle, image)
 }
 
 /// Per bundle of a channel: its edges.
@@ -347,8 +259,8 @@ pub fn index_to_fbc_filtered(
                 });
             }
         }
-        sort_related_images(&mut related_images);
-        move_objects_to_end(&mut out);
+        fbc::from_bundle::sort_related_images(&mut related_images);
+        fbc::from_bundle::move_objects_to_end(&mut out);
         cfg.bundles.push(fbc::Bundle {
             schema: fbc::SCHEMA_BUNDLE.into(),
             name: name.clone(),
