@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::db::Index;
 use super::tables::{self, EntryEdges};
+use crate::bundle::Gvk;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
 use crate::gojson;
 
@@ -97,14 +98,14 @@ pub fn index_to_fbc_filtered(
     for (n, i) in graph.related_images {
         db_images.entry(n).or_default().insert(i);
     }
-    let mut provided: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
-    let mut required: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
+    let mut provided: BTreeMap<String, BTreeSet<Gvk>> = BTreeMap::new();
+    let mut required: BTreeMap<String, BTreeSet<Gvk>> = BTreeMap::new();
     for (rows_, map) in [
         (graph.provided, &mut provided),
         (graph.required, &mut required),
     ] {
         for (n, g, v, k) in rows_ {
-            map.entry(n).or_default().insert((g, k, v));
+            map.entry(n).or_default().insert(Gvk::new(g, v, k));
         }
     }
     // Entries: channel -> bundle -> its edges, as opm's ListBundles query
@@ -175,15 +176,13 @@ pub fn index_to_fbc_filtered(
                 raw.push((t.to_string(), v));
             }
         };
-        let mut gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
-        let mut gvks_required: BTreeSet<(String, String, String)> = BTreeSet::new();
+        let mut gvks: BTreeSet<Gvk> = BTreeSet::new();
+        let mut gvks_required: BTreeSet<Gvk> = BTreeSet::new();
         let mut has_package = false;
         for (t, v) in props.get(name).map(Vec::as_slice).unwrap_or(&[]) {
             match t.as_str() {
                 "olm.gvk" => {
-                    let v = parse_value(v);
-                    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                    gvks.insert((s("group"), s("kind"), s("version")));
+                    gvks.insert(Gvk::from_json(&parse_value(v)));
                 }
                 "olm.package" => {
                     has_package = true;
@@ -196,8 +195,7 @@ pub fn index_to_fbc_filtered(
             let v = parse_value(v);
             match t.as_str() {
                 "olm.gvk" => {
-                    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                    gvks_required.insert((s("group"), s("kind"), s("version")));
+                    gvks_required.insert(Gvk::from_json(&v));
                 }
                 "olm.package" => push(
                     &mut raw,
@@ -218,17 +216,11 @@ pub fn index_to_fbc_filtered(
         }
         gvks.extend(provided.get(name).cloned().unwrap_or_default());
         gvks_required.extend(required.get(name).cloned().unwrap_or_default());
-        for (g, k, v) in gvks {
-            raw.push((
-                "olm.gvk".into(),
-                gojson::to_string(&json!({"group": g, "kind": k, "version": v})),
-            ));
+        for g in gvks {
+            raw.push(("olm.gvk".into(), g.to_json_string()));
         }
-        for (g, k, v) in gvks_required {
-            raw.push((
-                "olm.gvk.required".into(),
-                gojson::to_string(&json!({"group": g, "kind": k, "version": v})),
-            ));
+        for g in gvks_required {
+            raw.push(("olm.gvk.required".into(), g.to_json_string()));
         }
         let objects = row.bundle.as_deref().map(split_objects).unwrap_or_default();
         for o in &objects {
