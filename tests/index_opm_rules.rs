@@ -539,19 +539,18 @@ fn check_tables(
         }
         assert_eq!(img, want_img, "{pkg} {} related_image", d.name);
 
-        // properties: the metadata list, olm.package (unless the list has
-        // one), the CSV annotation's, one olm.gvk per provided API.
+        // properties: the metadata list, olm.package of the annotations'
+        // package (always: opm v1.73.0's bundleParser derives it whatever
+        // the list holds), the CSV annotation's, one olm.gvk per provided API.
         let mut want_props: BTreeSet<(String, String)> = d
             .meta_props
             .iter()
             .map(|(t, v)| (t.clone(), canon(v)))
             .collect();
-        if !d.meta_props.iter().any(|(t, _)| t == "olm.package") {
-            want_props.insert((
-                "olm.package".into(),
-                canon(&serde_json::json!({"packageName": pkg, "version": d.version_raw})),
-            ));
-        }
+        want_props.insert((
+            "olm.package".into(),
+            canon(&serde_json::json!({"packageName": pkg, "version": d.version_raw})),
+        ));
         want_props.extend(d.ann_props.iter().map(|(t, v)| (t.clone(), canon(v))));
         for (g, v, k) in &d.provided {
             want_props.insert((

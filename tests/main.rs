@@ -32,6 +32,7 @@ mod oci_faults;
 mod oci_registries;
 mod oci_registry;
 mod ops;
+mod render_properties;
 mod serve_http;
 mod serve_image;
 mod serve_manifests;

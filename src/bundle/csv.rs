@@ -13,6 +13,8 @@ use serde_json::Value;
 
 use crate::yaml::prune::Rule;
 
+pub use super::gvk::Gvk;
+
 /// Why a CSV does not decode into the typed view.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("field `{path}`: {message}")]
@@ -633,18 +635,6 @@ pub struct RelatedImage {
     /// `image`.
     #[serde(deserialize_with = "lenient_string")]
     pub image: Option<String>,
-}
-
-/// A group/version/kind.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
-#[serde(default)]
-pub struct Gvk {
-    /// `group`.
-    pub group: String,
-    /// `version`.
-    pub version: String,
-    /// `kind`.
-    pub kind: String,
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@
 //! JSON (for the index and gRPC, which emit it as opm does).
 
 pub mod csv;
+pub mod csv_metadata;
+mod gvk;
+pub mod properties;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -28,6 +31,7 @@ use crate::diag::{Finding, Location};
 use crate::yaml::{self, Node, Seg, Span};
 
 pub use csv::Csv;
+pub use gvk::{ApiKey, Gvk};
 
 /// Largest manifest or metadata file read; larger ones are reported, not read.
 pub const MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;

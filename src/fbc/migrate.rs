@@ -83,7 +83,7 @@ pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usiz
         b.properties.retain(|p| p.kind != "olm.bundle.object");
         b.properties.push(Property {
             kind: "olm.csv.metadata".into(),
-            value: crate::graph::render_bundle::csv_metadata(&csv),
+            value: crate::bundle::csv_metadata::csv_metadata(&csv),
         });
         changed += 1;
     }

@@ -17,6 +17,7 @@
 //!   it, skips it, or whose skipRange admits its version, highest first
 //!   ([`path`]).
 
+mod bundle_dir;
 pub mod checks;
 pub mod crd_safety;
 pub mod draw;

@@ -111,11 +111,11 @@ pub fn dir_renderer_with(
                     return Err(e);
                 };
                 let map = by_csv.get_or_init(|| {
-                    super::load::bundle_dirs(dir)
+                    super::bundle_dir::bundle_dirs(dir)
                         .unwrap_or_default()
                         .into_iter()
                         .filter_map(|d| {
-                            super::load::load_bundle(&d)
+                            super::bundle_dir::load_bundle(&d)
                                 .ok()
                                 .map(|b| (b.info.name.clone(), d))
                         })

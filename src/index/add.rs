@@ -186,15 +186,29 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
             "insert into api_provider(group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path) values(?, ?, ?, ?, ?, ?)",
         )?;
         for a in &b.provided {
-            api.execute(params![a.group, a.version, a.kind, a.plural])?;
-            prov.execute(params![a.group, a.version, a.kind, b.name, version, path])?;
+            api.execute(params![a.gvk.group, a.gvk.version, a.gvk.kind, a.plural])?;
+            prov.execute(params![
+                a.gvk.group,
+                a.gvk.version,
+                a.gvk.kind,
+                b.name,
+                version,
+                path
+            ])?;
         }
         let mut req = tx.prepare_cached(
             "insert into api_requirer(group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path) values(?, ?, ?, ?, ?, ?)",
         )?;
         for a in &b.required {
-            api.execute(params![a.group, a.version, a.kind, a.plural])?;
-            req.execute(params![a.group, a.version, a.kind, b.name, version, path])?;
+            api.execute(params![a.gvk.group, a.gvk.version, a.gvk.kind, a.plural])?;
+            req.execute(params![
+                a.gvk.group,
+                a.gvk.version,
+                a.gvk.kind,
+                b.name,
+                version,
+                path
+            ])?;
         }
     }
     Ok(())

@@ -9,7 +9,8 @@ use rusqlite::Transaction;
 use serde_json::Value;
 
 use super::add::{self, entries_to_edges, Layout, PackageGraph};
-use super::record::{gvk_json, ApiKey, BundleRecord};
+use super::record::{ApiKey, BundleRecord};
+use crate::bundle::Gvk;
 use crate::fbc::DeclarativeConfig;
 
 fn s(v: &Value, k: &str) -> String {
@@ -121,32 +122,16 @@ fn record_of(
         match p.kind.as_str() {
             "olm.bundle.object" | "olm.csv.metadata" => {}
             "olm.gvk" => {
-                let (g, k, v) = (
-                    s(&p.value, "group"),
-                    s(&p.value, "kind"),
-                    s(&p.value, "version"),
-                );
-                properties.push((p.kind.clone(), gvk_json(&g, &k, &v)));
-                provided.insert(ApiKey {
-                    plural: plural_of(&g, &k),
-                    group: g,
-                    version: v,
-                    kind: k,
-                });
+                let gvk = Gvk::from_json(&p.value);
+                properties.push((p.kind.clone(), gvk.to_json_string()));
+                let plural = plural_of(&gvk.group, &gvk.kind);
+                provided.insert(ApiKey::new(gvk, plural));
             }
             "olm.gvk.required" => {
-                let (g, k, v) = (
-                    s(&p.value, "group"),
-                    s(&p.value, "kind"),
-                    s(&p.value, "version"),
-                );
-                dependencies.push(("olm.gvk".to_string(), gvk_json(&g, &k, &v)));
-                required.insert(ApiKey {
-                    plural: plural_of(&g, &k),
-                    group: g,
-                    version: v,
-                    kind: k,
-                });
+                let gvk = Gvk::from_json(&p.value);
+                dependencies.push(("olm.gvk".to_string(), gvk.to_json_string()));
+                let plural = plural_of(&gvk.group, &gvk.kind);
+                required.insert(ApiKey::new(gvk, plural));
             }
             "olm.package.required" => {
                 let mut m = serde_json::Map::new();
@@ -164,14 +149,10 @@ fn record_of(
         }
     }
     let mut images = BTreeSet::new();
-    let mut related_images = Vec::new();
     match &typed {
         Some(c) => {
             for ri in &c.spec.related_images {
-                if let Some(i) = ri.image.clone().filter(|i| !i.is_empty()) {
-                    images.insert(i.clone());
-                    related_images.push((ri.name.clone().unwrap_or_default(), i));
-                }
+                images.extend(ri.image.clone().filter(|i| !i.is_empty()));
             }
             if let Some(install) = &c.spec.install {
                 for d in &install.spec.deployments {
@@ -183,7 +164,6 @@ fn record_of(
             for ri in &b.related_images {
                 if !ri.image.is_empty() && ri.image != b.image {
                     images.insert(ri.image.clone());
-                    related_images.push((ri.name.clone(), ri.image.clone()));
                 }
             }
         }
@@ -220,7 +200,6 @@ fn record_of(
             .unwrap_or("")
             .to_string(),
         images,
-        related_images,
         provided,
         required,
         properties,

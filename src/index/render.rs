@@ -8,8 +8,8 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use super::db::Index;
-use super::record::BundleRecord;
 use super::tables::{self, EntryEdges};
+use crate::bundle::Gvk;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
 use crate::gojson;
 
@@ -33,98 +33,11 @@ pub fn split_objects(bundle: &str) -> Vec<String> {
         .collect()
 }
 
-/// The FBC bundle of a bundle directory, as `opm render DIR` gives it.
+/// The FBC bundle of a bundle directory, as `opm render DIR` gives it
+/// (one derivation for the index and the catalogs:
+/// [`fbc::from_bundle::bundle_to_fbc`]).
 pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<fbc::Bundle, String> {
-    let r = BundleRecord::from_bundle(bundle, image)?;
-    Ok(record_to_fbc(&r))
-}
-
-/// The FBC bundle of a record (bundle directory render).
-pub fn record_to_fbc(r: &BundleRecord) -> fbc::Bundle {
-    let mut props = Vec::new();
-    for a in &r.provided {
-        props.push(prop(
-            "olm.gvk",
-            json!({"group": a.group, "kind": a.kind, "version": a.version}),
-        ));
-    }
-    let mut other = Vec::new();
-    let mut package_prop = None;
-    for (t, v) in &r.properties {
-        match t.as_str() {
-            "olm.gvk" => {}
-            "olm.package" => package_prop = Some(prop(t, parse_value(v))),
-            _ => other.push(prop(t, parse_value(v))),
-        }
-    }
-    let mut required_pkgs = Vec::new();
-    for (t, v) in &r.dependencies {
-        let v = parse_value(v);
-        match t.as_str() {
-            "olm.gvk" => props.push(prop("olm.gvk.required", v)),
-            "olm.package" => required_pkgs.push(prop(
-                "olm.package.required",
-                json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
-            )),
-            _ => other.push(prop(t, v)),
-        }
-    }
-    props.push(package_prop.unwrap_or_else(|| {
-        prop(
-            "olm.package",
-            json!({"packageName": r.package, "version": r.version}),
-        )
-    }));
-    props.extend(required_pkgs);
-    props.extend(other);
-    for o in &r.objects {
-        props.push(prop(
-            "olm.bundle.object",
-            json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
-        ));
-    }
-    let mut related: Vec<RelatedImage> = r
-        .related_images
-        .iter()
-        .map(|(n, i)| RelatedImage {
-            name: n.clone(),
-            image: i.clone(),
-        })
-        .collect();
-    if !r.bundle_path.is_empty() && !related.iter().any(|x| x.image == r.bundle_path) {
-        related.push(RelatedImage {
-            name: String::new(),
-            image: r.bundle_path.clone(),
-        });
-    }
-    sort_related_images(&mut related);
-    move_objects_to_end(&mut props);
-    fbc::Bundle {
-        schema: fbc::SCHEMA_BUNDLE.into(),
-        name: r.name.clone(),
-        package: r.package.clone(),
-        image: r.bundle_path.clone(),
-        properties: props,
-        related_images: related,
-        csv_json: Some(r.csv_json.trim_end().to_string()),
-        objects: r.objects.clone(),
-    }
-}
-
-/// opm render's order of related images: by image (`sort.Slice` on the
-/// image; the name breaks ties here, where Go's order is unspecified).
-pub fn sort_related_images(images: &mut [RelatedImage]) {
-    images.sort_by(|a, b| a.image.cmp(&b.image).then(a.name.cmp(&b.name)));
-}
-
-/// opm render's `moveBundleObjectsToEndOfPropertySlices`: `olm.bundle.object`
-/// and `olm.csv.metadata` properties go last, each group in its order.
-pub fn move_objects_to_end(props: &mut Vec<Property>) {
-    let (objs, others): (Vec<Property>, Vec<Property>) = std::mem::take(props)
-        .into_iter()
-        .partition(|p| p.kind == "olm.bundle.object" || p.kind == "olm.csv.metadata");
-    props.extend(others);
-    props.extend(objs);
+    fbc::from_bundle::bundle_to_fbc(bundle, image)
 }
 
 /// Per bundle of a channel: its edges.
@@ -185,14 +98,14 @@ pub fn index_to_fbc_filtered(
     for (n, i) in graph.related_images {
         db_images.entry(n).or_default().insert(i);
     }
-    let mut provided: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
-    let mut required: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
+    let mut provided: BTreeMap<String, BTreeSet<Gvk>> = BTreeMap::new();
+    let mut required: BTreeMap<String, BTreeSet<Gvk>> = BTreeMap::new();
     for (rows_, map) in [
         (graph.provided, &mut provided),
         (graph.required, &mut required),
     ] {
         for (n, g, v, k) in rows_ {
-            map.entry(n).or_default().insert((g, k, v));
+            map.entry(n).or_default().insert(Gvk::new(g, v, k));
         }
     }
     // Entries: channel -> bundle -> its edges, as opm's ListBundles query
@@ -263,15 +176,13 @@ pub fn index_to_fbc_filtered(
                 raw.push((t.to_string(), v));
             }
         };
-        let mut gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
-        let mut gvks_required: BTreeSet<(String, String, String)> = BTreeSet::new();
+        let mut gvks: BTreeSet<Gvk> = BTreeSet::new();
+        let mut gvks_required: BTreeSet<Gvk> = BTreeSet::new();
         let mut has_package = false;
         for (t, v) in props.get(name).map(Vec::as_slice).unwrap_or(&[]) {
             match t.as_str() {
                 "olm.gvk" => {
-                    let v = parse_value(v);
-                    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                    gvks.insert((s("group"), s("kind"), s("version")));
+                    gvks.insert(Gvk::from_json(&parse_value(v)));
                 }
                 "olm.package" => {
                     has_package = true;
@@ -284,8 +195,7 @@ pub fn index_to_fbc_filtered(
             let v = parse_value(v);
             match t.as_str() {
                 "olm.gvk" => {
-                    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                    gvks_required.insert((s("group"), s("kind"), s("version")));
+                    gvks_required.insert(Gvk::from_json(&v));
                 }
                 "olm.package" => push(
                     &mut raw,
@@ -306,17 +216,11 @@ pub fn index_to_fbc_filtered(
         }
         gvks.extend(provided.get(name).cloned().unwrap_or_default());
         gvks_required.extend(required.get(name).cloned().unwrap_or_default());
-        for (g, k, v) in gvks {
-            raw.push((
-                "olm.gvk".into(),
-                gojson::to_string(&json!({"group": g, "kind": k, "version": v})),
-            ));
+        for g in gvks {
+            raw.push(("olm.gvk".into(), g.to_json_string()));
         }
-        for (g, k, v) in gvks_required {
-            raw.push((
-                "olm.gvk.required".into(),
-                gojson::to_string(&json!({"group": g, "kind": k, "version": v})),
-            ));
+        for g in gvks_required {
+            raw.push(("olm.gvk.required".into(), g.to_json_string()));
         }
         let objects = row.bundle.as_deref().map(split_objects).unwrap_or_default();
         for o in &objects {
@@ -347,8 +251,8 @@ pub fn index_to_fbc_filtered(
                 });
             }
         }
-        sort_related_images(&mut related_images);
-        move_objects_to_end(&mut out);
+        fbc::from_bundle::sort_related_images(&mut related_images);
+        fbc::from_bundle::move_objects_to_end(&mut out);
         cfg.bundles.push(fbc::Bundle {
             schema: fbc::SCHEMA_BUNDLE.into(),
             name: name.clone(),

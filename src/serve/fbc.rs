@@ -80,13 +80,7 @@ fn build_unescaped(v: &Value) -> Str {
 }
 
 fn gvk_of(v: &Value) -> Gvk {
-    let f = |k: &str| s(v.get(k).and_then(Value::as_str).unwrap_or(""));
-    Gvk {
-        group: f("group"),
-        version: f("version"),
-        kind: f("kind"),
-        plural: s(""),
-    }
+    Gvk::from_gvk(&crate::bundle::Gvk::from_json(v), "")
 }
 
 /// Manifests from `olm.bundle.object` properties (base64 `data`).

@@ -16,7 +16,8 @@ pub fn s(v: &str) -> Str {
     Arc::from(v)
 }
 
-/// A group/version/kind, with the plural where the index knows it.
+/// A group/version/kind as the gRPC answers carry it: [`crate::bundle::Gvk`]
+/// with the plural where the index knows it, in shared strings.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Gvk {
     /// API group.
@@ -30,6 +31,16 @@ pub struct Gvk {
 }
 
 impl Gvk {
+    /// The answer's form of `gvk`, with `plural` (empty if unknown).
+    pub fn from_gvk(gvk: &crate::bundle::Gvk, plural: &str) -> Gvk {
+        Gvk {
+            group: s(&gvk.group),
+            version: s(&gvk.version),
+            kind: s(&gvk.kind),
+            plural: s(plural),
+        }
+    }
+
     fn to_proto(&self) -> proto::GroupVersionKind {
         proto::GroupVersionKind {
             group: self.group.to_string(),

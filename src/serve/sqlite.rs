@@ -168,13 +168,7 @@ fn legacy_apis(rows: Option<&Vec<PropRow>>) -> Vec<Gvk> {
         let Ok(v) = serde_json::from_str::<Value>(&p.value) else {
             break;
         };
-        let f = |k: &str| s(v.get(k).and_then(Value::as_str).unwrap_or(""));
-        out.push(Gvk {
-            group: f("group"),
-            version: f("version"),
-            kind: f("kind"),
-            plural: s(""),
-        });
+        out.push(Gvk::from_gvk(&crate::bundle::Gvk::from_json(&v), ""));
     }
     out
 }
@@ -323,16 +317,12 @@ impl SqliteRegistry {
         let mut apis = HashMap::new();
         let mut legacy_gvks = HashMap::new();
         let gvk = |v: &str, plurals: &HashMap<(String, String, String), String>| -> Option<Gvk> {
-            let v: Value = serde_json::from_str(v).ok()?;
-            let f = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            let key = (f("group"), f("version"), f("kind"));
-            let plural = plurals.get(&key).cloned().unwrap_or_default();
-            Some(Gvk {
-                group: s(&key.0),
-                version: s(&key.1),
-                kind: s(&key.2),
-                plural: s(&plural),
-            })
+            let g = crate::bundle::Gvk::from_json(&serde_json::from_str(v).ok()?);
+            let key = (g.group.clone(), g.version.clone(), g.kind.clone());
+            Some(Gvk::from_gvk(
+                &g,
+                plurals.get(&key).map_or("", String::as_str),
+            ))
         };
         for name in bundles.keys() {
             let provided: Vec<Gvk> = properties

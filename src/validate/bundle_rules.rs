@@ -11,7 +11,7 @@ use crate::diag::{Finding, Location};
 use crate::path;
 use crate::yaml::{Node, Value};
 
-type Gvk = (String, String, String);
+use crate::bundle::Gvk;
 
 fn text(n: Option<&Node>) -> String {
     match n.map(|n| &n.value) {
@@ -29,7 +29,7 @@ fn seq(n: Option<&Node>) -> &[Node] {
 }
 
 fn display(g: &Gvk) -> String {
-    format!("{}/{}, Kind={}", g.0, g.1, g.2)
+    g.to_string()
 }
 
 /// The group/version/kind keys a CRD defines, each with where it is written.
@@ -39,14 +39,17 @@ pub fn crd_keys(m: &Manifest) -> Vec<(Gvk, Location)> {
     let versions = seq(m.root.at(&path!["spec", "versions"]));
     if versions.is_empty() && m.api_version.ends_with("/v1beta1") {
         let v = text(m.root.at(&path!["spec", "version"]));
-        return vec![((group, v, kind), m.location(&path!["spec", "version"]))];
+        return vec![(
+            Gvk::new(group, v, kind),
+            m.location(&path!["spec", "version"]),
+        )];
     }
     versions
         .iter()
         .enumerate()
         .map(|(i, v)| {
             (
-                (group.clone(), text(v.get("name")), kind.clone()),
+                Gvk::new(group.clone(), text(v.get("name")), kind.clone()),
                 m.location(&path!["spec", "versions", i, "name"]),
             )
         })
@@ -89,10 +92,10 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .split_once('.')
             .map(|(_, g)| g.to_string())
             .unwrap_or(name.clone());
-        let key = (group, text(o.get("version")), text(o.get("kind")));
+        let key = Gvk::new(group, text(o.get("version")), text(o.get("kind")));
         if keys.contains_key(&key) {
             remaining.remove(&key);
-            owned_group_kinds.insert((key.0.clone(), key.2.clone()));
+            owned_group_kinds.insert((key.group.clone(), key.kind.clone()));
         } else {
             out.push(
                 finding_hint(
@@ -105,7 +108,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
         }
     }
     for (key, loc) in remaining {
-        if owned_group_kinds.contains(&(key.0.clone(), key.2.clone())) {
+        if owned_group_kinds.contains(&(key.group.clone(), key.kind.clone())) {
             continue;
         }
         out.push(

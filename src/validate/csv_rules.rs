@@ -42,13 +42,15 @@ const MIN_KUBE_VERSION_WARNING: &str = "csv.Spec.minKubeVersion is not informed.
 Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, \
 which is not necessarily the case for all projects.";
 
-type Gvk = (String, String, String);
+use crate::bundle::Gvk;
 
+/// operator-framework/api's wording: the group version (no `/` for the
+/// core group), then the kind.
 fn gvk_string(g: &Gvk) -> String {
-    if g.0.is_empty() {
-        format!("{}, Kind={}", g.1, g.2)
+    if g.group.is_empty() {
+        format!("{}, Kind={}", g.version, g.kind)
     } else {
-        format!("{}/{}, Kind={}", g.0, g.1, g.2)
+        g.to_string()
     }
 }
 
@@ -267,14 +269,14 @@ fn provided_apis(m: &Manifest, out: &mut Vec<Finding>) -> BTreeSet<Gvk> {
             );
             continue;
         };
-        provided.insert((
-            group.to_string(),
+        provided.insert(Gvk::new(
+            group,
             o.get("version").map(text).unwrap_or_default(),
             o.get("kind").map(text).unwrap_or_default(),
         ));
     }
     for a in seq(root.at(&path!["spec", "apiservicedefinitions", "owned"])) {
-        provided.insert((
+        provided.insert(Gvk::new(
             a.get("group").map(text).unwrap_or_default(),
             a.get("version").map(text).unwrap_or_default(),
             a.get("kind").map(text).unwrap_or_default(),
@@ -377,7 +379,7 @@ fn check_examples(m: &Manifest, out: &mut Vec<Finding>) {
             };
             let api = obj.get("apiVersion").and_then(|v| v.as_str()).unwrap_or("");
             let (g, v) = api.rsplit_once('/').unwrap_or(("", api));
-            parsed.insert((g.to_string(), v.to_string(), kind.to_string()));
+            parsed.insert(Gvk::new(g, v, kind));
         }
     }
     let provided = provided_apis(m, out);

@@ -1,0 +1,120 @@
+//! The `olm.csv.metadata` property: the descriptive part of a CSV, as
+//! opm's `property.MustBuildCSVMetadata` writes it (what the
+//! `bundle-object-to-csv-metadata` migration puts in place of a bundle's
+//! `olm.bundle.object` properties, and what the community pipeline's
+//! catalogs hold).
+
+use serde_json::{Map, Value};
+
+/// Drops what Go's `omitempty` drops from typed descriptor structs: null,
+/// empty strings, empty lists and empty maps, recursively.
+fn prune_empty(v: &Value) -> Option<Value> {
+    match v {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::Array(a) => {
+            let items: Vec<Value> = a
+                .iter()
+                .filter_map(|i| prune_empty(i).or(Some(Value::Null)))
+                .collect();
+            let items: Vec<Value> = items.into_iter().filter(|i| !i.is_null()).collect();
+            (!items.is_empty()).then_some(Value::Array(items))
+        }
+        Value::Object(m) => {
+            let out: Map<String, Value> = m
+                .iter()
+                .filter_map(|(k, v)| prune_empty(v).map(|v| (k.clone(), v)))
+                .collect();
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+        other => Some(other.clone()),
+    }
+}
+
+/// `olm.csv.metadata`: the CSV's annotations, labels and descriptive spec
+/// fields. `apiServiceDefinitions`, `crdDescriptions` and `provider` are Go
+/// structs, so they are written even when empty.
+pub fn csv_metadata(csv: &Value) -> Value {
+    let spec = csv.get("spec").cloned().unwrap_or(Value::Null);
+    let mut out = Map::new();
+    let stringify = |m: &Value| -> Option<Value> {
+        let obj = m.as_object()?;
+        let mut o = Map::new();
+        for (k, v) in obj {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            o.insert(k.clone(), Value::String(s));
+        }
+        (!o.is_empty()).then_some(Value::Object(o))
+    };
+    if let Some(a) = csv.pointer("/metadata/annotations").and_then(stringify) {
+        out.insert("annotations".into(), a);
+    }
+    let typed = |key: &str| -> Value {
+        spec.get(key)
+            .and_then(prune_empty)
+            .unwrap_or_else(|| Value::Object(Map::new()))
+    };
+    let mut apis = typed("apiservicedefinitions");
+    let mut crds = typed("customresourcedefinitions");
+    restore_resource_fields(&mut apis);
+    restore_resource_fields(&mut crds);
+    out.insert("apiServiceDefinitions".into(), apis);
+    out.insert("crdDescriptions".into(), crds);
+    for (from, to) in [
+        ("description", "description"),
+        ("displayName", "displayName"),
+        ("installModes", "installModes"),
+        ("keywords", "keywords"),
+        ("links", "links"),
+        ("maintainers", "maintainers"),
+        ("maturity", "maturity"),
+        ("minKubeVersion", "minKubeVersion"),
+        ("nativeAPIs", "nativeAPIs"),
+    ] {
+        if let Some(mut v) = spec.get(from).and_then(prune_empty) {
+            if from == "nativeAPIs" {
+                // metav1.GroupVersionKind has no omitempty.
+                for item in v.as_array_mut().into_iter().flatten() {
+                    fill_keys(item, &["group", "version", "kind"]);
+                }
+            }
+            out.insert(to.into(), v);
+        }
+    }
+    if let Some(l) = csv.pointer("/metadata/labels").and_then(stringify) {
+        out.insert("labels".into(), l);
+    }
+    out.insert("provider".into(), typed("provider"));
+    Value::Object(out)
+}
+
+/// Sets missing `keys` of an object to `""` (Go fields without omitempty).
+fn fill_keys(v: &mut Value, keys: &[&str]) {
+    if let Some(o) = v.as_object_mut() {
+        for k in keys {
+            o.entry(k.to_string())
+                .or_insert_with(|| Value::String(String::new()));
+        }
+    }
+}
+
+/// `APIResourceReference` (`resources` of CRD and API service
+/// descriptions) writes `name`, `kind` and `version` even when empty.
+fn restore_resource_fields(descs: &mut Value) {
+    for list in ["owned", "required"] {
+        let Some(items) = descs.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for item in items {
+            if let Some(res) = item.get_mut("resources").and_then(Value::as_array_mut) {
+                for r in res {
+                    fill_keys(r, &["name", "kind", "version"]);
+                }
+            }
+        }
+    }
+}
