@@ -6,13 +6,14 @@ use crate::oci::OciError;
 
 /// Why signing, verifying or a signed push failed. Registry and layout
 /// failures keep their [`OciError`] as the source (or are one, for a bare
-/// read); the variant says which step they stopped.
+/// read); the variant says which step they stopped. (Boxed: an
+/// [`OciError`] is large, and most results are `Ok`.)
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A registry or OCI layout operation failed (resolving the image,
     /// reading signatures, storing blobs).
     #[error(transparent)]
-    Oci(#[from] OciError),
+    Oci(Box<OciError>),
     /// The layout directory has no `index.json`.
     #[error("{}: not an OCI image layout (no index.json)", .0.display())]
     NotALayout(PathBuf),
@@ -26,7 +27,7 @@ pub enum Error {
         location: String,
         /// What failed.
         #[source]
-        source: OciError,
+        source: Box<OciError>,
     },
     /// Writing the signature image failed.
     #[error("storing the signature {location}")]
@@ -35,7 +36,7 @@ pub enum Error {
         location: String,
         /// What failed.
         #[source]
-        source: OciError,
+        source: Box<OciError>,
     },
     /// The [`crate::sign::Signer`] refused or failed.
     #[error("signing: {0}")]
@@ -72,7 +73,7 @@ pub enum Error {
         image: String,
         /// What failed.
         #[source]
-        source: OciError,
+        source: Box<OciError>,
     },
     /// The image was pushed by digest but signing it failed; its tag was
     /// not moved.
@@ -95,8 +96,14 @@ pub enum Error {
         digest: String,
         /// What failed.
         #[source]
-        source: OciError,
+        source: Box<OciError>,
     },
+}
+
+impl From<OciError> for Error {
+    fn from(e: OciError) -> Self {
+        Error::Oci(Box::new(e))
+    }
 }
 
 /// `Result` with [`Error`].

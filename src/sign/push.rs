@@ -32,7 +32,7 @@ pub async fn push_and_sign(
         .await
         .map_err(|source| Error::Push {
             image: dest.to_string(),
-            source,
+            source: Box::new(source),
         })?;
     let outcome = Target::new(client, dest)
         .sign_digest(&digest, signer, options)
@@ -47,7 +47,7 @@ pub async fn push_and_sign(
         .map_err(|source| Error::Tag {
             image: dest.to_string(),
             digest: digest.clone(),
-            source,
+            source: Box::new(source),
         })?;
     Ok((digest, outcome))
 }

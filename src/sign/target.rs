@@ -209,7 +209,7 @@ impl Target {
                 Err(e) => {
                     return Err(Error::ReadSignatures {
                         location: what,
-                        source: e,
+                        source: Box::new(e),
                     })
                 }
             };
@@ -294,7 +294,7 @@ impl Target {
             .await
             .map_err(|source| Error::StoreSignature {
                 location: self.signature_location(digest),
-                source,
+                source: Box::new(source),
             })?;
         Ok(self.signature_location(digest))
     }
