@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{anyhow, Context, Result};
+use super::error::{Error, Result};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -56,12 +56,14 @@ pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
 pub fn statement(digest: &str, annotations: &BTreeMap<String, String>) -> Result<Vec<u8>> {
     let hex = digest
         .strip_prefix("sha256:")
-        .ok_or_else(|| anyhow!("digest {digest} is not sha256"))?;
-    Ok(serde_json::to_vec(&json!({
+        .ok_or_else(|| Error::BadDigest(format!("digest {digest} is not sha256")))?;
+    Ok(json!({
         "_type": IN_TOTO_STATEMENT_V1,
         "subject": [{"digest": {"sha256": hex}, "annotations": annotations}],
         "predicateType": COSIGN_SIGN_PREDICATE,
-    }))?)
+    })
+    .to_string()
+    .into_bytes())
 }
 
 /// Builds the bundle JSON for `digest`, signed by `signer`.
@@ -73,14 +75,12 @@ pub fn build(
     let payload = statement(digest, annotations)?;
     let material = signer
         .sign(&pae(IN_TOTO_PAYLOAD_TYPE, &payload))
-        .map_err(|e| anyhow!("signing: {e}"))?;
-    let public = signer
-        .public_key()
-        .ok_or_else(|| anyhow!("bundle format needs a key-pair signer"))?;
+        .map_err(Error::Signer)?;
+    let public = signer.public_key().ok_or(Error::NeedsKeyPair)?;
     // The hint identifies the key without carrying it: the verifier must
     // already have the public key (as `cosign verify --key` does).
     let hint = BASE64.encode(sha2_digest(&public.to_spki_der()?));
-    Ok(serde_json::to_vec(&json!({
+    Ok(json!({
         "mediaType": BUNDLE_V03_MEDIA_TYPE,
         "verificationMaterial": {"publicKey": {"hint": hint}},
         "dsseEnvelope": {
@@ -88,7 +88,9 @@ pub fn build(
             "payloadType": IN_TOTO_PAYLOAD_TYPE,
             "signatures": [{"sig": BASE64.encode(&material.signature)}],
         },
-    }))?)
+    })
+    .to_string()
+    .into_bytes())
 }
 
 fn sha2_digest(data: &[u8]) -> Vec<u8> {
@@ -182,10 +184,13 @@ pub async fn attach(
     annotations: &BTreeMap<String, String>,
 ) -> Result<String> {
     let bundle = build(digest, signer, annotations)?;
-    let (subject_bytes, subject_type, _) = client
-        .find_manifest(repo, digest)
-        .await?
-        .ok_or_else(|| anyhow!("{repo}@{digest} is not in the registry"))?;
+    let (subject_bytes, subject_type, _) =
+        client
+            .find_manifest(repo, digest)
+            .await?
+            .ok_or_else(|| Error::SubjectMissing {
+                image: format!("{repo}@{digest}"),
+            })?;
 
     let empty = b"{}";
     let config = Descriptor::of(media::OCI_EMPTY, empty);
@@ -245,8 +250,12 @@ async fn update_fallback_index(
 ) -> Result<()> {
     let tag = subject.replace(':', "-");
     let mut index = match client.find_manifest(repo, &tag).await? {
-        Some((bytes, _, _)) => serde_json::from_slice::<Value>(&bytes)
-            .with_context(|| format!("{repo}:{tag}: referrers index is not JSON"))?,
+        Some((bytes, _, _)) => {
+            serde_json::from_slice::<Value>(&bytes).map_err(|e| Error::ReferrersIndex {
+                location: format!("{repo}:{tag}"),
+                reason: format!("is not JSON: {e}"),
+            })?
+        }
         None => json!({"schemaVersion": 2, "mediaType": media::OCI_INDEX, "manifests": []}),
     };
     let entry = json!({
@@ -258,12 +267,15 @@ async fn update_fallback_index(
     });
     let list = index["manifests"]
         .as_array_mut()
-        .ok_or_else(|| anyhow!("{repo}:{tag}: referrers index has no manifests array"))?;
+        .ok_or_else(|| Error::ReferrersIndex {
+            location: format!("{repo}:{tag}"),
+            reason: "has no manifests array".to_string(),
+        })?;
     if !list.iter().any(|m| m["digest"] == manifest_digest) {
         list.push(entry);
     }
     client
-        .put_manifest(repo, &tag, media::OCI_INDEX, &serde_json::to_vec(&index)?)
+        .put_manifest(repo, &tag, media::OCI_INDEX, index.to_string().as_bytes())
         .await?;
     Ok(())
 }

@@ -32,6 +32,7 @@ use p256::ecdsa::signature::{Signer as _, Verifier as _};
 use p256::ecdsa::DerSignature;
 
 pub mod bundle;
+mod error;
 pub mod keys;
 pub mod password;
 pub mod payload;
@@ -39,6 +40,7 @@ pub mod push;
 pub mod sigimage;
 pub mod target;
 
+pub use error::{Error, Result};
 pub use keys::{KeyError, PrivateKey, PublicKey};
 pub use payload::SimpleSigning;
 pub use push::{push_and_sign, sign_before_tag};

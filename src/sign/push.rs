@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context as _, Result};
+use super::error::{Error, Result};
 use futures::FutureExt as _;
 
 use super::target::{SignOptions, SignOutcome, Target};
@@ -30,16 +30,25 @@ pub async fn push_and_sign(
 ) -> Result<(String, SignOutcome)> {
     let digest = oci::push_image_untagged(client, set, dest, mode)
         .await
-        .with_context(|| format!("pushing {dest}"))?;
+        .map_err(|source| Error::Push {
+            image: dest.to_string(),
+            source: Box::new(source),
+        })?;
     let outcome = Target::new(client, dest)
         .sign_digest(&digest, signer, options)
         .await
-        .with_context(|| {
-            format!("signing {dest} ({digest}); the tag was not moved, nothing names the unsigned image")
+        .map_err(|e| Error::SignPushed {
+            image: dest.to_string(),
+            digest: digest.clone(),
+            source: Box::new(e),
         })?;
     oci::tag_image(client, set, dest)
         .await
-        .with_context(|| format!("tagging {dest} ({digest}) after signing it"))?;
+        .map_err(|source| Error::Tag {
+            image: dest.to_string(),
+            digest: digest.clone(),
+            source: Box::new(source),
+        })?;
     Ok((digest, outcome))
 }
 
@@ -62,7 +71,8 @@ pub fn sign_before_tag(
                 .map(|_| ())
                 .map_err(|e| {
                     OciError::Other(format!(
-                        "signing {dest} ({digest}); the tag was not moved: {e:#}"
+                        "signing {dest} ({digest}); the tag was not moved: {}",
+                        super::error::with_causes(&e)
                     ))
                 })
         }

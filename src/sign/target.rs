@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{anyhow, Context as _, Result};
+use super::error::{Error, Result};
 use serde::Serialize;
 
 use super::payload::SimpleSigning;
@@ -164,10 +164,7 @@ impl Target {
             }
             Target::Layout { layout, reference } => {
                 if !layout.dir.join("index.json").is_file() {
-                    return Err(anyhow!(
-                        "{}: not an OCI image layout (no index.json)",
-                        layout.dir.display()
-                    ));
+                    return Err(Error::NotALayout(layout.dir.clone()));
                 }
                 let desc = layout.resolve(reference)?;
                 // The index entry is only a pointer: confirm the blob is
@@ -209,7 +206,12 @@ impl Target {
                 Ok(p) => p,
                 Err(OciError::DigestMismatch { .. } | OciError::NotFound { .. }) => Vec::new(),
                 Err(OciError::Layout { .. }) if matches!(self, Target::Layout { .. }) => Vec::new(),
-                Err(e) => return Err(e).with_context(|| format!("reading {what}")),
+                Err(e) => {
+                    return Err(Error::ReadSignatures {
+                        location: what,
+                        source: Box::new(e),
+                    })
+                }
             };
             image.layers.push(SignatureLayer {
                 media_type: layer.media_type,
@@ -231,7 +233,7 @@ impl Target {
     }
 
     /// Stores a blob (unless already there).
-    async fn put_blob(&self, data: &[u8], media_type: &str) -> Result<Descriptor> {
+    async fn put_blob(&self, data: &[u8], media_type: &str) -> Result<Descriptor, OciError> {
         let desc = Descriptor::of(media_type, data);
         match self {
             Target::Registry { client, repo, .. } => {
@@ -258,7 +260,7 @@ impl Target {
         tag: Option<&str>,
         bytes: &[u8],
         media_type: &str,
-    ) -> Result<Descriptor> {
+    ) -> Result<Descriptor, OciError> {
         let desc = Descriptor::of(media_type, bytes);
         match self {
             Target::Registry { client, repo, .. } => {
@@ -290,8 +292,9 @@ impl Target {
         let tag = signature_tag(digest);
         self.put_manifest(Some(&tag), &manifest, media::OCI_MANIFEST)
             .await
-            .with_context(|| {
-                format!("storing the signature {}", self.signature_location(digest))
+            .map_err(|source| Error::StoreSignature {
+                location: self.signature_location(digest),
+                source: Box::new(source),
             })?;
         Ok(self.signature_location(digest))
     }
@@ -312,7 +315,7 @@ impl Target {
         signer: &dyn Signer,
         options: &SignOptions,
     ) -> Result<SignOutcome> {
-        media::check_digest(digest).map_err(|e| anyhow!(e))?;
+        media::check_digest(digest).map_err(Error::BadDigest)?;
         let digest = digest.to_string();
         match options.format {
             SignFormat::Legacy => {
@@ -330,7 +333,7 @@ impl Target {
                         signature_count: image.layers.len(),
                     });
                 }
-                let material = signer.sign(&payload).map_err(|e| anyhow!("signing: {e}"))?;
+                let material = signer.sign(&payload).map_err(Error::Signer)?;
                 image.append(SignatureLayer::new(payload, &material));
                 let stored_at = self.store_signatures(&digest, &image).await?;
                 Ok(SignOutcome {
@@ -341,9 +344,7 @@ impl Target {
             }
             SignFormat::Bundle => {
                 let Target::Registry { client, repo, .. } = self else {
-                    return Err(anyhow!(
-                        "--format bundle needs a registry (OCI 1.1 referrers); OCI layouts take --format legacy"
-                    ));
+                    return Err(Error::BundleNeedsRegistry);
                 };
                 let stored_at =
                     bundle::attach(client, repo, &digest, signer, &options.annotations).await?;
@@ -394,7 +395,7 @@ impl Target {
                 }
                 Err(e) => report.rejected.push(Rejected {
                     source: "referrers".to_string(),
-                    reason: format!("{e:#}"),
+                    reason: super::error::with_causes(&e),
                 }),
             }
         }
