@@ -1114,6 +1114,24 @@ fn load_source(
     bail!("{src}: no such file or directory, nor an image reference (REGISTRY/REPO:TAG, REGISTRY/REPO@DIGEST or oci:DIR:TAG)")
 }
 
+/// Loads a catalog from an FBC directory or file, an index database, or an
+/// index or catalog image: the one source loader of the `catalog`
+/// commands (filter, diff).
+pub(crate) fn load_catalog(
+    src: &str,
+    registry: &super::image::RegistryFlags,
+) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+    if olm_catalog::serve::image::is_image_ref(src) {
+        let mut images = ImageRenderer {
+            flags: registry,
+            sources: src.parse().into_iter().collect(),
+            state: None,
+        };
+        return images.render(src);
+    }
+    load_source(src, None)
+}
+
 impl RenderArgs {
     /// Runs `render`.
     pub fn run(self) -> CmdResult {

@@ -6,6 +6,7 @@
 //! Field order in these structs is the order in which opm writes the fields
 //! (Go struct order), so serializing them reproduces `opm render` output.
 
+pub mod filter;
 pub mod located;
 pub mod migrate;
 pub mod validate;
