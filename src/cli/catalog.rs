@@ -1,6 +1,7 @@
 //! `catalog build` and `catalog generate-dockerfile`: file-based catalog
 //! images, as `opm generate dockerfile` + `docker build` make them.
-//! `catalog filter`: a smaller catalog cut from a bigger one.
+//! `catalog filter`: a smaller catalog cut from a bigger one. `catalog diff`:
+//! what changed between two catalogs.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,8 @@ pub enum CatalogCommand {
     GenerateDockerfile(GenerateDockerfileArgs),
     /// Keep only named packages, channels and versions of a catalog, leaving a valid catalog
     Filter(FilterArgs),
+    /// Show what changed between two catalogs (exit 1 when they differ, like diff)
+    Diff(DiffArgs),
 }
 
 impl CatalogCommand {
@@ -29,6 +32,7 @@ impl CatalogCommand {
             CatalogCommand::Build(a) => a.run(),
             CatalogCommand::GenerateDockerfile(a) => a.run(),
             CatalogCommand::Filter(a) => a.run(),
+            CatalogCommand::Diff(a) => a.run(),
         }
     }
 }
@@ -522,5 +526,75 @@ impl FilterArgs {
             self.output_dir.display()
         ));
         Ok(0)
+    }
+}
+
+// ---- catalog diff ----
+
+/// How `catalog diff` prints the differences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// One line per change, for a terminal
+    Text,
+    /// The differences as JSON (documented in docs/catalog.md)
+    Json,
+    /// Markdown, for a pull request comment or a release note
+    Markdown,
+}
+
+/// `catalog diff`.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  olm-catalog catalog diff old-catalog/ catalog/
+  olm-catalog catalog diff index.db catalog/ -o markdown > comment.md
+  olm-catalog catalog diff quay.io/me/catalog:v1 quay.io/me/catalog:v2 -o json
+
+OLD and NEW are each an FBC directory, a SQLite index database, or an index
+or catalog image. Shown: packages, channels and bundles added and removed;
+channel heads and default channels that changed; channel entries whose
+replaces, skips or skipRange changed; bundles whose image, properties or
+related images changed; deprecations added, removed or reworded; icon and
+description changes. Objects of other schemas are not compared.
+
+Exit codes, as diff's: 0 the catalogs are the same, 1 they differ, 2 usage
+or I/O.")]
+pub struct DiffArgs {
+    /// The older catalog: FBC directory, index database, or index or catalog image
+    pub old: String,
+    /// The newer catalog
+    pub new: String,
+    /// Output format
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub output: DiffFormat,
+    // How to reach the registry of an index or catalog image.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
+}
+
+impl DiffArgs {
+    pub fn run(self) -> CmdResult {
+        use olm_catalog::fbc::diff;
+        let load = |src: &str| {
+            super::index::load_catalog(src, &self.registry)
+                .with_context(|| format!("loading {src}"))
+        };
+        let old = load(&self.old)?;
+        let new = load(&self.new)?;
+        let d = diff::diff(&old, &new);
+        let text = match self.output {
+            DiffFormat::Text => diff::render_text(&d),
+            DiffFormat::Markdown => diff::render_markdown(&d),
+            DiffFormat::Json => format!("{}\n", serde_json::to_string_pretty(&d)?),
+        };
+        let mut out = std::io::stdout().lock();
+        std::io::Write::write_all(&mut out, text.as_bytes())?;
+        std::io::Write::flush(&mut out)?;
+        Ok(if d.is_empty() { 0 } else { EXIT_FINDINGS })
     }
 }

@@ -347,25 +347,6 @@ struct Cut {
     unreachable: Vec<String>,
 }
 
-/// The heads of `ch`: entries no other entry of it replaces or skips.
-fn heads_of(ch: &Channel) -> Vec<&str> {
-    let names: BTreeSet<&str> = ch.entries.iter().map(|e| e.name.as_str()).collect();
-    let mut pointed = BTreeSet::new();
-    for e in &ch.entries {
-        if names.contains(e.replaces.as_str()) {
-            pointed.insert(e.replaces.as_str());
-        }
-        for s in &e.skips {
-            if names.contains(s.as_str()) {
-                pointed.insert(s.as_str());
-            }
-        }
-    }
-    let mut heads: Vec<&str> = names.difference(&pointed).copied().collect();
-    heads.dedup();
-    heads
-}
-
 /// Cuts `ch` to `range`: the stretch of the replaces chain from the first
 /// entry that holds or skips a bundle in range down to the last one, plus
 /// the bundles in range those entries skip. Keeping a chain (not just the
@@ -375,7 +356,7 @@ fn cut_channel(
     range: &Range,
     versions: &BTreeMap<&str, Option<semver::Version>>,
 ) -> Result<Cut, String> {
-    let heads = heads_of(ch);
+    let heads = ch.heads();
     let head = match heads.as_slice() {
         [h] => *h,
         [] => return Err("it has no head (its replaces/skips form a cycle)".into()),
@@ -593,10 +574,7 @@ fn filter_package(
         };
         let kept: BTreeSet<String> = match &range {
             None => {
-                cr.head = heads_of(c)
-                    .first()
-                    .map(|h| h.to_string())
-                    .unwrap_or_default();
+                cr.head = c.heads().first().map(|h| h.to_string()).unwrap_or_default();
                 c.entries.iter().map(|e| e.name.clone()).collect()
             }
             Some(r) => match cut_channel(c, r, &versions) {
