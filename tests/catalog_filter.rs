@@ -354,3 +354,53 @@ fn refusals_name_what_is_wrong_and_write_nothing() {
     assert_eq!(c, 2);
     assert!(err.contains("output directory is not empty"), "{err}");
 }
+
+#[test]
+fn a_catalog_image_filters_and_a_whole_package_is_kept_as_it_was() {
+    let t = tempfile::tempdir().expect("tmp");
+    let image = format!("oci:{}:v1", s(&t.path().join("layout")));
+    let (c, _, err) = common::run(&[
+        "catalog",
+        "build",
+        s(&v418()),
+        "--tag",
+        &image,
+        "--base",
+        "scratch",
+    ]);
+    assert_eq!(c, 0, "{err}");
+    let out = t.path().join("out");
+    let (c, _, err) = common::run(&[
+        "catalog",
+        "filter",
+        &image,
+        "--package",
+        "trident-operator",
+        "--output-dir",
+        s(&out),
+    ]);
+    assert_eq!(c, 0, "{err}");
+    // Nothing of trident-operator changed; the six others went.
+    let (c, json, err) = common::run(&["catalog", "diff", &image, s(&out), "-o", "json"]);
+    assert_eq!(c, 1, "{err}");
+    let d: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(d["addedPackages"], serde_json::json!([]));
+    assert_eq!(d["changedPackages"], serde_json::json!([]));
+    let removed: Vec<&str> = d["removedPackages"]
+        .as_array()
+        .expect("removed")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            "ecr-secret-operator",
+            "kepler-operator",
+            "koku-metrics-operator",
+            "kube-green",
+            "multi-nic-cni-operator",
+            "rabbitmq-messaging-topology-operator"
+        ]
+    );
+}

@@ -192,6 +192,17 @@ impl GenerateDockerfileArgs {
 
 // ---- catalog filter ----
 
+/// Reads a catalog source of `catalog filter` and `catalog diff`: an FBC
+/// directory or file, an index database, or an index or catalog image.
+/// The one place they load sources: once the library's loader
+/// (`ops::catalog_source::load`) is in, it replaces this body.
+fn load_catalog(
+    src: &str,
+    registry: &super::image::RegistryFlags,
+) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+    super::index::load_catalog(src, registry).with_context(|| format!("loading {src}"))
+}
+
 /// How `catalog filter` reports what it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FilterReportFormat {
@@ -489,8 +500,7 @@ impl FilterArgs {
             !config.packages.is_empty(),
             "name the packages to keep: --package PACKAGE, or --config FILE"
         );
-        let cfg = super::index::load_catalog(&self.source, &self.registry)
-            .with_context(|| format!("loading {}", self.source))?;
+        let cfg = load_catalog(&self.source, &self.registry)?;
         let options = filter::Options {
             keep_edges: self.keep_edges,
         };
@@ -517,7 +527,10 @@ impl FilterArgs {
                 }
             }
             FilterReportFormat::Json => {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                let text = format!("{}\n", serde_json::to_string_pretty(&report)?);
+                let mut out = std::io::stdout().lock();
+                std::io::Write::write_all(&mut out, text.as_bytes())?;
+                std::io::Write::flush(&mut out)?;
             }
         }
         super::common::note(format!(
@@ -580,12 +593,8 @@ pub struct DiffArgs {
 impl DiffArgs {
     pub fn run(self) -> CmdResult {
         use olm_catalog::fbc::diff;
-        let load = |src: &str| {
-            super::index::load_catalog(src, &self.registry)
-                .with_context(|| format!("loading {src}"))
-        };
-        let old = load(&self.old)?;
-        let new = load(&self.new)?;
+        let old = load_catalog(&self.old, &self.registry)?;
+        let new = load_catalog(&self.new, &self.registry)?;
         let d = diff::diff(&old, &new);
         let text = match self.output {
             DiffFormat::Text => diff::render_text(&d),
