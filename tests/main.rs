@@ -13,6 +13,8 @@ mod registry;
 mod sign_common;
 
 mod build_sign;
+mod catalog_diff;
+mod catalog_filter;
 mod catalog_images;
 mod catalog_mirror;
 mod cli_conventions;

@@ -1,5 +1,7 @@
 //! `catalog build` and `catalog generate-dockerfile`: file-based catalog
 //! images, as `opm generate dockerfile` + `docker build` make them.
+//! `catalog filter`: a smaller catalog cut from a bigger one. `catalog diff`:
+//! what changed between two catalogs.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +23,10 @@ pub enum CatalogCommand {
     /// Copy every image a catalog references to another registry or oci:DIR,
     /// and write the catalog, mapping and ImageDigestMirrorSet for the copies
     Mirror(MirrorArgs),
+    /// Keep only named packages, channels and versions of a catalog, leaving a valid catalog
+    Filter(FilterArgs),
+    /// Show what changed between two catalogs (exit 1 when they differ, like diff)
+    Diff(DiffArgs),
 }
 
 impl CatalogCommand {
@@ -29,6 +35,8 @@ impl CatalogCommand {
             CatalogCommand::Build(a) => a.run(),
             CatalogCommand::GenerateDockerfile(a) => a.run(),
             CatalogCommand::Mirror(a) => a.run(),
+            CatalogCommand::Filter(a) => a.run(),
+            CatalogCommand::Diff(a) => a.run(),
         }
     }
 }
@@ -404,5 +412,436 @@ impl MirrorArgs {
         } else {
             0
         })
+    }
+}
+
+// ---- catalog filter ----
+
+/// Reads a catalog source of `catalog filter` and `catalog diff`: an FBC
+/// directory or file, an index database, or an index or catalog image.
+/// Through the library's loader of every source, with this command's
+/// registry flags.
+fn load_catalog(
+    src: &str,
+    registry: &super::image::RegistryFlags,
+) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+    use olm_catalog::ops::catalog_source::{self, SourceKind};
+    let client = if SourceKind::of(src) == SourceKind::Image {
+        let image: olm_catalog::oci::ImageRef = src
+            .parse()
+            .with_context(|| format!("{src} is not an image reference"))?;
+        Some(registry.client(&image)?)
+    } else {
+        None
+    };
+    let opts = olm_catalog::ops::SourceOptions {
+        bundle_image: None,
+        client,
+    };
+    catalog_source::load(src, &opts).with_context(|| format!("loading {src}"))
+}
+
+/// How `catalog filter` reports what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FilterReportFormat {
+    /// A summary on stderr
+    Text,
+    /// The report as JSON on stdout (the summary is not printed)
+    Json,
+}
+
+/// `catalog filter`.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  olm-catalog catalog filter catalog/ --package etcd --output-dir small/
+  olm-catalog catalog filter index.db --package etcd --channel alpha --default-channel alpha \\
+      --package kube-green --versions '>=0.5.0' --output-dir small/
+  olm-catalog catalog filter quay.io/me/catalog:v1 --config filter.yaml --output-dir small/ -o json
+
+SRC is an FBC directory, a SQLite index database, or an index or catalog
+image. --channel, --versions and --default-channel belong to the --package
+before them; a package without --channel keeps every channel. --versions is a
+version range as OLM reads skipRange (`>=1.2.0 <2.0.0`, `1.x`, `<1.0.0 ||
+>=2.0.0`); a channel keeps the stretch of its replaces chain that holds the
+versions in range (versions outside the range on that stretch are kept so the
+channel keeps one head, and are reported).
+
+--config FILE is operator-registry's FilterConfiguration (YAML or JSON):
+  apiVersion: olm.operatorframework.io/v1alpha1
+  kind: FilterConfiguration
+  packages:
+  - name: etcd
+    defaultChannel: stable        # optional
+    versionRange: '>=0.9.0'       # optional, for channels without their own
+    channels:                     # optional; none keeps every channel
+    - name: stable
+      versionRange: '>=0.9.2'     # optional
+Flags add packages to those of the file.
+
+Replaces and skips that point to a removed bundle are dropped (--keep-edges
+keeps them, as operator-registry's filter does: a cluster running a removed version can
+then still upgrade); skipRanges are kept. Deprecations of removed channels
+and bundles are dropped. When a package's default channel is filtered away,
+name a new one (--default-channel), or the filter fails.
+
+The result is validated (as `olm-catalog validate`) and written to OUT (new
+or empty; one <package>/catalog.json per package) only if valid. Exit codes:
+0 written, 1 the result would be invalid (nothing written), 2 usage, a name
+not in the catalog, or I/O.")]
+pub struct FilterArgs {
+    /// Catalog to filter: FBC directory, index database, or index or catalog image
+    pub source: String,
+    /// Package to keep (repeatable; the flags after it apply to it)
+    #[arg(long, value_name = "PACKAGE")]
+    pub package: Vec<String>,
+    /// Channel of the --package before it to keep (repeatable)
+    #[arg(long, value_name = "CHANNEL")]
+    pub channel: Vec<String>,
+    /// Version range to keep of the --package before it
+    #[arg(long, value_name = "RANGE")]
+    pub versions: Vec<String>,
+    /// New default channel of the --package before it (must be kept)
+    #[arg(long, value_name = "CHANNEL")]
+    pub default_channel: Vec<String>,
+    /// Filter configuration file (operator-registry's FilterConfiguration, YAML or JSON)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Directory to write the filtered catalog to (new or empty)
+    #[arg(long, value_name = "OUT")]
+    pub output_dir: PathBuf,
+    /// File format of the written catalog
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "json")]
+    pub catalog_format: olm_catalog::fbc::write::OutputFormat,
+    /// Keep replaces and skips that point to removed bundles
+    #[arg(long)]
+    pub keep_edges: bool,
+    /// Report format: text (summary on stderr) or json (on stdout)
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub output: FilterReportFormat,
+    // How to reach the registry of an index or catalog image.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
+}
+
+/// The packages that the flags name, each with the flags after it: clap
+/// gives each repeated flag's values apart, and their positions in the
+/// command line (from the matches, parsed again) tie them together.
+fn packages_from_flags(
+    args: &FilterArgs,
+) -> anyhow::Result<Vec<olm_catalog::fbc::filter::PackageFilter>> {
+    use clap::CommandFactory as _;
+    use olm_catalog::fbc::filter::{ChannelFilter, PackageFilter};
+    if args.package.is_empty() {
+        for (flag, given) in [
+            ("--channel", !args.channel.is_empty()),
+            ("--versions", !args.versions.is_empty()),
+            ("--default-channel", !args.default_channel.is_empty()),
+        ] {
+            anyhow::ensure!(!given, "{flag} must follow the --package it applies to");
+        }
+        return Ok(Vec::new());
+    }
+    let matches = super::Cli::command()
+        .try_get_matches_from(std::env::args_os())
+        .context("reading the command line again")?;
+    let m = matches
+        .subcommand_matches("catalog")
+        .and_then(|m| m.subcommand_matches("filter"))
+        .ok_or_else(|| anyhow::anyhow!("not a `catalog filter` command line"))?;
+    let indices =
+        |id: &str| -> Vec<usize> { m.indices_of(id).map(Iterator::collect).unwrap_or_default() };
+    let pkg_at = indices("package");
+    let owner = |i: usize| pkg_at.iter().rposition(|&p| p < i);
+    let mut out: Vec<PackageFilter> = args
+        .package
+        .iter()
+        .map(|p| PackageFilter {
+            name: p.clone(),
+            ..Default::default()
+        })
+        .collect();
+    for (i, c) in indices("channel").into_iter().zip(&args.channel) {
+        let k = owner(i).ok_or_else(|| {
+            anyhow::anyhow!("--channel {c}: must follow the --package it applies to")
+        })?;
+        out[k].channels.push(ChannelFilter {
+            name: c.clone(),
+            version_range: String::new(),
+        });
+    }
+    for (i, v) in indices("versions").into_iter().zip(&args.versions) {
+        let k = owner(i).ok_or_else(|| {
+            anyhow::anyhow!("--versions {v}: must follow the --package it applies to")
+        })?;
+        anyhow::ensure!(
+            out[k].version_range.is_empty(),
+            "--package {}: --versions given twice",
+            out[k].name
+        );
+        out[k].version_range = v.clone();
+    }
+    for (i, d) in indices("default_channel")
+        .into_iter()
+        .zip(&args.default_channel)
+    {
+        let k = owner(i).ok_or_else(|| {
+            anyhow::anyhow!("--default-channel {d}: must follow the --package it applies to")
+        })?;
+        anyhow::ensure!(
+            out[k].default_channel.is_empty(),
+            "--package {}: --default-channel given twice",
+            out[k].name
+        );
+        out[k].default_channel = d.clone();
+    }
+    Ok(out)
+}
+
+/// The summary of a filter, for a terminal.
+fn filter_summary(report: &olm_catalog::fbc::filter::FilterReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for p in &report.packages {
+        let _ = writeln!(
+            s,
+            "{}: kept {} channel(s), {} bundle(s); removed {} channel(s), {} bundle(s); default channel {}{}",
+            p.name,
+            p.channels.len(),
+            p.kept_bundles,
+            p.removed_channels.len(),
+            p.removed_bundles.len(),
+            p.default_channel,
+            p.previous_default_channel
+                .as_ref()
+                .map(|d| format!(" (was {d})"))
+                .unwrap_or_default()
+        );
+        if !p.removed_channels.is_empty() {
+            let _ = writeln!(s, "  removed channels: {}", p.removed_channels.join(", "));
+        }
+        for c in &p.channels {
+            let range = if c.version_range.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", c.version_range)
+            };
+            let _ = writeln!(
+                s,
+                "  channel {}{range}: head {}, kept {} entr{}, removed {}",
+                c.name,
+                c.head,
+                c.kept_entries,
+                if c.kept_entries == 1 { "y" } else { "ies" },
+                c.removed_entries.len()
+            );
+            if !c.kept_outside_range.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "    kept outside the range, on the upgrade chain: {}",
+                    c.kept_outside_range.join(", ")
+                );
+            }
+            if !c.unreachable_in_range.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "    in range but not on the kept upgrade chain (removed): {}",
+                    c.unreachable_in_range.join(", ")
+                );
+            }
+            for e in &c.dropped_edges {
+                let _ = writeln!(
+                    s,
+                    "    dropped edge: {} {} {} (removed)",
+                    e.entry, e.kind, e.target
+                );
+            }
+        }
+        if !p.removed_deprecations.is_empty() {
+            let _ = writeln!(
+                s,
+                "  removed deprecations: {}",
+                p.removed_deprecations.join(", ")
+            );
+        }
+    }
+    if !report.removed_packages.is_empty() {
+        let _ = writeln!(
+            s,
+            "removed {} other package(s): {}",
+            report.removed_packages.len(),
+            report.removed_packages.join(", ")
+        );
+    }
+    s
+}
+
+/// Writes `cfg` as a new catalog directory `out` (absent or empty): into a
+/// temporary sibling first, then renamed, so a failure leaves nothing
+/// half-written.
+fn write_new_catalog_dir(
+    cfg: &olm_catalog::fbc::DeclarativeConfig,
+    format: olm_catalog::fbc::write::OutputFormat,
+    out: &Path,
+) -> anyhow::Result<()> {
+    let shown = out.display();
+    if out.exists() {
+        anyhow::ensure!(out.is_dir(), "{shown}: exists and is not a directory");
+        let empty = std::fs::read_dir(out)
+            .with_context(|| format!("{shown}: cannot read the output directory"))?
+            .next()
+            .is_none();
+        anyhow::ensure!(empty, "{shown}: output directory is not empty");
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    anyhow::ensure!(
+        parent.is_dir(),
+        "{shown}: cannot create the output directory: {} is not an existing directory",
+        parent.display()
+    );
+    let tmp = tempfile::Builder::new()
+        .prefix(".olm-catalog-filter-")
+        .tempdir_in(parent)
+        .with_context(|| format!("{shown}: cannot create the output directory"))?;
+    olm_catalog::fbc::write::write_dir(cfg, format, tmp.path())
+        .with_context(|| format!("{shown}: cannot write the catalog"))?;
+    if out.exists() {
+        std::fs::remove_dir(out)
+            .with_context(|| format!("{shown}: cannot replace the empty directory"))?;
+    }
+    std::fs::rename(tmp.keep(), out)
+        .with_context(|| format!("{shown}: cannot move the written catalog into place"))?;
+    Ok(())
+}
+
+impl FilterArgs {
+    pub fn run(self) -> CmdResult {
+        use olm_catalog::fbc::filter;
+        let mut config = match &self.config {
+            Some(f) => {
+                let text = std::fs::read_to_string(f)
+                    .with_context(|| format!("reading {}", f.display()))?;
+                filter::FilterConfig::parse(&text, &f.display().to_string())?
+            }
+            None => filter::FilterConfig::default(),
+        };
+        config.packages.extend(packages_from_flags(&self)?);
+        anyhow::ensure!(
+            !config.packages.is_empty(),
+            "name the packages to keep: --package PACKAGE, or --config FILE"
+        );
+        let cfg = load_catalog(&self.source, &self.registry)?;
+        let options = filter::Options {
+            keep_edges: self.keep_edges,
+        };
+        let (out, report) = filter::filter(&cfg, &config, options)
+            .map_err(|e| anyhow::anyhow!("cannot filter {}:\n{e}", self.source))?;
+        let mut findings = olm_catalog::diag::Report {
+            subject: self.output_dir.display().to_string(),
+            findings: olm_catalog::fbc::validate::validate(&out),
+        };
+        findings.sort();
+        if findings.errors() > 0 {
+            eprint!("{}", olm_catalog::diag::render_human(&[findings], false));
+            eprintln!(
+                "error: the filtered catalog would not be valid (the packages kept are not valid in {} either?); nothing was written",
+                self.source
+            );
+            return Ok(EXIT_FINDINGS);
+        }
+        write_new_catalog_dir(&out, self.catalog_format, &self.output_dir)?;
+        match self.output {
+            FilterReportFormat::Text => {
+                if !super::common::quiet() {
+                    eprint!("{}", filter_summary(&report));
+                }
+            }
+            FilterReportFormat::Json => {
+                let text = format!("{}\n", serde_json::to_string_pretty(&report)?);
+                let mut out = std::io::stdout().lock();
+                std::io::Write::write_all(&mut out, text.as_bytes())?;
+                std::io::Write::flush(&mut out)?;
+            }
+        }
+        super::common::note(format!(
+            "wrote {} package(s) to {}",
+            out.packages.len(),
+            self.output_dir.display()
+        ));
+        Ok(0)
+    }
+}
+
+// ---- catalog diff ----
+
+/// How `catalog diff` prints the differences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// One line per change, for a terminal
+    Text,
+    /// The differences as JSON (documented in docs/catalog.md)
+    Json,
+    /// Markdown, for a pull request comment or a release note
+    Markdown,
+}
+
+/// `catalog diff`.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  olm-catalog catalog diff old-catalog/ catalog/
+  olm-catalog catalog diff index.db catalog/ -o markdown > comment.md
+  olm-catalog catalog diff quay.io/me/catalog:v1 quay.io/me/catalog:v2 -o json
+
+OLD and NEW are each an FBC directory, a SQLite index database, or an index
+or catalog image. Shown: packages, channels and bundles added and removed;
+channel heads and default channels that changed; channel entries whose
+replaces, skips or skipRange changed; bundles whose image, properties or
+related images changed; deprecations added, removed or reworded; icon and
+description changes. Objects of other schemas are not compared.
+
+Exit codes, as diff's: 0 the catalogs are the same, 1 they differ, 2 usage
+or I/O.")]
+pub struct DiffArgs {
+    /// The older catalog: FBC directory, index database, or index or catalog image
+    pub old: String,
+    /// The newer catalog
+    pub new: String,
+    /// Output format
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub output: DiffFormat,
+    // How to reach the registry of an index or catalog image.
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
+}
+
+impl DiffArgs {
+    pub fn run(self) -> CmdResult {
+        use olm_catalog::fbc::diff;
+        let old = load_catalog(&self.old, &self.registry)?;
+        let new = load_catalog(&self.new, &self.registry)?;
+        let d = diff::diff(&old, &new);
+        let text = match self.output {
+            DiffFormat::Text => diff::render_text(&d),
+            DiffFormat::Markdown => diff::render_markdown(&d),
+            DiffFormat::Json => format!("{}\n", serde_json::to_string_pretty(&d)?),
+        };
+        let mut out = std::io::stdout().lock();
+        std::io::Write::write_all(&mut out, text.as_bytes())?;
+        std::io::Write::flush(&mut out)?;
+        Ok(if d.is_empty() { 0 } else { EXIT_FINDINGS })
     }
 }

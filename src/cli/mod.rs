@@ -61,7 +61,7 @@ olm-catalog bundle build operators/mypkg/1.0.0 --tag quay.io/me/mypkg-bundle:v1.
 olm-catalog graph render operators/etcd --format mermaid"
     )]
     Graph(graph::GraphCommand),
-    /// Build file-based catalog images, or a Dockerfile for them
+    /// Build file-based catalog images (or a Dockerfile for them); filter and compare catalogs
     #[command(
         subcommand,
         after_help = "Examples:\n  olm-catalog catalog build catalog/ --tag quay.io/me/catalog:v1\n  \

@@ -6,6 +6,8 @@
 //! Field order in these structs is the order in which opm writes the fields
 //! (Go struct order), so serializing them reproduces `opm render` output.
 
+pub mod diff;
+pub mod filter;
 pub mod from_bundle;
 pub mod located;
 pub mod migrate;
@@ -180,6 +182,24 @@ pub struct PackageScopedReference {
     /// Name of the channel or bundle; empty for the package.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
+}
+
+impl Channel {
+    /// The channel's heads: entries that no other entry of it replaces or
+    /// skips, by name (a valid channel has exactly one).
+    pub fn heads(&self) -> Vec<&str> {
+        let names: std::collections::BTreeSet<&str> =
+            self.entries.iter().map(|e| e.name.as_str()).collect();
+        let mut pointed = std::collections::BTreeSet::new();
+        for e in &self.entries {
+            for t in std::iter::once(&e.replaces).chain(&e.skips) {
+                if names.contains(t.as_str()) {
+                    pointed.insert(t.as_str());
+                }
+            }
+        }
+        names.difference(&pointed).copied().collect()
+    }
 }
 
 /// Why a file-based catalog could not be read.

@@ -1,0 +1,777 @@
+//! What changed between two catalogs (`catalog diff`): packages, channels
+//! and bundles added and removed, channel entries whose edges changed,
+//! channel heads, default channels, deprecations, bundle images, icons and
+//! descriptions; rendered for a terminal, a pull request (Markdown) or a
+//! machine (JSON, the serialization of [`CatalogDiff`]).
+//!
+//! Objects of other schemas are not compared. Lists are sorted by name.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{Bundle, Channel, ChannelEntry, DeclarativeConfig, Package};
+
+/// A value before and after.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Change<T> {
+    /// Before.
+    pub old: T,
+    /// After.
+    pub new: T,
+}
+
+/// The differences between two catalogs; empty when they are the same.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogDiff {
+    /// Packages only in the new catalog.
+    pub added_packages: Vec<PackageSummary>,
+    /// Packages only in the old catalog.
+    pub removed_packages: Vec<PackageSummary>,
+    /// Packages in both that differ.
+    pub changed_packages: Vec<PackageDiff>,
+}
+
+/// A package added or removed as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageSummary {
+    /// Package name.
+    pub name: String,
+    /// Its default channel.
+    pub default_channel: String,
+    /// Its channels.
+    pub channels: Vec<String>,
+    /// How many bundles it has.
+    pub bundles: usize,
+}
+
+/// How one package differs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageDiff {
+    /// Package name.
+    pub name: String,
+    /// The default channel, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_channel: Option<Change<String>>,
+    /// Whether the icon changed.
+    pub icon_changed: bool,
+    /// Whether the description changed.
+    pub description_changed: bool,
+    /// Channels only in the new catalog.
+    pub added_channels: Vec<ChannelSummary>,
+    /// Channels only in the old catalog.
+    pub removed_channels: Vec<ChannelSummary>,
+    /// Channels in both that differ.
+    pub changed_channels: Vec<ChannelDiff>,
+    /// Bundles only in the new catalog.
+    pub added_bundles: Vec<String>,
+    /// Bundles only in the old catalog.
+    pub removed_bundles: Vec<String>,
+    /// Bundles in both that differ.
+    pub changed_bundles: Vec<BundleDiff>,
+    /// Deprecation entries only in the new catalog.
+    pub added_deprecations: Vec<DeprecationSummary>,
+    /// Deprecation entries only in the old catalog.
+    pub removed_deprecations: Vec<DeprecationSummary>,
+    /// Deprecation entries in both whose message changed.
+    pub changed_deprecations: Vec<DeprecationChange>,
+}
+
+/// A channel added or removed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelSummary {
+    /// Channel name.
+    pub name: String,
+    /// Its head (its heads, comma-separated, when it has several).
+    pub head: String,
+    /// Its entries, by name.
+    pub entries: Vec<String>,
+}
+
+/// How one channel differs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelDiff {
+    /// Channel name.
+    pub name: String,
+    /// The head, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<Change<String>>,
+    /// Entries only in the new channel.
+    pub added_entries: Vec<ChannelEntry>,
+    /// Entries only in the old channel, by name.
+    pub removed_entries: Vec<String>,
+    /// Entries in both whose edges changed.
+    pub changed_entries: Vec<EntryChange>,
+}
+
+/// A channel entry whose `replaces`, `skips` or `skipRange` changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EntryChange {
+    /// Bundle name.
+    pub name: String,
+    /// Before.
+    pub old: ChannelEntry,
+    /// After.
+    pub new: ChannelEntry,
+}
+
+/// How one bundle differs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDiff {
+    /// Bundle name.
+    pub name: String,
+    /// The image, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<Change<String>>,
+    /// Whether its properties changed.
+    pub properties_changed: bool,
+    /// Whether its related images changed.
+    pub related_images_changed: bool,
+}
+
+/// A deprecation entry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeprecationSummary {
+    /// `olm.package`, `olm.channel` or `olm.bundle`.
+    pub schema: String,
+    /// The channel or bundle; empty for the package.
+    pub name: String,
+    /// Its message.
+    pub message: String,
+}
+
+/// A deprecation entry whose message changed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeprecationChange {
+    /// `olm.package`, `olm.channel` or `olm.bundle`.
+    pub schema: String,
+    /// The channel or bundle; empty for the package.
+    pub name: String,
+    /// The message before and after.
+    pub message: Change<String>,
+}
+
+impl CatalogDiff {
+    /// Whether the catalogs are the same (as far as this compares them).
+    pub fn is_empty(&self) -> bool {
+        self.added_packages.is_empty()
+            && self.removed_packages.is_empty()
+            && self.changed_packages.is_empty()
+    }
+}
+
+impl PackageDiff {
+    fn is_empty(&self) -> bool {
+        self.default_channel.is_none()
+            && !self.icon_changed
+            && !self.description_changed
+            && self.added_channels.is_empty()
+            && self.removed_channels.is_empty()
+            && self.changed_channels.is_empty()
+            && self.added_bundles.is_empty()
+            && self.removed_bundles.is_empty()
+            && self.changed_bundles.is_empty()
+            && self.added_deprecations.is_empty()
+            && self.removed_deprecations.is_empty()
+            && self.changed_deprecations.is_empty()
+    }
+}
+
+/// One package's objects.
+#[derive(Default)]
+struct Parts<'a> {
+    package: Option<&'a Package>,
+    channels: BTreeMap<&'a str, &'a Channel>,
+    bundles: BTreeMap<&'a str, &'a Bundle>,
+    deprecations: BTreeMap<(&'a str, &'a str), &'a str>,
+}
+
+fn by_package(cfg: &DeclarativeConfig) -> BTreeMap<&str, Parts<'_>> {
+    let mut out: BTreeMap<&str, Parts<'_>> = BTreeMap::new();
+    for p in &cfg.packages {
+        out.entry(&p.name).or_default().package = Some(p);
+    }
+    for c in &cfg.channels {
+        out.entry(&c.package)
+            .or_default()
+            .channels
+            .insert(&c.name, c);
+    }
+    for b in &cfg.bundles {
+        out.entry(&b.package)
+            .or_default()
+            .bundles
+            .insert(&b.name, b);
+    }
+    for d in &cfg.deprecations {
+        let parts = out.entry(&d.package).or_default();
+        for e in &d.entries {
+            parts.deprecations.insert(
+                (e.reference.schema.as_str(), e.reference.name.as_str()),
+                e.message.as_str(),
+            );
+        }
+    }
+    out
+}
+
+fn head_of(c: &Channel) -> String {
+    c.heads().join(", ")
+}
+
+fn channel_summary(c: &Channel) -> ChannelSummary {
+    ChannelSummary {
+        name: c.name.clone(),
+        head: head_of(c),
+        entries: c.entries.iter().map(|e| e.name.clone()).collect(),
+    }
+}
+
+fn package_summary(name: &str, parts: &Parts<'_>) -> PackageSummary {
+    PackageSummary {
+        name: name.to_string(),
+        default_channel: parts
+            .package
+            .map(|p| p.default_channel.clone())
+            .unwrap_or_default(),
+        channels: parts.channels.keys().map(|c| c.to_string()).collect(),
+        bundles: parts.bundles.len(),
+    }
+}
+
+/// Edges compared as sets: the order of `skips` means nothing.
+fn same_edges(a: &ChannelEntry, b: &ChannelEntry) -> bool {
+    let set = |e: &ChannelEntry| e.skips.iter().cloned().collect::<BTreeSet<String>>();
+    a.replaces == b.replaces && a.skip_range == b.skip_range && set(a) == set(b)
+}
+
+fn diff_channel(old: &Channel, new: &Channel) -> ChannelDiff {
+    let o: BTreeMap<&str, &ChannelEntry> =
+        old.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+    let n: BTreeMap<&str, &ChannelEntry> =
+        new.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+    let (oh, nh) = (head_of(old), head_of(new));
+    ChannelDiff {
+        name: new.name.clone(),
+        head: (oh != nh).then_some(Change { old: oh, new: nh }),
+        added_entries: n
+            .iter()
+            .filter(|(k, _)| !o.contains_key(*k))
+            .map(|(_, e)| (*e).clone())
+            .collect(),
+        removed_entries: o
+            .keys()
+            .filter(|k| !n.contains_key(*k))
+            .map(|k| k.to_string())
+            .collect(),
+        changed_entries: o
+            .iter()
+            .filter_map(|(k, a)| {
+                let b = n.get(k)?;
+                (!same_edges(a, b)).then(|| EntryChange {
+                    name: k.to_string(),
+                    old: (*a).clone(),
+                    new: (*b).clone(),
+                })
+            })
+            .collect(),
+    }
+}
+
+fn diff_package(name: &str, old: &Parts<'_>, new: &Parts<'_>) -> PackageDiff {
+    let mut d = PackageDiff {
+        name: name.to_string(),
+        ..Default::default()
+    };
+    if let (Some(op), Some(np)) = (old.package, new.package) {
+        if op.default_channel != np.default_channel {
+            d.default_channel = Some(Change {
+                old: op.default_channel.clone(),
+                new: np.default_channel.clone(),
+            });
+        }
+        d.icon_changed = op.icon != np.icon;
+        d.description_changed = op.description != np.description;
+    }
+    for (k, c) in &new.channels {
+        match old.channels.get(k) {
+            None => d.added_channels.push(channel_summary(c)),
+            Some(oc) => {
+                let cd = diff_channel(oc, c);
+                if cd.head.is_some()
+                    || !cd.added_entries.is_empty()
+                    || !cd.removed_entries.is_empty()
+                    || !cd.changed_entries.is_empty()
+                {
+                    d.changed_channels.push(cd);
+                }
+            }
+        }
+    }
+    for (k, c) in &old.channels {
+        if !new.channels.contains_key(k) {
+            d.removed_channels.push(channel_summary(c));
+        }
+    }
+    for (k, b) in &new.bundles {
+        match old.bundles.get(k) {
+            None => d.added_bundles.push(k.to_string()),
+            Some(ob) => {
+                let bd = BundleDiff {
+                    name: k.to_string(),
+                    image: (ob.image != b.image).then(|| Change {
+                        old: ob.image.clone(),
+                        new: b.image.clone(),
+                    }),
+                    properties_changed: ob.properties != b.properties,
+                    related_images_changed: ob.related_images != b.related_images,
+                };
+                if bd.image.is_some() || bd.properties_changed || bd.related_images_changed {
+                    d.changed_bundles.push(bd);
+                }
+            }
+        }
+    }
+    d.removed_bundles = old
+        .bundles
+        .keys()
+        .filter(|k| !new.bundles.contains_key(*k))
+        .map(|k| k.to_string())
+        .collect();
+    let summary = |(schema, name): &(&str, &str), message: &str| DeprecationSummary {
+        schema: schema.to_string(),
+        name: name.to_string(),
+        message: message.to_string(),
+    };
+    for (k, m) in &new.deprecations {
+        match old.deprecations.get(k) {
+            None => d.added_deprecations.push(summary(k, m)),
+            Some(om) if om != m => d.changed_deprecations.push(DeprecationChange {
+                schema: k.0.to_string(),
+                name: k.1.to_string(),
+                message: Change {
+                    old: om.to_string(),
+                    new: m.to_string(),
+                },
+            }),
+            Some(_) => {}
+        }
+    }
+    for (k, m) in &old.deprecations {
+        if !new.deprecations.contains_key(k) {
+            d.removed_deprecations.push(summary(k, m));
+        }
+    }
+    d
+}
+
+/// Compares two catalogs.
+pub fn diff(old: &DeclarativeConfig, new: &DeclarativeConfig) -> CatalogDiff {
+    let o = by_package(old);
+    let n = by_package(new);
+    let mut out = CatalogDiff::default();
+    for (k, parts) in &n {
+        match o.get(k) {
+            None => out.added_packages.push(package_summary(k, parts)),
+            Some(op) => {
+                let d = diff_package(k, op, parts);
+                if !d.is_empty() {
+                    out.changed_packages.push(d);
+                }
+            }
+        }
+    }
+    for (k, parts) in &o {
+        if !n.contains_key(k) {
+            out.removed_packages.push(package_summary(k, parts));
+        }
+    }
+    out
+}
+
+/// A channel entry's edges, as `replaces A, skips B C, skipRange R` (`no
+/// edges` when it has none).
+fn edges(e: &ChannelEntry) -> String {
+    let mut parts = Vec::new();
+    if !e.replaces.is_empty() {
+        parts.push(format!("replaces {}", e.replaces));
+    }
+    if !e.skips.is_empty() {
+        parts.push(format!("skips {}", e.skips.join(" ")));
+    }
+    if !e.skip_range.is_empty() {
+        parts.push(format!("skipRange {}", e.skip_range));
+    }
+    if parts.is_empty() {
+        "no edges".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn deprecation_target(schema: &str, name: &str) -> String {
+    if name.is_empty() {
+        schema.to_string()
+    } else {
+        format!("{schema} {name}")
+    }
+}
+
+fn none_if_empty(s: &str) -> &str {
+    if s.is_empty() {
+        "(none)"
+    } else {
+        s
+    }
+}
+
+/// How many packages were added, removed and changed, in one line.
+pub fn summary_line(d: &CatalogDiff) -> String {
+    if d.is_empty() {
+        return "no differences".into();
+    }
+    format!(
+        "{} package(s) added, {} removed, {} changed",
+        d.added_packages.len(),
+        d.removed_packages.len(),
+        d.changed_packages.len()
+    )
+}
+
+/// The differences for a terminal: one line per change, grouped by package
+/// and channel.
+pub fn render_text(d: &CatalogDiff) -> String {
+    let mut s = String::new();
+    for p in &d.added_packages {
+        let _ = writeln!(
+            s,
+            "package added: {} (default channel {}; channels {}; {} bundle(s))",
+            p.name,
+            p.default_channel,
+            none_if_empty(&p.channels.join(", ")),
+            p.bundles
+        );
+    }
+    for p in &d.removed_packages {
+        let _ = writeln!(
+            s,
+            "package removed: {} (default channel {}; channels {}; {} bundle(s))",
+            p.name,
+            p.default_channel,
+            none_if_empty(&p.channels.join(", ")),
+            p.bundles
+        );
+    }
+    for p in &d.changed_packages {
+        let _ = writeln!(s, "package changed: {}", p.name);
+        if let Some(c) = &p.default_channel {
+            let _ = writeln!(s, "  default channel: {} -> {}", c.old, c.new);
+        }
+        if p.icon_changed {
+            let _ = writeln!(s, "  icon changed");
+        }
+        if p.description_changed {
+            let _ = writeln!(s, "  description changed");
+        }
+        for c in &p.added_channels {
+            let _ = writeln!(
+                s,
+                "  channel added: {} (head {}; {} entr{})",
+                c.name,
+                c.head,
+                c.entries.len(),
+                if c.entries.len() == 1 { "y" } else { "ies" }
+            );
+        }
+        for c in &p.removed_channels {
+            let _ = writeln!(s, "  channel removed: {} (head {})", c.name, c.head);
+        }
+        for c in &p.changed_channels {
+            let _ = writeln!(s, "  channel changed: {}", c.name);
+            if let Some(h) = &c.head {
+                let _ = writeln!(s, "    head: {} -> {}", h.old, h.new);
+            }
+            for e in &c.added_entries {
+                let _ = writeln!(s, "    entry added: {} ({})", e.name, edges(e));
+            }
+            for e in &c.removed_entries {
+                let _ = writeln!(s, "    entry removed: {e}");
+            }
+            for e in &c.changed_entries {
+                let _ = writeln!(
+                    s,
+                    "    entry changed: {}: {} -> {}",
+                    e.name,
+                    edges(&e.old),
+                    edges(&e.new)
+                );
+            }
+        }
+        for b in &p.added_bundles {
+            let _ = writeln!(s, "  bundle added: {b}");
+        }
+        for b in &p.removed_bundles {
+            let _ = writeln!(s, "  bundle removed: {b}");
+        }
+        for b in &p.changed_bundles {
+            let mut what = Vec::new();
+            if let Some(i) = &b.image {
+                what.push(format!("image {} -> {}", i.old, i.new));
+            }
+            if b.properties_changed {
+                what.push("properties".into());
+            }
+            if b.related_images_changed {
+                what.push("related images".into());
+            }
+            let _ = writeln!(s, "  bundle changed: {}: {}", b.name, what.join("; "));
+        }
+        for x in &p.added_deprecations {
+            let _ = writeln!(
+                s,
+                "  deprecation added: {}: {}",
+                deprecation_target(&x.schema, &x.name),
+                x.message
+            );
+        }
+        for x in &p.removed_deprecations {
+            let _ = writeln!(
+                s,
+                "  deprecation removed: {}",
+                deprecation_target(&x.schema, &x.name)
+            );
+        }
+        for x in &p.changed_deprecations {
+            let _ = writeln!(
+                s,
+                "  deprecation changed: {}: {}",
+                deprecation_target(&x.schema, &x.name),
+                x.message.new
+            );
+        }
+    }
+    let _ = writeln!(s, "{}", summary_line(d));
+    s
+}
+
+/// Markdown inline code, safe whatever the text holds.
+fn code(t: &str) -> String {
+    if t.contains('`') {
+        format!("`` {t} ``")
+    } else {
+        format!("`{t}`")
+    }
+}
+
+fn code_list<S: AsRef<str>>(items: &[S]) -> String {
+    items
+        .iter()
+        .map(|i| code(i.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The differences as Markdown, for a pull request comment or release note.
+pub fn render_markdown(d: &CatalogDiff) -> String {
+    let mut s = String::from("## Catalog changes\n\n");
+    if d.is_empty() {
+        s.push_str("No differences.\n");
+        return s;
+    }
+    let _ = writeln!(s, "{}.\n", summary_line(d));
+    if !d.added_packages.is_empty() {
+        s.push_str("### Packages added\n\n| package | default channel | channels | bundles |\n|---|---|---|---|\n");
+        for p in &d.added_packages {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                code(&p.name),
+                code(&p.default_channel),
+                code_list(&p.channels),
+                p.bundles
+            );
+        }
+        s.push('\n');
+    }
+    if !d.removed_packages.is_empty() {
+        s.push_str("### Packages removed\n\n| package | default channel | channels | bundles |\n|---|---|---|---|\n");
+        for p in &d.removed_packages {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                code(&p.name),
+                code(&p.default_channel),
+                code_list(&p.channels),
+                p.bundles
+            );
+        }
+        s.push('\n');
+    }
+    for p in &d.changed_packages {
+        let _ = writeln!(s, "### {}\n", code(&p.name));
+        if let Some(c) = &p.default_channel {
+            let _ = writeln!(s, "- Default channel: {} → {}", code(&c.old), code(&c.new));
+        }
+        if p.icon_changed {
+            s.push_str("- Icon changed\n");
+        }
+        if p.description_changed {
+            s.push_str("- Description changed\n");
+        }
+        for c in &p.added_channels {
+            let _ = writeln!(
+                s,
+                "- Channel added: {} (head {}, {} entries)",
+                code(&c.name),
+                code(&c.head),
+                c.entries.len()
+            );
+        }
+        for c in &p.removed_channels {
+            let _ = writeln!(s, "- Channel removed: {}", code(&c.name));
+        }
+        for c in &p.changed_channels {
+            let _ = writeln!(s, "- Channel {}:", code(&c.name));
+            if let Some(h) = &c.head {
+                let _ = writeln!(s, "  - head {} → {}", code(&h.old), code(&h.new));
+            }
+            for e in &c.added_entries {
+                let _ = writeln!(s, "  - added {} ({})", code(&e.name), edges(e));
+            }
+            for e in &c.removed_entries {
+                let _ = writeln!(s, "  - removed {}", code(e));
+            }
+            for e in &c.changed_entries {
+                let _ = writeln!(
+                    s,
+                    "  - changed {}: {} → {}",
+                    code(&e.name),
+                    edges(&e.old),
+                    edges(&e.new)
+                );
+            }
+        }
+        if !p.added_bundles.is_empty() {
+            let _ = writeln!(s, "- Bundles added: {}", code_list(&p.added_bundles));
+        }
+        if !p.removed_bundles.is_empty() {
+            let _ = writeln!(s, "- Bundles removed: {}", code_list(&p.removed_bundles));
+        }
+        for b in &p.changed_bundles {
+            let mut what = Vec::new();
+            if let Some(i) = &b.image {
+                what.push(format!("image {} → {}", code(&i.old), code(&i.new)));
+            }
+            if b.properties_changed {
+                what.push("properties".into());
+            }
+            if b.related_images_changed {
+                what.push("related images".into());
+            }
+            let _ = writeln!(s, "- Bundle {} changed: {}", code(&b.name), what.join("; "));
+        }
+        for x in &p.added_deprecations {
+            let _ = writeln!(
+                s,
+                "- Deprecated: {}: {}",
+                code(&deprecation_target(&x.schema, &x.name)),
+                x.message
+            );
+        }
+        for x in &p.removed_deprecations {
+            let _ = writeln!(
+                s,
+                "- No longer deprecated: {}",
+                code(&deprecation_target(&x.schema, &x.name))
+            );
+        }
+        for x in &p.changed_deprecations {
+            let _ = writeln!(
+                s,
+                "- Deprecation message of {} changed: {}",
+                code(&deprecation_target(&x.schema, &x.name)),
+                x.message.new
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(objs: &[serde_json::Value]) -> DeclarativeConfig {
+        let mut c = DeclarativeConfig::default();
+        for o in objs {
+            c.push_object(o.clone()).expect("object");
+        }
+        c
+    }
+
+    #[test]
+    fn changes_are_found_and_rendered() {
+        use serde_json::json;
+        let bundle =
+            |n: &str, img: &str| json!({"schema":"olm.bundle","name":n,"package":"p","image":img});
+        let old = cfg(&[
+            json!({"schema":"olm.package","name":"p","defaultChannel":"a"}),
+            json!({"schema":"olm.package","name":"gone","defaultChannel":"x"}),
+            json!({"schema":"olm.channel","name":"a","package":"p","entries":[
+                {"name":"p.v1"},{"name":"p.v2","replaces":"p.v1","skips":["p.v0","p.v00"]}]}),
+            json!({"schema":"olm.channel","name":"old","package":"p","entries":[{"name":"p.v1"}]}),
+            bundle("p.v1", "i:1"),
+            bundle("p.v2", "i:2"),
+        ]);
+        let new = cfg(&[
+            json!({"schema":"olm.package","name":"p","defaultChannel":"b"}),
+            json!({"schema":"olm.channel","name":"a","package":"p","entries":[
+                {"name":"p.v1"},{"name":"p.v2","replaces":"p.v1","skips":["p.v00","p.v0"]},
+                {"name":"p.v3","replaces":"p.v2","skipRange":"<3.0.0"}]}),
+            json!({"schema":"olm.channel","name":"b","package":"p","entries":[{"name":"p.v3"}]}),
+            bundle("p.v1", "i:1"),
+            bundle("p.v2", "i:2b"),
+            bundle("p.v3", "i:3"),
+            json!({"schema":"olm.deprecations","package":"p","entries":[
+                {"reference":{"schema":"olm.channel","name":"a"},"message":"use b"}]}),
+        ]);
+        let d = diff(&old, &new);
+        assert_eq!(
+            render_text(&d),
+            "package removed: gone (default channel x; channels (none); 0 bundle(s))
+package changed: p
+  default channel: a -> b
+  channel added: b (head p.v3; 1 entry)
+  channel removed: old (head p.v1)
+  channel changed: a
+    head: p.v2 -> p.v3
+    entry added: p.v3 (replaces p.v2, skipRange <3.0.0)
+  bundle added: p.v3
+  bundle changed: p.v2: image i:2 -> i:2b
+  deprecation added: olm.channel a: use b
+0 package(s) added, 1 removed, 1 changed
+"
+        );
+        let md = render_markdown(&d);
+        assert!(md.contains("- Default channel: `a` → `b`\n"), "{md}");
+        assert!(
+            md.contains("  - added `p.v3` (replaces p.v2, skipRange <3.0.0)\n"),
+            "{md}"
+        );
+        assert!(diff(&new, &new).is_empty());
+        assert_eq!(render_text(&diff(&old, &old)), "no differences\n");
+        let v = serde_json::to_value(&d).expect("json");
+        assert_eq!(
+            v["changedPackages"][0]["defaultChannel"],
+            json!({"old":"a","new":"b"})
+        );
+    }
+}
