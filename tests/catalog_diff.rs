@@ -209,3 +209,37 @@ package changed: trident-operator
     assert_eq!(c, 2);
     assert!(err.contains("loading /nonexistent/catalog"), "{err}");
 }
+
+#[test]
+fn an_opm_index_and_opms_render_of_it_are_the_same_catalog() {
+    // opm renders bundle properties in another order than it stores them;
+    // order is not a change, so the index opm built and the FBC opm
+    // rendered from it do not differ.
+    for pkg in ["etcd", "ack-ecr-controller"] {
+        let dir = common::golden().join("sqlite").join(pkg);
+        let (c, out, err) = common::run(&[
+            "catalog",
+            "diff",
+            s(&dir.join("index.db")),
+            s(&dir.join("render.json")),
+        ]);
+        assert_eq!((c, out.as_str()), (0, "no differences\n"), "{pkg}: {err}");
+    }
+    // A real difference is still seen: the golden etcd index against its
+    // render without the alpha channel.
+    let dir = common::golden().join("sqlite/etcd");
+    let mut cfg = DeclarativeConfig::default();
+    let text = std::fs::read_to_string(dir.join("render.json")).expect("render.json");
+    cfg.parse_str(&text, &dir.join("render.json"))
+        .expect("parse");
+    cfg.channels.retain(|c| c.name != "alpha");
+    let t = tempfile::tempdir().expect("tmp");
+    olm_catalog::fbc::write::write_dir(&cfg, olm_catalog::fbc::write::OutputFormat::Json, t.path())
+        .expect("write");
+    let (c, out, _) = common::run(&["catalog", "diff", s(&dir.join("index.db")), s(t.path())]);
+    assert_eq!(c, 1);
+    assert_eq!(
+        out,
+        "package changed: etcd\n  channel removed: alpha (head etcdoperator.v0.6.1)\n0 package(s) added, 0 removed, 1 changed\n"
+    );
+}

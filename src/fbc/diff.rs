@@ -5,6 +5,8 @@
 //! machine (JSON, the serialization of [`CatalogDiff`]).
 //!
 //! Objects of other schemas are not compared. Lists are sorted by name.
+//! The order of a bundle's properties, related images and skips is not a
+//! change.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -252,6 +254,23 @@ fn same_edges(a: &ChannelEntry, b: &ChannelEntry) -> bool {
     a.replaces == b.replaces && a.skip_range == b.skip_range && set(a) == set(b)
 }
 
+/// Whether two lists hold the same items, in any order: the order of a
+/// bundle's properties or related images means nothing to OLM, and opm's
+/// own renders of one bundle order them differently.
+fn same_items<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut used = vec![false; b.len()];
+    a.iter().all(|x| {
+        let hit = b.iter().enumerate().position(|(i, y)| !used[i] && x == y);
+        if let Some(i) = hit {
+            used[i] = true;
+        }
+        hit.is_some()
+    })
+}
+
 fn diff_channel(old: &Channel, new: &Channel) -> ChannelDiff {
     let o: BTreeMap<&str, &ChannelEntry> =
         old.entries.iter().map(|e| (e.name.as_str(), e)).collect();
@@ -330,8 +349,8 @@ fn diff_package(name: &str, old: &Parts<'_>, new: &Parts<'_>) -> PackageDiff {
                         old: ob.image.clone(),
                         new: b.image.clone(),
                     }),
-                    properties_changed: ob.properties != b.properties,
-                    related_images_changed: ob.related_images != b.related_images,
+                    properties_changed: !same_items(&ob.properties, &b.properties),
+                    related_images_changed: !same_items(&ob.related_images, &b.related_images),
                 };
                 if bd.image.is_some() || bd.properties_changed || bd.related_images_changed {
                     d.changed_bundles.push(bd);
