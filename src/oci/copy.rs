@@ -54,6 +54,17 @@ impl CopyStats {
     }
 }
 
+/// A manifest or index as [`Copier::resolve`] read it.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// Its digest.
+    pub digest: String,
+    /// Its media type.
+    pub media_type: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
 /// Copies many images with one client, remembering which destination
 /// repository received which blob, so that a layer shared by several
 /// images (a common base) is uploaded once and mounted into the others.
@@ -82,11 +93,15 @@ impl Copier {
         &self.client
     }
 
-    /// The manifest digest `src` names now (a tag is resolved; a digest is
-    /// checked against the content) and its media type.
-    pub async fn resolve(&self, src: &ImageRef) -> Result<(String, String), OciError> {
-        let (_, media_type, digest) = fetch_manifest(&self.client, src).await?;
-        Ok((digest, media_type))
+    /// What `src` names now (a tag is resolved; a digest is checked against
+    /// the content): its manifest, for [`Self::copy_resolved`].
+    pub async fn resolve(&self, src: &ImageRef) -> Result<Resolved, OciError> {
+        let (bytes, media_type, digest) = fetch_manifest(&self.client, src).await?;
+        Ok(Resolved {
+            digest,
+            media_type,
+            bytes,
+        })
     }
 
     /// Whether `dest`'s repository or layout has the manifest `digest`.
@@ -103,6 +118,27 @@ impl Copier {
     /// `dest`'s repository or layout, by digest, and points `dest`'s tag at
     /// it when `dest` names a tag.
     pub async fn copy(&self, src: &ImageRef, dest: &ImageRef) -> Result<CopyStats, OciError> {
+        self.copy_from(src, dest, None).await
+    }
+
+    /// [`Self::copy`] of an image [`Self::resolve`] read: its manifest is
+    /// not fetched again. `src` is the resolved reference, by tag or digest.
+    pub async fn copy_resolved(
+        &self,
+        src: &ImageRef,
+        resolved: &Resolved,
+        dest: &ImageRef,
+    ) -> Result<CopyStats, OciError> {
+        let src = src.with_reference(&resolved.digest);
+        self.copy_from(&src, dest, Some(resolved)).await
+    }
+
+    async fn copy_from(
+        &self,
+        src: &ImageRef,
+        dest: &ImageRef,
+        resolved: Option<&Resolved>,
+    ) -> Result<CopyStats, OciError> {
         let digest = match src {
             ImageRef::Registry { reference, .. } | ImageRef::Layout { reference, .. } => {
                 reference.clone()
@@ -127,7 +163,10 @@ impl Copier {
                 ..CopyStats::default()
             });
         }
-        let (bytes, media_type, got) = fetch_manifest(&self.client, src).await?;
+        let (bytes, media_type, got) = match resolved {
+            Some(r) => (r.bytes.clone(), r.media_type.clone(), r.digest.clone()),
+            None => fetch_manifest(&self.client, src).await?,
+        };
         if got != digest {
             return Err(OciError::DigestMismatch {
                 what: format!("manifest {src}"),

@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::diag::Finding;
 use crate::fbc::DeclarativeConfig;
-use crate::oci::copy::{Copier, CopyStats};
+use crate::oci::copy::{Copier, CopyStats, Resolved};
 use crate::oci::progress::{human_bytes, Progress, ProgressMode};
 use crate::oci::{ImageRef, OciError, RegistryClient, Repo};
 use crate::sign::{signature_tag, KeyVerifier, PublicKey, Target, VerifyOptions};
@@ -534,13 +534,14 @@ async fn mirror_one(
     };
     entry.source_repository = Some(repository_name(repo));
     entry.destination_repository = Some(opts.target.repository(repo));
-    let digest = match copier.resolve(&w.parsed).await {
-        Ok((d, _)) => d,
+    let resolved = match copier.resolve(&w.parsed).await {
+        Ok(r) => r,
         Err(e) => {
             entry.error = Some(format!("resolving it: {e}"));
             return vec![entry];
         }
     };
+    let digest = resolved.digest.clone();
     let tag = if w.parsed.is_digest() {
         digest_tag(&digest)
     } else {
@@ -570,7 +571,7 @@ async fn mirror_one(
             }
         }
     }
-    entry.status = match copy_or_check(copier, &src, &dest, &digest, opts.dry_run).await {
+    entry.status = match copy_or_check(copier, &src, &resolved, &dest, opts.dry_run).await {
         Ok((status, stats)) => {
             entry.copy = stats;
             status
@@ -593,12 +594,12 @@ async fn mirror_one(
 async fn copy_or_check(
     copier: &Copier,
     src: &ImageRef,
+    resolved: &Resolved,
     dest: &ImageRef,
-    digest: &str,
     dry_run: bool,
 ) -> Result<(ImageStatus, CopyStats), OciError> {
     if dry_run {
-        let present = copier.has_manifest(dest, digest).await?;
+        let present = copier.has_manifest(dest, &resolved.digest).await?;
         let status = if present {
             ImageStatus::Present
         } else {
@@ -606,7 +607,7 @@ async fn copy_or_check(
         };
         return Ok((status, CopyStats::default()));
     }
-    let stats = copier.copy(src, dest).await?;
+    let stats = copier.copy_resolved(src, resolved, dest).await?;
     let status = if stats.already_present {
         ImageStatus::Present
     } else {
@@ -636,19 +637,19 @@ async fn mirror_signature(
         source_repository: bundle.source_repository.clone(),
         destination_repository: bundle.destination_repository.clone(),
     };
-    let digest = match copier.resolve(&sig_src).await {
-        Ok((d, _)) => d,
+    let resolved = match copier.resolve(&sig_src).await {
+        Ok(r) => r,
         Err(e) => {
             entry.error = Some(format!("resolving the signature image: {e}"));
             return entry;
         }
     };
+    let digest = resolved.digest.clone();
     entry.digest = Some(digest.clone());
     entry.destination = Some(sig_dest.with_reference(&digest).to_string());
     let (ImageRef::Registry { reference, .. } | ImageRef::Layout { reference, .. }) = &sig_dest;
     entry.tag = Some(reference.clone());
-    let src = sig_src.with_reference(&digest);
-    match copy_or_check(copier, &src, &sig_dest, &digest, opts.dry_run).await {
+    match copy_or_check(copier, &sig_src, &resolved, &sig_dest, opts.dry_run).await {
         Ok((status, stats)) => {
             entry.status = status;
             entry.copy = stats;
