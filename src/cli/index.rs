@@ -1092,7 +1092,7 @@ impl ImageRenderer<'_> {
 }
 
 /// Loads any supported source into FBC.
-fn load_source(
+pub(crate) fn load_source(
     src: &str,
     bundle_image: Option<&str>,
 ) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
