@@ -175,6 +175,32 @@ pub fn upgrade_path_with(
                 c
             }
         };
+        if candidates.is_empty() && olm == Olm::V0 {
+            // Entries that admit it but are skipped: off OLM v0's chain.
+            let ch = channels[0];
+            let off: Vec<String> = ch
+                .entries
+                .iter()
+                .filter(|e| e.name != cur_name)
+                .filter(|e| successors::admits(e, &cur_name, cur_version.as_ref()).is_some())
+                .map(|e| {
+                    let by: Vec<&str> = ch
+                        .entries
+                        .iter()
+                        .filter(|x| x.skips.contains(&e.name))
+                        .map(|x| x.name.as_str())
+                        .collect();
+                    format!("{} (skipped by {})", e.name, by.join(", "))
+                })
+                .collect();
+            if !off.is_empty() {
+                break format!(
+                    "only {} would take {cur_name} further, and OLM v0 leaves skipped entries out of channel {}: it offers no upgrade (OLM v1 would take it)",
+                    off.join(", "),
+                    ch.name
+                );
+            }
+        }
         if candidates.is_empty() {
             break no_candidate_reason(
                 g,
