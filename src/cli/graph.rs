@@ -507,6 +507,15 @@ impl RehearseArgs {
             ),
             (None, None) => anyhow::bail!("give --subscription FILE or --cluster-extension FILE"),
         };
+        if !std::path::Path::new(&self.catalog).exists()
+            && olm_catalog::serve::image::is_image_ref(&self.catalog)
+        {
+            anyhow::bail!(
+                "{}: graph rehearse does not pull catalog images yet; render it first (olm-catalog render {} > catalog.json) and rehearse against that file",
+                self.catalog,
+                self.catalog
+            );
+        }
         let cfg = super::index::load_source(&self.catalog, None)?;
         let cat = rehearse::Catalog::from_fbc(&cfg, &self.catalog);
         let r = match &req {

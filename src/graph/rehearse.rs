@@ -627,6 +627,10 @@ struct V0<'a> {
     /// In an upgrade round: the bundles other Subscriptions may move to in
     /// the same resolution (their one-hop successors), by package.
     movable: BTreeMap<String, Vec<String>>,
+    /// Every channel in the resolver's dependency order.
+    channel_order: Vec<(&'a PackageGraph, &'a super::Channel)>,
+    /// Candidates by requirement (its description), computed once.
+    memo: std::cell::RefCell<BTreeMap<String, Result<Vec<Chosen>, String>>>,
 }
 
 impl<'a> V0<'a> {
@@ -646,6 +650,8 @@ impl<'a> V0<'a> {
             orders,
             budget: SEARCH_BUDGET,
             movable: BTreeMap::new(),
+            channel_order: cat.channels_in_v0_order(),
+            memo: Default::default(),
         }
     }
 
@@ -657,8 +663,18 @@ impl<'a> V0<'a> {
 
     /// The candidates for a requirement, in the resolver's order.
     fn candidates(&self, req: &Requirement) -> Result<Vec<Chosen>, String> {
+        let key = req.describe();
+        if let Some(hit) = self.memo.borrow().get(&key) {
+            return hit.clone();
+        }
+        let found = self.find_candidates(req);
+        self.memo.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    fn find_candidates(&self, req: &Requirement) -> Result<Vec<Chosen>, String> {
         let mut out: Vec<Chosen> = Vec::new();
-        for (g, ch) in self.cat.channels_in_v0_order() {
+        for &(g, ch) in &self.channel_order {
             let matching = ch.entries.iter().any(|e| {
                 self.cat
                     .bundle(&g.package, &e.name)
@@ -1271,11 +1287,9 @@ pub fn rehearse_subscription(cat: &Catalog, sub: &Subscription) -> Rehearsal {
                 continue;
             };
             held.remove(&pg.package);
-            let to = next
-                .iter()
-                .find(|c| c.package == pg.package)
-                .cloned()
-                .expect("the placed candidate is in the result");
+            let Some(to) = next.iter().find(|c| c.package == pg.package).cloned() else {
+                continue;
+            };
             let before: BTreeSet<&str> = installed.iter().map(|c| c.package.as_str()).collect();
             let new_deps: Vec<Chosen> = next
                 .iter()
