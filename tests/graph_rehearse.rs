@@ -200,6 +200,26 @@ fn manual_approval_stops_after_the_install() {
     );
 }
 
+/// A downgrade edge makes the upgrades loop: the rehearsal stops there.
+#[test]
+fn upgrades_that_loop_stop() {
+    let (code, v) = rehearse(
+        "--subscription",
+        &request("sub-loopy.yaml"),
+        &fixture_catalog(),
+        &[],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    let tos: Vec<String> = upgrades(&v).into_iter().map(|u| u.2).collect();
+    assert_eq!(tos, ["loopy.v2.0.0", "loopy.v1.0.0"]);
+    assert!(
+        v["end"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("the upgrades loop back to loopy.v1.0.0")),
+        "{v}"
+    );
+}
+
 /// olm.constraint `any`, a channel that does not exist.
 #[test]
 fn compound_constraints_and_missing_channels() {

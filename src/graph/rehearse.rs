@@ -1212,6 +1212,11 @@ pub fn rehearse_subscription(cat: &Catalog, sub: &Subscription) -> Rehearsal {
     let manual = sub.install_plan_approval == "Manual";
     let mut round = 0;
     let mut held: BTreeMap<String, String> = BTreeMap::new();
+    let mut loop_end: Option<String> = None;
+    let mut seen: BTreeSet<(String, String)> = installed
+        .iter()
+        .map(|c| (c.package.clone(), c.name.clone()))
+        .collect();
     loop {
         round += 1;
         if round > 500 {
@@ -1355,8 +1360,28 @@ pub fn rehearse_subscription(cat: &Catalog, sub: &Subscription) -> Rehearsal {
         if !moved {
             break;
         }
+        // A bundle installed before and reached again: the edges loop.
+        let mut looped = None;
+        for u in r.upgrades.iter().filter(|u| u.round == round) {
+            if !seen.insert((u.package.clone(), u.to.clone())) {
+                looped = Some(u.to.clone());
+            }
+            for d in &u.new_dependencies {
+                seen.insert((d.package.clone(), d.bundle.clone()));
+            }
+        }
+        if let Some(again) = looped {
+            loop_end = Some(format!(
+                "the upgrades loop back to {again}, installed before: the upgrade edges form a cycle (a downgrade edge); the rehearsal stops"
+            ));
+            break;
+        }
     }
     r.notes.extend(held.into_values());
+    if let Some(e) = loop_end {
+        r.end = e;
+        return r;
+    }
     let main = subs
         .iter()
         .find(|s| s.package == sub.package)
