@@ -69,8 +69,10 @@ fn stranded_bundles_are_found_when_a_channel_has_two_heads() {
     );
 }
 
-/// 1.2.0 replaces and skips 1.1.0: one head, no finding, and OLM still
-/// walks 1.0.0 -> 1.1.0 -> 1.2.0 (the replaces edge is the one named).
+/// 1.2.0 replaces and skips 1.1.0: one head, no finding. OLM v1 walks
+/// 1.0.0 -> 1.1.0 -> 1.2.0 (the replaces edge is the one named); OLM v0
+/// leaves the skipped 1.1.0 out of the channel (`sortChannel`), so nothing
+/// takes 1.0.0 further.
 #[test]
 fn skip_of_a_bundle_that_is_also_replaced() {
     let gs = fbc_graphs("rules-more.yaml");
@@ -104,6 +106,21 @@ fn skip_of_a_bundle_that_is_also_replaced() {
         ]
     );
     let p = path::upgrade_path(g, "1.0.0", None, None).expect("path");
+    assert!(p.steps.is_empty(), "{p:?}");
+    assert!(
+        p.end
+            .starts_with("only skipboth.v1.1.0 (skipped by skipboth.v1.2.0) would take"),
+        "{}",
+        p.end
+    );
+    let p = path::upgrade_path_with(
+        g,
+        "1.0.0",
+        None,
+        None,
+        olm_catalog::graph::successors::Olm::V1,
+    )
+    .expect("path");
     let steps: Vec<(&str, &str, EdgeKind)> = p
         .steps
         .iter()

@@ -21,6 +21,7 @@ mod cli_conventions;
 mod fbc_validate;
 mod graph_checks;
 mod graph_corpus;
+mod graph_rehearse;
 mod graph_rules;
 mod index_corpus;
 mod index_images;

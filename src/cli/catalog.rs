@@ -419,26 +419,11 @@ impl MirrorArgs {
 
 /// Reads a catalog source of `catalog filter` and `catalog diff`: an FBC
 /// directory or file, an index database, or an index or catalog image.
-/// Through the library's loader of every source, with this command's
-/// registry flags.
 fn load_catalog(
     src: &str,
     registry: &super::image::RegistryFlags,
 ) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
-    use olm_catalog::ops::catalog_source::{self, SourceKind};
-    let client = if SourceKind::of(src) == SourceKind::Image {
-        let image: olm_catalog::oci::ImageRef = src
-            .parse()
-            .with_context(|| format!("{src} is not an image reference"))?;
-        Some(registry.client(&image)?)
-    } else {
-        None
-    };
-    let opts = olm_catalog::ops::SourceOptions {
-        bundle_image: None,
-        client,
-    };
-    catalog_source::load(src, &opts).with_context(|| format!("loading {src}"))
+    registry.load_catalog(src)
 }
 
 /// How `catalog filter` reports what it did.

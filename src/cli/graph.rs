@@ -33,10 +33,28 @@ olm-catalog graph render operators/etcd -o dot | dot -Tsvg > etcd.svg"
         after_help = "Examples:\n  olm-catalog graph path operators/etcd --from 0.9.0\n  \
 olm-catalog graph path operators/etcd --from 0.9.0 --to 0.9.4 --channel singlenamespace-alpha\n\n\
 From the installed bundle OLM picks the channel entry that replaces it, skips it, or whose \
-olm.skipRange admits its version, the highest first, and repeats until the channel head.\n\
+olm.skipRange admits its version, and repeats until the channel head. --olm v0 (default) \
+follows OLM v0: only the channel's replaces chain, the entry closest to the head first; --olm v1 \
+follows OLM v1: every channel (or --channel), every entry, the highest version first. Each step \
+lists what changes in the CRDs between its two bundles (unsafe changes as errors, safe additions \
+summarised) when the bundles are directories.\n\
 Exit codes: 0 path printed, 1 no path to --to, 2 usage or I/O failure."
     )]
     Path(PathArgs),
+    // ---- rehearse (issue 19) ----
+    /// Rehearse what OLM would install and upgrade for a Subscription or ClusterExtension
+    #[command(
+        after_help = "Examples:\n  olm-catalog graph rehearse --subscription sub.yaml catalog/\n  \
+olm-catalog graph rehearse --cluster-extension ce.yaml index.db -o json\n\n\
+CATALOG is an FBC directory or file, or an SQLite index database. With --subscription (OLM v0) \
+OLM installs the channel head (or startingCSV), with the dependencies its olm.package.required, \
+olm.gvk.required and olm.constraint properties name, then takes one replaces/skips/skipRange hop \
+at a time; installPlanApproval: Manual stops after the install. With --cluster-extension (OLM v1) \
+it installs the highest version its version range and channels admit and then moves to the \
+highest successor; bundles with dependencies are refused, as OLM v1 does.\n\
+Exit codes: 0 installable, 1 not installable (the failing constraint is named), 2 usage or I/O failure."
+    )]
+    Rehearse(RehearseArgs),
 }
 
 /// Where graphs come from, shared by the subcommands.
@@ -135,6 +153,61 @@ pub struct PathArgs {
     /// Older name of `-o json`
     #[arg(long, hide = true)]
     pub json: bool,
+    /// The package to follow, when the catalog holds several
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// Whose successor rules to follow: v0 (Subscriptions) or v1 (ClusterExtensions)
+    #[arg(long, value_enum, default_value = "v0")]
+    pub olm: OlmVersion,
+}
+
+/// `--olm`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OlmVersion {
+    /// OLM v0 (operator-lifecycle-manager, Subscriptions).
+    V0,
+    /// OLM v1 (operator-controller, ClusterExtensions).
+    V1,
+}
+
+impl OlmVersion {
+    fn rules(self) -> olm_catalog::graph::successors::Olm {
+        match self {
+            OlmVersion::V0 => olm_catalog::graph::successors::Olm::V0,
+            OlmVersion::V1 => olm_catalog::graph::successors::Olm::V1,
+        }
+    }
+}
+
+/// `graph rehearse`.
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("request").required(true).args(["subscription", "cluster_extension"])))]
+pub struct RehearseArgs {
+    /// Catalog: FBC directory or file, SQLite index database, or an index
+    /// or catalog image (registry or oci:DIR[:TAG])
+    #[arg(value_name = "CATALOG")]
+    pub catalog: String,
+    /// A Subscription (YAML): OLM v0's rules
+    #[arg(long, value_name = "FILE")]
+    pub subscription: Option<PathBuf>,
+    /// A ClusterExtension (YAML): OLM v1's rules
+    #[arg(long, value_name = "FILE")]
+    pub cluster_extension: Option<PathBuf>,
+    /// With --cluster-extension: the bundle (version or name) already
+    /// installed; the rehearsal reconciles from it instead of installing
+    #[arg(long, value_name = "VERSION", requires = "cluster_extension")]
+    pub installed: Option<String>,
+    /// Output format
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub output: PathFormat,
+    #[command(flatten)]
+    pub registry: super::image::RegistryFlags,
 }
 
 fn load_one(
@@ -164,6 +237,7 @@ impl GraphCommand {
                 Ok(0)
             }
             GraphCommand::Path(a) => a.run(),
+            GraphCommand::Rehearse(a) => a.run(),
         }
     }
 }
@@ -252,18 +326,37 @@ fn unreadable_package(dir: &std::path::Path, e: &anyhow::Error) -> diag::Finding
 
 impl PathArgs {
     fn run(self) -> CmdResult {
-        let graphs = load_one(&self.dir, &self.source)?;
+        let mut graphs = load_one(&self.dir, &self.source)?;
+        if let Some(p) = &self.package {
+            let names: Vec<String> = graphs.iter().map(|g| g.package.clone()).collect();
+            graphs.retain(|g| g.package == *p);
+            if graphs.is_empty() {
+                anyhow::bail!(
+                    "{} has no package {p} (packages: {})",
+                    self.dir.display(),
+                    names.join(", ")
+                );
+            }
+        }
         if graphs.len() > 1 {
             anyhow::bail!(
-                "{} holds {} packages; give one package's directory or file",
+                "{} holds {} packages; give one package's directory or file, or --package",
                 self.dir.display(),
                 graphs.len()
             );
         }
         let g = &graphs[0];
         let json = self.json || self.output == PathFormat::Json;
-        let mut result =
-            path::upgrade_path(g, &self.from, self.to.as_deref(), self.channel.as_deref());
+        let mut result = path::upgrade_path_with(
+            g,
+            &self.from,
+            self.to.as_deref(),
+            self.channel.as_deref(),
+            self.olm.rules(),
+        );
+        if let Ok(p) = &mut result {
+            path::annotate_crd_changes(g, p);
+        }
         // A version the package does not have is only worth a path when a
         // skipRange admits it (an installed version since removed from the
         // catalog); else it is most likely a typo.
@@ -285,12 +378,28 @@ impl PathArgs {
             }
             Ok(p) => {
                 println!(
-                    "package {}, channel {}, from {}:",
-                    g.package, p.channel, self.from
+                    "package {}, {} {}, from {} (OLM {} rules):",
+                    g.package,
+                    if p.channel.contains(", ") {
+                        "channels"
+                    } else {
+                        "channel"
+                    },
+                    p.channel,
+                    self.from,
+                    p.olm.as_str()
                 );
                 if p.steps.is_empty() {
                     println!("  no upgrade steps");
                 }
+                // One note for all the steps when none could be compared
+                // for the same reason (a file-based catalog).
+                let same_crd_note = p.steps.len() > 1
+                    && p.steps.iter().all(|s| {
+                        s.crd_changes.as_ref().is_some_and(|c| !c.compared)
+                            && s.crd_changes.as_ref().map(|c| &c.note)
+                                == p.steps[0].crd_changes.as_ref().map(|c| &c.note)
+                    });
                 for (i, s) in p.steps.iter().enumerate() {
                     let why = match s.kind {
                         olm_catalog::graph::EdgeKind::Replaces => {
@@ -299,7 +408,7 @@ impl PathArgs {
                         olm_catalog::graph::EdgeKind::Skips => format!("{} skips {}", s.to, s.from),
                         olm_catalog::graph::EdgeKind::SkipRange => {
                             let r = g
-                                .channel(&p.channel)
+                                .channel(&s.channel)
                                 .and_then(|c| c.entry(&s.to))
                                 .map(|e| e.skip_range.clone())
                                 .unwrap_or_default();
@@ -309,9 +418,24 @@ impl PathArgs {
                     let alt = if s.alternatives.is_empty() {
                         String::new()
                     } else {
-                        format!(" (also possible, lower: {})", s.alternatives.join(", "))
+                        format!(
+                            " (also possible, less preferred: {})",
+                            s.alternatives.join(", ")
+                        )
                     };
                     println!("  {}. {} -> {}: {why}{alt}", i + 1, s.from, s.to);
+                    if !same_crd_note {
+                        print_crd_changes(s.crd_changes.as_ref());
+                    }
+                }
+                if let Some(n) = p
+                    .steps
+                    .first()
+                    .and_then(|s| s.crd_changes.as_ref())
+                    .and_then(|c| c.note.as_ref())
+                    .filter(|_| same_crd_note)
+                {
+                    println!("  CRDs of every step: {n}");
                 }
                 println!("  end: {}", p.end);
                 Ok(0)
@@ -325,6 +449,84 @@ impl PathArgs {
                 Ok(EXIT_FINDINGS)
             }
         }
+    }
+}
+
+/// The CRD changes of one step, indented under it.
+fn print_crd_changes(c: Option<&path::CrdChanges>) {
+    let Some(c) = c else { return };
+    if let Some(n) = &c.note {
+        println!("     CRDs: {n}");
+    }
+    if !c.compared {
+        return;
+    }
+    if c.unsafe_changes.is_empty() && c.safe.is_empty() {
+        println!("     CRDs: no change");
+    }
+    for f in &c.unsafe_changes {
+        let lvl = match f.level {
+            Level::Error => "error",
+            _ => "warning",
+        };
+        let at = f
+            .location
+            .as_ref()
+            .map(|l| format!(" ({}:{})", l.file.display(), l.line))
+            .unwrap_or_default();
+        // The label repeats the step; keep what follows it.
+        let msg = f
+            .message
+            .split_once("): ")
+            .map(|x| x.1)
+            .unwrap_or(&f.message);
+        println!("     CRDs {lvl} [{}]: {msg}{at}", f.rule);
+    }
+    for s in &c.safe {
+        println!("     CRDs safe: {s}");
+    }
+}
+
+// ---- rehearse (issue 19) ----
+
+impl RehearseArgs {
+    fn run(self) -> CmdResult {
+        use olm_catalog::graph::rehearse;
+        let read = |p: &std::path::Path| {
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
+        };
+        // Read the request first: a bad YAML file is a usage error, before
+        // the catalog is loaded.
+        enum Request {
+            Sub(rehearse::Subscription),
+            Ce(rehearse::ClusterExtension),
+        }
+        let req = match (&self.subscription, &self.cluster_extension) {
+            (Some(f), _) => Request::Sub(
+                rehearse::Subscription::parse(&read(f)?, f).map_err(anyhow::Error::msg)?,
+            ),
+            (None, Some(f)) => Request::Ce(
+                rehearse::ClusterExtension::parse(&read(f)?, f).map_err(anyhow::Error::msg)?,
+            ),
+            (None, None) => anyhow::bail!("give --subscription FILE or --cluster-extension FILE"),
+        };
+        let cfg = self.registry.load_catalog(&self.catalog)?;
+        let cat = rehearse::Catalog::from_fbc(&cfg, &self.catalog);
+        let r = match &req {
+            Request::Sub(s) => rehearse::rehearse_subscription(&cat, s),
+            Request::Ce(c) => {
+                rehearse::rehearse_cluster_extension(&cat, c, self.installed.as_deref())
+            }
+        };
+        let text = match self.output {
+            PathFormat::Json => format!("{}\n", serde_json::to_string_pretty(&r)?),
+            PathFormat::Text => rehearse::render_text(&r),
+        };
+        std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .context("writing output")?;
+        Ok(if r.installable { 0 } else { EXIT_FINDINGS })
     }
 }
 

@@ -193,6 +193,26 @@ impl RegistryFlags {
         self.client_with(&hosts)
     }
 
+    /// Reads a catalog from any source (`ops::catalog_source::load`): an
+    /// FBC directory or file, an index database, a bundle directory, or an
+    /// image read with these flags' client.
+    pub fn load_catalog(&self, src: &str) -> anyhow::Result<olm_catalog::fbc::DeclarativeConfig> {
+        use olm_catalog::ops::catalog_source::{self, SourceKind};
+        let client = if SourceKind::of(src) == SourceKind::Image {
+            let image: ImageRef = src
+                .parse()
+                .with_context(|| format!("{src} is not an image reference"))?;
+            Some(self.client(&image)?)
+        } else {
+            None
+        };
+        let opts = olm_catalog::ops::SourceOptions {
+            bundle_image: None,
+            client,
+        };
+        catalog_source::load(src, &opts).with_context(|| format!("loading {src}"))
+    }
+
     /// A client whose --username credential (if any) is for `hosts`.
     pub fn client_for(&self, hosts: &[&str]) -> anyhow::Result<RegistryClient> {
         let hosts: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();

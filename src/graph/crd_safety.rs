@@ -819,6 +819,140 @@ fn compare_field(
     }
 }
 
+// ---- for `graph path`: one edge, and what it adds safely ----
+
+/// [`compare_dirs`] with the upgrade named by `label` in messages.
+pub fn compare_dirs_labelled(old: &Path, new: &Path, label: &str) -> Vec<Finding> {
+    match (BundleCrds::read(old), BundleCrds::read(new)) {
+        (Ok(o), Ok(n)) => compare_bundles(&o, &n, label),
+        (Err(e), _) => vec![uncomparable(label, &e, old)],
+        (_, Err(e)) => vec![uncomparable(label, &e, new)],
+    }
+}
+
+/// The safe changes from `old`'s CRDs to `new`'s, one line each: CRDs
+/// added or no longer shipped, versions added, fields added (the outermost
+/// of each new subtree) and enum values added. Files with the same bytes in
+/// both bundles are not parsed. Err when a bundle or CRD file cannot be
+/// read (the unsafe comparison reports that file).
+pub fn safe_changes_dirs(old: &Path, new: &Path) -> Result<Vec<String>, String> {
+    let (o, n) = (BundleCrds::read(old)?, BundleCrds::read(new)?);
+    let changed = |a: &BundleCrds, b: &BundleCrds| -> Result<Vec<Manifest>, String> {
+        let mut out = Vec::new();
+        for i in 0..a.files.len() {
+            if b.files.iter().any(|f| f.bytes == a.files[i].bytes) {
+                continue;
+            }
+            out.extend(a.parse(i).clone()?);
+        }
+        Ok(out)
+    };
+    let (oc, nc) = (changed(&o, &n)?, changed(&n, &o)?);
+    let mut out = Vec::new();
+    for m in &nc {
+        let Some(old_m) = oc.iter().find(|x| x.name == m.name) else {
+            let view = CrdView::of(m);
+            let versions: Vec<&str> = view.versions.iter().map(|v| v.name.as_str()).collect();
+            out.push(format!(
+                "CRD {} added (versions {})",
+                m.name,
+                versions.join(", ")
+            ));
+            continue;
+        };
+        let (ov, nv) = (CrdView::of(old_m), CrdView::of(m));
+        for v in &nv.versions {
+            let Some(old_v) = ov.version(&v.name) else {
+                out.push(format!(
+                    "CRD {}: version {} added{}",
+                    m.name,
+                    v.name,
+                    if v.served {
+                        " (served)"
+                    } else {
+                        " (not served)"
+                    }
+                ));
+                continue;
+            };
+            let (Some((os, osegs)), Some((ns, nsegs))) = (&old_v.schema, &v.schema) else {
+                continue;
+            };
+            let (mut of, mut nf) = (BTreeMap::new(), BTreeMap::new());
+            flatten(os, osegs.clone(), "^".into(), &mut of);
+            flatten(ns, nsegs.clone(), "^".into(), &mut nf);
+            let mut added: Vec<&String> = Vec::new();
+            for path in nf.keys() {
+                if of.contains_key(path)
+                    || added.iter().any(|a| {
+                        path.strip_prefix(a.as_str())
+                            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+                    })
+                {
+                    continue;
+                }
+                added.push(path);
+            }
+            if !added.is_empty() {
+                out.push(format!(
+                    "CRD {} version {}: field{} {} added",
+                    m.name,
+                    v.name,
+                    if added.len() > 1 { "s" } else { "" },
+                    added
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            for (path, (nnode, _)) in &nf {
+                let Some((onode, _)) = of.get(path) else {
+                    continue;
+                };
+                let enums = |x: &Node| -> Vec<String> {
+                    match x.get("enum").map(|r| &r.value) {
+                        Some(Value::Seq(items)) => items.iter().map(json_text).collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                let (oe, ne) = (enums(onode), enums(nnode));
+                if oe.is_empty() {
+                    continue;
+                }
+                let more: Vec<&String> = ne.iter().filter(|v| !oe.contains(v)).collect();
+                if !more.is_empty() {
+                    out.push(format!(
+                        "CRD {} version {}: field {path}: enum values {} added",
+                        m.name,
+                        v.name,
+                        more.iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    for m in &oc {
+        if !nc.iter().any(|x| x.name == m.name) && !n_has_crd(&n, &m.name) {
+            out.push(format!(
+                "CRD {} is no longer shipped (OLM leaves it on the cluster)",
+                m.name
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether any CRD file of `b` names a CRD `name` (a cheap byte search,
+/// for CRDs in files that were not parsed because they did not change).
+fn n_has_crd(b: &BundleCrds, name: &str) -> bool {
+    let f = memchr::memmem::Finder::new(name.as_bytes());
+    b.files.iter().any(|x| f.find(&x.bytes).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,9 +22,12 @@ pub mod checks;
 pub mod crd_safety;
 pub mod draw;
 pub mod load;
+pub mod masterminds;
 pub mod modes;
 pub mod path;
+pub mod rehearse;
 pub mod render_bundle;
+pub mod successors;
 pub mod template;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,16 +1,26 @@
 //! The upgrade steps OLM takes from an installed bundle.
 //!
-//! From the installed bundle, OLM looks in the subscribed channel for the
-//! entries that replace it, skip it, or whose `olm.skipRange` admits its
-//! version, takes the highest version among them, and repeats from there
-//! until no entry qualifies (the channel head).
+//! From the installed bundle OLM looks for the entries that replace it,
+//! skip it, or whose `olm.skipRange` admits its version, takes the one it
+//! prefers, and repeats from there until none qualifies. Which entries
+//! qualify and which is preferred differ between OLM v0 and OLM v1
+//! ([`super::successors`]): v0 looks only in the subscribed channel, only at
+//! the entries on its replaces chain, and prefers the one closest to the
+//! head; v1 looks in every channel (or the ones selected), at every entry,
+//! and prefers the highest version.
+//!
+//! [`annotate_crd_changes`] adds to each step what changes in the CRDs
+//! between its two bundles ([`super::crd_safety`]).
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use semver::Version;
 
-use super::{EdgeKind, PackageGraph};
-use crate::semver_range::{self as range, Range};
+use super::successors::{self, Olm};
+use super::{Channel, EdgeKind, PackageGraph};
+use crate::diag::Finding;
+use crate::semver_range as range;
 
 /// One upgrade step.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -21,14 +31,38 @@ pub struct Step {
     pub to: String,
     /// Which field of `to` admits `from`.
     pub kind: EdgeKind,
-    /// The other entries that also qualified, lower than `to`.
+    /// The channel whose entry for `to` admits `from`.
+    pub channel: String,
+    /// The other entries that also qualified, less preferred than `to`.
     pub alternatives: Vec<String>,
+    /// What changes in the CRDs between the two bundles, when computed
+    /// ([`annotate_crd_changes`]).
+    #[serde(rename = "crdChanges", skip_serializing_if = "Option::is_none")]
+    pub crd_changes: Option<CrdChanges>,
+}
+
+/// What changes in the CRDs of one upgrade step.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CrdChanges {
+    /// Whether the two bundles' CRD files were compared.
+    pub compared: bool,
+    /// Why they were not (or could not all be), when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Unsafe changes: the findings `graph check` reports for this edge.
+    #[serde(rename = "unsafe")]
+    pub unsafe_changes: Vec<Finding>,
+    /// Safe changes, one line each (CRDs, versions and fields added, enum
+    /// values added, CRDs no longer shipped).
+    pub safe: Vec<String>,
 }
 
 /// The path, or why there is none.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct UpgradePath {
-    /// The channel followed.
+    /// Whose rules were followed.
+    pub olm: Olm,
+    /// The channel followed (v1: the channels searched, comma-separated).
     pub channel: String,
     /// The steps, in order.
     pub steps: Vec<Step>,
@@ -37,7 +71,7 @@ pub struct UpgradePath {
 }
 
 /// Finds what `from` (a version or a CSV name) means in the package.
-fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), String> {
+pub fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), String> {
     if let Some(b) = g.bundles.get(from) {
         return Ok((b.name.clone(), b.version.clone()));
     }
@@ -58,125 +92,134 @@ fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), St
     })
 }
 
-/// The steps from `from` in `channel` (default: the package's default
-/// channel), stopping at `to` if given. Err when the input names nothing.
+/// [`upgrade_path_with`] under OLM v0's rules.
 pub fn upgrade_path(
     g: &PackageGraph,
     from: &str,
     to: Option<&str>,
     channel: Option<&str>,
 ) -> Result<UpgradePath, String> {
-    let ch_name = channel.unwrap_or(&g.default_channel);
-    let ch = g.channel(ch_name).ok_or_else(|| {
-        format!(
-            "package {} has no channel `{ch_name}` (channels: {})",
-            g.package,
-            g.channels
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })?;
+    upgrade_path_with(g, from, to, channel, Olm::V0)
+}
+
+/// The steps from `from`, stopping at `to` if given, under `olm`'s rules.
+/// OLM v0 follows `channel` (default: the package's default channel); OLM
+/// v1 searches `channel` if given, else every channel. Err when the input
+/// names nothing, or `to` is not reached.
+pub fn upgrade_path_with(
+    g: &PackageGraph,
+    from: &str,
+    to: Option<&str>,
+    channel: Option<&str>,
+    olm: Olm,
+) -> Result<UpgradePath, String> {
+    let channels: Vec<&Channel> = match (olm, channel) {
+        (Olm::V1, None) => g.channels.iter().collect(),
+        _ => {
+            let ch_name = channel.unwrap_or(&g.default_channel);
+            vec![g.channel(ch_name).ok_or_else(|| {
+                format!(
+                    "package {} has no channel `{ch_name}` (channels: {})",
+                    g.package,
+                    g.channels
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?]
+        }
+    };
+    let channel_label = channels
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let (mut cur_name, mut cur_version) = resolve(g, from)?;
     let target = match to {
         Some(t) => Some(resolve(g, t)?.0),
         None => None,
     };
-    let ranges: Vec<Option<Range>> = ch
-        .entries
-        .iter()
-        .map(|e| {
-            if e.skip_range.is_empty() {
-                None
-            } else {
-                Range::parse(&e.skip_range).ok()
-            }
-        })
-        .collect();
     let mut steps = Vec::new();
     let mut visited = BTreeSet::from([cur_name.clone()]);
     let end = loop {
         if target.as_deref() == Some(cur_name.as_str()) {
             break format!("reached {cur_name}");
         }
-        let mut candidates: Vec<(usize, EdgeKind)> = Vec::new();
-        for (i, e) in ch.entries.iter().enumerate() {
-            if e.name == cur_name {
-                continue;
+        let candidates = match olm {
+            Olm::V0 => {
+                match successors::v0_candidates(g, channels[0], &cur_name, cur_version.as_ref()) {
+                    Ok(c) => c,
+                    Err(e) => break format!("OLM v0 cannot resolve the channel: {e}"),
+                }
             }
-            let kind = if e.replaces == cur_name {
-                Some(EdgeKind::Replaces)
-            } else if e.skips.contains(&cur_name) {
-                Some(EdgeKind::Skips)
-            } else if let (Some(r), Some(v)) = (&ranges[i], &cur_version) {
-                r.admits(v).then_some(EdgeKind::SkipRange)
-            } else {
-                None
-            };
-            if let Some(k) = kind {
-                candidates.push((i, k));
+            Olm::V1 => {
+                let mut c =
+                    successors::v1_successors(g, &channels, &cur_name, cur_version.as_ref());
+                // OLM v1 may stay: the installed bundle competes with its
+                // successors (a deprecated or lower successor loses to it).
+                let installed_in_scope = channels.iter().any(|ch| ch.entry(&cur_name).is_some())
+                    || (channel.is_none() && g.bundles.contains_key(&cur_name));
+                if installed_in_scope && !c.is_empty() {
+                    let mut pool: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
+                    pool.push(&cur_name);
+                    successors::sort_v1(g, &mut pool, |n| n);
+                    if pool[0] == cur_name {
+                        break format!(
+                            "OLM v1 keeps {cur_name}: its successors ({}) are deprecated or not higher",
+                            c.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                        );
+                    }
+                }
+                c.retain(|x| x.name != cur_name);
+                c
+            }
+        };
+        if candidates.is_empty() && olm == Olm::V0 {
+            // Entries that admit it but are skipped: off OLM v0's chain.
+            let ch = channels[0];
+            let off: Vec<String> = ch
+                .entries
+                .iter()
+                .filter(|e| e.name != cur_name)
+                .filter(|e| successors::admits(e, &cur_name, cur_version.as_ref()).is_some())
+                .map(|e| {
+                    let by: Vec<&str> = ch
+                        .entries
+                        .iter()
+                        .filter(|x| x.skips.contains(&e.name))
+                        .map(|x| x.name.as_str())
+                        .collect();
+                    format!("{} (skipped by {})", e.name, by.join(", "))
+                })
+                .collect();
+            if !off.is_empty() {
+                break format!(
+                    "only {} would take {cur_name} further, and OLM v0 leaves skipped entries out of channel {}: it offers no upgrade (OLM v1 would take it)",
+                    off.join(", "),
+                    ch.name
+                );
             }
         }
         if candidates.is_empty() {
-            let is_head = ch.head().is_ok_and(|h| h.name == cur_name);
-            break if is_head {
-                format!("{cur_name} is the head of channel {}", ch.name)
-            } else if ch.entry(&cur_name).is_none() && steps.is_empty() {
-                // Say where it is, so the next command is obvious.
-                let elsewhere: Vec<&str> = g
-                    .channels
-                    .iter()
-                    .filter(|c| c.entry(&cur_name).is_some())
-                    .map(|c| c.name.as_str())
-                    .collect();
-                let hint = if !elsewhere.is_empty() {
-                    format!(
-                        " (it is in channel {}: try --channel)",
-                        elsewhere.join(", ")
-                    )
-                } else if g.bundles.contains_key(&cur_name) {
-                    " (the package has the bundle, but no channel lists it)".to_string()
-                } else {
-                    format!(
-                        " (no bundle of the graph built from {} has that version)",
-                        g.source.display()
-                    )
-                };
-                format!(
-                    "no entry of channel {} replaces or skips {cur_name}, and no skipRange admits {}; it is not in the channel either, so OLM offers no upgrade{hint}",
-                    ch.name,
-                    cur_version.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "its version".into())
-                )
-            } else {
-                format!(
-                    "no entry of channel {} replaces or skips {cur_name}, and no skipRange admits its version: OLM offers no upgrade from it",
-                    ch.name
-                )
-            };
-        };
-        // Highest version first; unknown versions last, then by name.
-        candidates.sort_by(|a, b| {
-            let va = g.version(&ch.entries[a.0].name);
-            let vb = g.version(&ch.entries[b.0].name);
-            match (va, vb) {
-                (Some(x), Some(y)) => range::compare(y, x),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            }
-            .then_with(|| ch.entries[a.0].name.cmp(&ch.entries[b.0].name))
-        });
-        let (best, kind) = candidates[0];
-        let next = ch.entries[best].name.clone();
+            break no_candidate_reason(
+                g,
+                &channels,
+                &channel_label,
+                &cur_name,
+                cur_version.as_ref(),
+                steps.is_empty(),
+            );
+        }
+        let best = &candidates[0];
+        let next = best.name.clone();
         steps.push(Step {
             from: cur_name.clone(),
             to: next.clone(),
-            kind,
-            alternatives: candidates[1..]
-                .iter()
-                .map(|(i, _)| ch.entries[*i].name.clone())
-                .collect(),
+            kind: best.kind,
+            channel: best.channel.clone(),
+            alternatives: candidates[1..].iter().map(|c| c.name.clone()).collect(),
+            crd_changes: None,
         });
         if !visited.insert(next.clone()) {
             break format!("the path loops back to {next}: the graph has a cycle");
@@ -187,16 +230,123 @@ pub fn upgrade_path(
     if let Some(t) = &target {
         if *t != cur_name {
             return Err(format!(
-                "no upgrade path from {from} to {t} in channel {}: the path ends at {cur_name} ({end})",
-                ch.name
+                "no upgrade path from {from} to {t} in channel {channel_label}: the path ends at {cur_name} ({end})"
             ));
         }
     }
     Ok(UpgradePath {
-        channel: ch.name.clone(),
+        olm,
+        channel: channel_label,
         steps,
         end,
     })
+}
+
+/// Why no entry qualifies from `cur_name`.
+fn no_candidate_reason(
+    g: &PackageGraph,
+    channels: &[&Channel],
+    label: &str,
+    cur_name: &str,
+    cur_version: Option<&Version>,
+    first: bool,
+) -> String {
+    let in_scope = channels.iter().any(|c| c.entry(cur_name).is_some());
+    let heads: Vec<String> = channels
+        .iter()
+        .filter_map(|c| c.head().ok().map(|h| h.name.clone()))
+        .collect();
+    if in_scope && heads.iter().any(|h| h == cur_name) {
+        let of: Vec<&str> = channels
+            .iter()
+            .filter(|c| c.head().is_ok_and(|h| h.name == cur_name))
+            .map(|c| c.name.as_str())
+            .collect();
+        return format!("{cur_name} is the head of channel {}", of.join(", "));
+    }
+    let ch_word = if channels.len() > 1 {
+        "channels"
+    } else {
+        "channel"
+    };
+    if !in_scope && first {
+        // Say where it is, so the next command is obvious.
+        let elsewhere: Vec<&str> = g
+            .channels
+            .iter()
+            .filter(|c| c.entry(cur_name).is_some())
+            .map(|c| c.name.as_str())
+            .collect();
+        let hint = if !elsewhere.is_empty() {
+            format!(
+                " (it is in channel {}: try --channel)",
+                elsewhere.join(", ")
+            )
+        } else if g.bundles.contains_key(cur_name) {
+            " (the package has the bundle, but no channel lists it)".to_string()
+        } else {
+            format!(
+                " (no bundle of the graph built from {} has that version)",
+                g.source.display()
+            )
+        };
+        return format!(
+            "no entry of {ch_word} {label} replaces or skips {cur_name}, and no skipRange admits {}; it is not in the {ch_word} either, so OLM offers no upgrade{hint}",
+            cur_version.map(|v| v.to_string()).unwrap_or_else(|| "its version".into())
+        );
+    }
+    format!(
+        "no entry of {ch_word} {label} replaces or skips {cur_name}, and no skipRange admits its version: OLM offers no upgrade from it"
+    )
+}
+
+/// The bundle directory of a bundle read from one (its CSV is in
+/// `DIR/manifests/`), if it was.
+pub fn bundle_dir(g: &PackageGraph, name: &str) -> Option<PathBuf> {
+    let file = &g.bundles.get(name)?.location.as_ref()?.file;
+    let manifests = file.parent()?;
+    (manifests.file_name()? == "manifests").then(|| manifests.parent().map(Path::to_path_buf))?
+}
+
+/// Fills every step's [`Step::crd_changes`]: the unsafe changes
+/// [`super::crd_safety`] finds between the two bundles' CRDs, and the safe
+/// additions. Only bundles read from directories have CRD files; a step
+/// without them says so.
+pub fn annotate_crd_changes(g: &PackageGraph, path: &mut UpgradePath) {
+    for s in &mut path.steps {
+        let (Some(old), Some(new)) = (bundle_dir(g, &s.from), bundle_dir(g, &s.to)) else {
+            let unknown = [&s.from, &s.to]
+                .into_iter()
+                .find(|n| !g.bundles.contains_key(n.as_str()));
+            s.crd_changes = Some(CrdChanges {
+                compared: false,
+                note: Some(match unknown {
+                    Some(n) => format!("not compared: the package has no bundle {n}"),
+                    None => "not compared: the bundles were not read from bundle directories (a file-based catalog has no CRD files)".to_string(),
+                }),
+                ..CrdChanges::default()
+            });
+            continue;
+        };
+        let label = format!(
+            "channel {}: upgrade {} -> {} ({})",
+            s.channel,
+            s.from,
+            s.to,
+            s.kind.as_str()
+        );
+        let unsafe_changes = super::crd_safety::compare_dirs_labelled(&old, &new, &label);
+        let (safe, note) = match super::crd_safety::safe_changes_dirs(&old, &new) {
+            Ok(v) => (v, None),
+            Err(e) => (Vec::new(), Some(format!("safe changes not listed: {e}"))),
+        };
+        s.crd_changes = Some(CrdChanges {
+            compared: true,
+            note,
+            unsafe_changes,
+            safe,
+        });
+    }
 }
 
 #[cfg(test)]
