@@ -196,3 +196,180 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+#[test]
+fn index_add_rm_prune_and_export_as_library_calls() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let db = tmp.path().join("index.db");
+    let graph = common::fixtures().join("graph");
+    // Package directories: each in its ci.yaml mode; a broken bundle is
+    // left out with keep_going and the rest goes in; pkg-replaces strands
+    // 0.9.0, which permissive keeps (with a warning).
+    let opts = ops::index::AddOptions {
+        database: db.clone(),
+        bundles: vec![
+            graph.join("pkg-replaces"),
+            graph.join("pkg-semver"),
+            common::fixtures().join("bundles/bad/broken-yaml"),
+        ],
+        keep_going: true,
+        keep_content: true,
+        permissive: true,
+        ..Default::default()
+    };
+    let out = ops::index::add(&opts, None, &ops::Silent).expect("add");
+    let ops::index::Added::Bundles(report) = &out.added else {
+        panic!("bundles expected: {out:?}");
+    };
+    assert_eq!(
+        report.packages.iter().cloned().collect::<Vec<_>>(),
+        ["demo", "rep"]
+    );
+    assert_eq!(out.left_out().len(), 1, "{out:?}");
+    assert_eq!(report.stranded.len(), 1, "{out:?}");
+    assert!(report.stranded[0].starts_with("rep.v0.9.0 "), "{out:?}");
+    assert!(out.warnings[0].contains("rep.v0.9.0"), "{out:?}");
+    assert!(out.left_out()[0].file.ends_with("broken-yaml"), "{out:?}");
+    assert!(
+        out.summary.starts_with(&format!(
+            "added {} bundle(s) to 2 package(s): demo, rep",
+            report.added.len()
+        )),
+        "{}",
+        out.summary
+    );
+    let modes: Vec<Vec<String>> = common::rows(
+        &db,
+        "SELECT package_name, add_mode FROM olm_catalog_package",
+    )
+    .into_iter()
+    .collect();
+    assert_eq!(
+        modes,
+        [["demo", "semver"], ["rep", "replaces"]],
+        "{modes:?}"
+    );
+
+    // Without --keep-going the broken bundle fails the add: a Bundle error,
+    // and the database is as it was.
+    let before = std::fs::read(&db).expect("db");
+    let err = ops::index::add(
+        &ops::index::AddOptions {
+            keep_going: false,
+            ..opts.clone()
+        },
+        None,
+        &ops::Silent,
+    )
+    .expect_err("broken bundle");
+    assert!(matches!(err.root(), ops::Error::Bundle(_)), "{err:?}");
+    assert_eq!(std::fs::read(&db).expect("db"), before);
+
+    // Nothing to add is a usage error.
+    let err = ops::index::add(
+        &ops::index::AddOptions {
+            database: db.clone(),
+            ..Default::default()
+        },
+        None,
+        &ops::Silent,
+    )
+    .expect_err("no bundles");
+    assert!(matches!(err, ops::Error::Usage(_)), "{err:?}");
+
+    // Export: a non-empty destination is refused, then a fresh one written.
+    let busy = tmp.path().join("busy");
+    std::fs::create_dir(&busy).expect("mkdir");
+    std::fs::write(busy.join("x"), "x").expect("write");
+    let export = |to: &std::path::Path| {
+        ops::index::export(
+            &ops::index::ExportOptions {
+                database: db.clone(),
+                packages: vec!["rep".into()],
+                to: to.to_path_buf(),
+                registry: Default::default(),
+            },
+            &ops::Silent,
+        )
+    };
+    let err = export(&busy).expect_err("not empty");
+    assert!(matches!(err, ops::Error::Destination(_)), "{err:?}");
+    let to = tmp.path().join("exported");
+    let written = export(&to).expect("export");
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0].package, "rep");
+    assert_eq!(written[0].pulled, 0);
+    assert!(to.join("rep/package.yaml").is_file());
+
+    // rm and prune report what they removed.
+    let pruned = ops::index::prune(&db, &["rep".into()]).expect("prune");
+    assert_eq!(pruned.packages, ["demo"]);
+    let removed = ops::index::remove_packages(&db, &["rep".into()]).expect("rm");
+    assert_eq!(removed.packages, ["rep"]);
+    assert!(common::rows(&db, "SELECT name FROM package").is_empty());
+}
+
+#[test]
+fn which_registry_gets_an_explicit_credential() {
+    use olm_catalog::oci::ImageRef;
+    use olm_catalog::ops::registry::{credential_host_of, credential_hosts};
+    let r = |s: &str| -> ImageRef { s.parse().expect("ref") };
+    // The destination's registry, whatever the sources.
+    let hosts = credential_hosts(Some(&r("quay.io/me/idx:v1")), &[r("ghcr.io/a/b:v1")]);
+    assert_eq!(hosts.expect("dest"), ["quay.io"]);
+    // No registry destination: the one registry the sources come from.
+    let layout = r("oci:/tmp/layout:v1");
+    let hosts = credential_hosts(
+        Some(&layout),
+        &[r("ghcr.io/a/b:v1"), r("ghcr.io/a/c:v2"), layout.clone()],
+    );
+    assert_eq!(hosts.expect("one source registry"), ["ghcr.io"]);
+    // Several, or none: refused, never guessed.
+    for sources in [
+        vec![r("ghcr.io/a/b:v1"), r("quay.io/a/c:v1")],
+        vec![layout.clone()],
+    ] {
+        let err = credential_hosts(None, &sources).expect_err("ambiguous");
+        assert!(matches!(err, ops::Error::Usage(_)), "{err:?}");
+    }
+    assert!(credential_host_of(&layout).is_err());
+    assert_eq!(
+        credential_host_of(&r("127.0.0.1:5000/x:y")).expect("host"),
+        ["127.0.0.1:5000"]
+    );
+}
+
+#[test]
+fn migrate_refuses_bundles_and_bundle_lists_name_their_line() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let bundle = common::fixtures().join("graph/pkg-semver/1.0.0");
+    let err = ops::render::migrate(
+        &ops::render::MigrateOptions {
+            source: bundle.to_string_lossy().into_owned(),
+            out_dir: tmp.path().join("out"),
+            format: olm_catalog::fbc::write::OutputFormat::Json,
+            migrate_level: "none".into(),
+            client: None,
+        },
+        &ops::Silent,
+    )
+    .expect_err("a bundle");
+    assert!(matches!(err, ops::Error::Source(_)), "{err:?}");
+    assert!(!tmp.path().join("out").exists());
+
+    let jobs = ops::image::parse_bundle_list(
+        "# bundles\na quay.io/me/a:v1\n\nb quay.io/me/a:v1\n",
+        "list.txt",
+        None,
+    )
+    .expect("list");
+    assert_eq!(jobs.len(), 2);
+    let err = ops::image::check_bundle_jobs(&jobs).expect_err("same destination twice");
+    assert!(err.to_string().contains("quay.io/me/a:v1"), "{err}");
+    let err = ops::image::parse_bundle_list("a\n", "list.txt", None).expect_err("no ref");
+    assert!(err.to_string().starts_with("list.txt:1:"), "{err}");
+    assert_eq!(
+        ops::image::bundle_job_hosts(&jobs, Some("127.0.0.1:5000/{package}:v{version}")),
+        ["127.0.0.1:5000", "quay.io"]
+    );
+}

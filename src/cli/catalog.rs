@@ -77,15 +77,7 @@ pub struct CatalogBuildArgs {
 /// Validates the catalog at `dir`: prints its findings (stderr) and
 /// returns whether it has errors.
 fn catalog_has_errors(dir: &Path) -> bool {
-    let findings = match olm_catalog::fbc::validate::validate_path(dir) {
-        Ok(findings) => findings,
-        Err(e) => vec![olm_catalog::diag::Finding::error("fbc-load", e.to_string())],
-    };
-    let mut report = olm_catalog::diag::Report {
-        subject: dir.display().to_string(),
-        findings,
-    };
-    report.sort();
+    let report = olm_catalog::ops::image::validate_catalog(dir);
     let errors = report.errors() > 0;
     if !report.findings.is_empty() {
         eprint!("{}", olm_catalog::diag::render_human(&[report], false));
@@ -114,12 +106,12 @@ impl CatalogBuildArgs {
             return Ok(EXIT_FINDINGS);
         }
         let checked = self.image.check()?;
-        let dir = &self.dir;
-        self.image
-            .build_and_push_image(checked, &dest, None, |base, opts| {
-                build::build_catalog_image(dir, base, opts)
-                    .with_context(|| format!("building the catalog image of {}", dir.display()))
-            })
+        self.image.build_and_push_image(
+            checked,
+            &dest,
+            None,
+            olm_catalog::ops::image::CatalogContent::Fbc(&self.dir),
+        )
     }
 }
 

@@ -5,14 +5,18 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use futures::StreamExt as _;
 use olm_catalog::oci::auth::Credential;
-use olm_catalog::oci::batch::{self, BundleJob, Destination, TagTemplate};
-use olm_catalog::oci::build::{BaseImage, CatalogBase};
+use olm_catalog::oci::batch::{BundleJob, Destination, TagTemplate};
 use olm_catalog::oci::media::{Format, Platform};
 use olm_catalog::oci::progress::{Progress, ProgressMode};
-use olm_catalog::oci::{self, BuildOptions, ImageRef, RegistryClient};
+use olm_catalog::oci::{BuildOptions, ImageRef, RegistryClient};
+use olm_catalog::ops::{
+    self,
+    image::{Base, CatalogContent, CatalogImageOptions, Signing},
+};
 use olm_catalog::sign::{KeySigner, SignFormat, SignOptions};
+
+use super::common::CliReporter;
 
 use super::CmdResult;
 
@@ -82,7 +86,7 @@ pub struct SignAfterPush {
 }
 
 /// A `--sign` key, read, and the options to sign with.
-pub(super) type LoadedSigner = (std::sync::Arc<KeySigner>, SignOptions);
+pub(super) type LoadedSigner = Signing;
 
 impl SignAfterPush {
     /// The signer and options of `--sign`, or `None` without it. The key is
@@ -109,36 +113,10 @@ impl SignAfterPush {
             annotations,
             format: SignFormat::Legacy,
         };
-        Ok(Some((std::sync::Arc::new(KeySigner::new(key)), options)))
-    }
-}
-
-/// Pushes `set` to `dest`; with `--sign`, by digest, then the signature,
-/// then the tag (see [`olm_catalog::sign::push_and_sign`]).
-pub(super) fn push(
-    rt: &tokio::runtime::Runtime,
-    client: &RegistryClient,
-    set: &oci::ImageSet,
-    dest: &ImageRef,
-    mode: ProgressMode,
-    signer: Option<&LoadedSigner>,
-) -> anyhow::Result<String> {
-    match signer {
-        None => Ok(rt
-            .block_on(oci::push_image(client, set, dest, mode))
-            .with_context(|| format!("pushing {dest}"))?),
-        Some((signer, options)) => {
-            let (digest, outcome) = rt.block_on(olm_catalog::sign::push_and_sign(
-                client,
-                set,
-                dest,
-                mode,
-                signer.as_ref(),
-                options,
-            ))?;
-            eprintln!("signed {dest}@{digest}: {}", outcome.stored_at);
-            Ok(digest)
-        }
+        Ok(Some(Signing {
+            signer: std::sync::Arc::new(KeySigner::new(key)),
+            options,
+        }))
     }
 }
 
@@ -235,10 +213,6 @@ impl RegistryFlags {
 }
 
 impl RegistryArgs {
-    fn client(&self, dest: &ImageRef) -> anyhow::Result<RegistryClient> {
-        self.flags.client(dest)
-    }
-
     /// See [`RegistryFlags::client_for_command`].
     pub fn client_for_command(
         &self,
@@ -292,13 +266,6 @@ fn parse_platform(s: &str) -> anyhow::Result<Platform> {
         os_features: None,
         variant,
     })
-}
-
-pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
 }
 
 pub(super) fn parse_dest(tag: &str) -> anyhow::Result<ImageRef> {
@@ -365,35 +332,11 @@ fn read_bundles_file(
         std::fs::read_to_string(path)
             .with_context(|| format!("reading --bundles-file {}", path.display()))?
     };
-    let mut jobs = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let at = || format!("{}:{}", path.display(), n + 1);
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let dest = match fields.as_slice() {
-            [_] => match template {
-                Some(t) => Destination::Template(t.clone()),
-                None => anyhow::bail!(
-                    "{}: `{line}` has no REF; add one (`DIR REF`) or pass --tag-template",
-                    at()
-                ),
-            },
-            [_, r] => Destination::Ref(r.parse().with_context(at)?),
-            _ => anyhow::bail!(
-                "{}: expected `DIR` or `DIR REF`, got {} fields (directories with spaces are not supported here)",
-                at(),
-                fields.len()
-            ),
-        };
-        jobs.push(BundleJob {
-            dir: PathBuf::from(fields[0]),
-            dest,
-        });
-    }
-    Ok(jobs)
+    Ok(ops::image::parse_bundle_list(
+        &text,
+        &path.display().to_string(),
+        template,
+    )?)
 }
 
 impl BundleBuildArgs {
@@ -432,38 +375,8 @@ impl BundleBuildArgs {
         if let Some(f) = &self.bundles_file {
             jobs.extend(read_bundles_file(f, template.as_ref())?);
         }
-        anyhow::ensure!(!jobs.is_empty(), "no bundles given");
-        // Given references are checked up front; templated ones as they
-        // are made (they need the bundle).
-        let mut seen: std::collections::HashMap<String, &PathBuf> = Default::default();
-        for job in &jobs {
-            if let Destination::Ref(r) = &job.dest {
-                if let Some(first) = seen.insert(r.to_string(), &job.dir) {
-                    anyhow::bail!(
-                        "{r} is the destination of both {} and {}",
-                        first.display(),
-                        job.dir.display()
-                    );
-                }
-            }
-        }
-        let mut hosts: Vec<String> = jobs
-            .iter()
-            .filter_map(|j| match &j.dest {
-                Destination::Ref(ImageRef::Registry { repo, .. }) => Some(repo.host.clone()),
-                _ => None,
-            })
-            .collect();
-        if let Some(t) = &self.tag_template {
-            // The registry part of a template, when it has no placeholder.
-            if let Some(host) = t.split('/').next().filter(|h| {
-                !h.contains('{') && (h.contains('.') || h.contains(':') || *h == "localhost")
-            }) {
-                hosts.push(host.to_string());
-            }
-        }
-        hosts.sort();
-        hosts.dedup();
+        ops::image::check_bundle_jobs(&jobs)?;
+        let hosts = ops::image::bundle_job_hosts(&jobs, self.tag_template.as_deref());
         let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
         let client = self.registry.client_for(&host_refs)?;
         let signer = self.signing.signer()?;
@@ -475,41 +388,26 @@ impl BundleBuildArgs {
             total as u64,
             false,
         ));
-        let rt = runtime()?;
-        let mut pushed = Vec::new();
-        let mut failed = 0usize;
-        rt.block_on(async {
-            let before_tag = signer.map(|(signer, options)| {
-                olm_catalog::sign::sign_before_tag(&client, signer, options)
-            });
-            let mut outcomes = std::pin::pin!(batch::push_bundles_with(
-                &client,
-                jobs,
-                &opts,
-                usize::from(self.jobs),
-                progress.clone(),
-                before_tag,
-            ));
-            while let Some(o) = outcomes.next().await {
-                match o.result {
-                    Ok(digest) => {
-                        let dest = o.dest.expect("a pushed bundle has a destination");
-                        progress.suspend(|| println!("{dest}@{digest}"));
-                        pushed.push((dest, digest));
-                    }
-                    Err(e) => {
-                        failed += 1;
-                        let to = o.dest.map(|d| format!(" → {d}")).unwrap_or_default();
-                        progress.suspend(|| eprintln!("error: {}{to}: {e}", o.dir.display()));
-                    }
+        let (pushed, failed) = ops::image::build_bundles(
+            jobs,
+            &opts,
+            &client,
+            signer.as_ref(),
+            usize::from(self.jobs),
+            progress.clone(),
+            |o| match (&o.result, &o.dest) {
+                (Ok(digest), Some(dest)) => progress.suspend(|| println!("{dest}@{digest}")),
+                (Ok(digest), None) => progress.suspend(|| println!("{}@{digest}", o.dir.display())),
+                (Err(e), dest) => {
+                    let to = dest.as_ref().map(|d| format!(" → {d}")).unwrap_or_default();
+                    progress.suspend(|| eprintln!("error: {}{to}: {e}", o.dir.display()));
                 }
-            }
-        });
+            },
+        )?;
         progress.finish();
         if failed > 0 {
             eprintln!(
-                "{failed} of {total} bundle(s) failed (their tags did not move); {} pushed",
-                pushed.len()
+                "{failed} of {total} bundle(s) failed (their tags did not move); {pushed} pushed"
             );
             return Ok(2);
         }
@@ -526,55 +424,16 @@ impl BundleBuildArgs {
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("no bundle directory given"))?;
         let opts = self.registry.options(None)?;
-        let built = oci::build_bundle_image(&dir, &opts)
-            .with_context(|| format!("building the bundle image of {}", dir.display()))?;
-        let tag = match &self.tag {
-            Some(t) => t.clone(),
-            None => default_bundle_tag(&dir, &built.labels),
-        };
-        let dest = parse_dest(&tag)?;
+        let dest = self.tag.as_deref().map(parse_dest).transpose()?;
         // The registry password (--password-stdin) is the first line of
         // stdin; a key password not in COSIGN_PASSWORD the next one.
-        let client = self.registry.client(&dest)?;
+        let registry = self.registry.flags.options()?;
         let signer = self.signing.signer()?;
-        let mode = self.registry.progress();
-        let rt = runtime()?;
-        let digest = push(&rt, &client, &built.image, &dest, mode, signer.as_ref())?;
+        let (dest, digest) =
+            ops::image::build_bundle(&dir, dest, &opts, &registry, signer.as_ref(), &CliReporter)?;
         println!("{dest}@{digest}");
         Ok(0)
     }
-}
-
-/// Where `bundle build` writes without `--tag`:
-/// `oci:oci-images:bundle-<package>-<directory name>`. The package is in
-/// the name so that two packages' bundles in directories of the same name
-/// (`0.1.0/`) do not overwrite each other's image.
-fn default_bundle_tag(
-    dir: &std::path::Path,
-    labels: &std::collections::BTreeMap<String, String>,
-) -> String {
-    let dir_name = dir
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "bundle".into());
-    let name = match labels.get("operators.operatorframework.io.bundle.package.v1") {
-        Some(p) if !p.is_empty() => format!("bundle-{p}-{dir_name}"),
-        _ => format!("bundle-{dir_name}"),
-    };
-    // An OCI tag: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
-    let tag: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(128)
-        .collect();
-    format!("oci:oci-images:{tag}")
 }
 
 /// `index build`.
@@ -686,22 +545,12 @@ impl CatalogImageArgs {
     ) -> CmdResult {
         let dest = parse_dest(tag)?;
         let checked = self.check()?;
-        let database = std::fs::read(database_path)
-            .with_context(|| format!("reading {}", database_path.display()))?;
-        anyhow::ensure!(
-            database.starts_with(b"SQLite format 3\0"),
-            "{} is not an SQLite database",
-            database_path.display()
-        );
-        self.build_and_push_image(checked, &dest, client, |base, opts| {
-            Ok(match base {
-                CatalogBase::Runtime(layer) => {
-                    oci::build::build_runtime_index_image(&database, *layer, opts)?
-                }
-                CatalogBase::Image(b) => oci::build_index_image(&database, Some(b), opts)?,
-                CatalogBase::Scratch => oci::build_index_image(&database, None, opts)?,
-            })
-        })
+        self.build_and_push_image(
+            checked,
+            &dest,
+            client,
+            CatalogContent::Database(database_path),
+        )
     }
 
     /// Checks `--base` and `--platform` together (no I/O): what the base
@@ -728,16 +577,15 @@ impl CatalogImageArgs {
         Ok(CheckedImage { kind, opts })
     }
 
-    /// Reads the base (a registry or layout image, the running executable,
-    /// or nothing), lets `build` make the image on it, and pushes that to
-    /// `dest` (with --sign: by digest, signature, then tag); prints
-    /// `dest@digest`. `client` is the command's own, if it made one.
+    /// Builds the image of `content` on the base and pushes it to `dest`
+    /// (with --sign: by digest, signature, then tag); prints `dest@digest`.
+    /// `client` is the command's own, if it made one.
     pub(super) fn build_and_push_image(
         &self,
         checked: CheckedImage<'_>,
         dest: &ImageRef,
         client: Option<&RegistryClient>,
-        build: impl FnOnce(CatalogBase<'_>, &BuildOptions) -> anyhow::Result<oci::ImageSet>,
+        content: CatalogContent<'_>,
     ) -> CmdResult {
         let (_, base_ref) = self.dest_and_base()?;
         let client = match client {
@@ -746,25 +594,19 @@ impl CatalogImageArgs {
                 .registry
                 .client_for_command(Some(dest), base_ref.as_slice())?,
         };
-        let signer = self.signing.signer()?;
-        let mode = self.registry.progress();
-        let rt = runtime()?;
-        let loaded: Option<BaseImage> = match base_ref {
-            Some(src) => Some(
-                rt.block_on(oci::load_base(&client, &src))
-                    .with_context(|| format!("reading the base image {src}"))?,
-            ),
-            None => None,
+        let signing = self.signing.signer()?;
+        let base = match (checked.kind, base_ref) {
+            (_, Some(b)) => Base::Image(b),
+            (BaseKind::Scratch, None) => Base::Scratch,
+            _ => Base::SelfImage,
         };
-        let base = match (&checked.kind, &loaded) {
-            (_, Some(b)) => CatalogBase::Image(b),
-            (BaseKind::Scratch, None) => CatalogBase::Scratch,
-            _ => CatalogBase::Runtime(Box::new(oci::runtime::self_runtime_layer(
-                checked.opts.epoch,
-            )?)),
+        let opts = CatalogImageOptions {
+            dest: dest.clone(),
+            base,
+            build: checked.opts,
+            signing,
         };
-        let set = build(base, &checked.opts)?;
-        let digest = push(&rt, &client, &set, dest, mode, signer.as_ref())?;
+        let digest = ops::image::build_catalog_image(content, &opts, &client, &CliReporter)?;
         println!("{dest}@{digest}");
         Ok(0)
     }

@@ -259,7 +259,11 @@ impl RegistryClient {
         })
     }
 
-    /// A client with default options (credentials from the environment).
+    /// A client with default options: credentials from the user's auth
+    /// files and credential helpers (see [`CredentialStore::from_environment`]),
+    /// the system's CAs, retries. The one default constructor: library
+    /// functions take a client (or `ops::registry::RegistryOptions`) rather
+    /// than make one behind the caller's back.
     pub fn from_environment() -> Result<RegistryClient, OciError> {
         RegistryClient::new(ClientOptions::default())
     }

@@ -14,6 +14,8 @@
 //!
 //! - [`catalog_source`]: any catalog source (FBC, SQLite index, bundle
 //!   directory, bundle/index/catalog image) into a [`DeclarativeConfig`].
+//! - [`image`]: bundle, index and catalog images built, pushed and
+//!   signed.
 //! - [`index`]: the `index` commands on a database (add, rm, prune,
 //!   deprecatetruncate, export).
 //! - [`render`]: `render` and `migrate`.
@@ -25,6 +27,7 @@
 //! [`DeclarativeConfig`]: crate::fbc::DeclarativeConfig
 
 pub mod catalog_source;
+pub mod image;
 pub mod index;
 pub mod mirror;
 pub mod registry;
