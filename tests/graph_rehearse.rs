@@ -459,6 +459,59 @@ fn graph_path_shows_crd_changes_per_step() {
     assert_eq!(text.matches("not compared").count(), 1, "{text}");
 }
 
+/// A corpus package's path: kepler-operator 0.22.0 -> 0.23.0 changes the
+/// `maxTerminated` default (500 -> 0) in two CRDs (checked by hand in
+/// docs/graph.md); the other hops change nothing unsafe.
+#[test]
+fn graph_path_crd_changes_on_the_corpus() {
+    let pkg = common::corpus().join("operators/kepler-operator");
+    let (code, out, err) = run(&[
+        "graph",
+        "path",
+        pkg.to_str().expect("utf-8"),
+        "--from",
+        "0.21.0",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let per_step: Vec<(String, Vec<String>)> = v["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            (
+                s["to"].as_str().unwrap_or("").to_string(),
+                s["crdChanges"]["unsafe"]
+                    .as_array()
+                    .expect("unsafe")
+                    .iter()
+                    .map(|f| f["rule"].as_str().unwrap_or("").to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    let rule = "crd-upgrade-default-changed".to_string();
+    assert_eq!(
+        per_step,
+        [
+            ("kepler-operator.v0.22.0".to_string(), vec![]),
+            (
+                "kepler-operator.v0.23.0".to_string(),
+                vec![rule.clone(), rule]
+            ),
+            ("kepler-operator.v0.24.0".to_string(), vec![]),
+        ]
+    );
+    assert!(
+        v["steps"][1]["crdChanges"]["unsafe"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("maxTerminated: default changed from 500 to 0")),
+        "{v}"
+    );
+}
+
 /// The real v4.18 catalog: koku-metrics-operator from its first bundle
 /// takes every hop `graph path` lists; rabbitmq-messaging-topology-operator
 /// needs rabbitmq-cluster-operator, which this catalog does not have, so

@@ -462,7 +462,7 @@ fn print_crd_changes(c: Option<&path::CrdChanges>) {
         return;
     }
     if c.unsafe_changes.is_empty() && c.safe.is_empty() {
-        println!("     CRDs: no change");
+        println!("     CRDs: nothing unsafe, nothing added");
     }
     for f in &c.unsafe_changes {
         let lvl = match f.level {
@@ -481,6 +481,11 @@ fn print_crd_changes(c: Option<&path::CrdChanges>) {
             .map(|x| x.1)
             .unwrap_or(&f.message);
         println!("     CRDs {lvl} [{}]: {msg}{at}", f.rule);
+    }
+    if c.unsafe_changes.iter().any(|f| f.level == Level::Error) {
+        println!(
+            "     (OLM v1's CRD upgrade-safety preflight refuses this step; OLM v0 applies it)"
+        );
     }
     for s in &c.safe {
         println!("     CRDs safe: {s}");

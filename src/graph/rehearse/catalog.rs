@@ -1,0 +1,276 @@
+//! The catalog as OLM's resolvers see it: per package its graph, per
+//! bundle the APIs it provides and the dependencies it declares.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use semver::Version;
+use serde_json::Value;
+
+use crate::fbc::DeclarativeConfig;
+use crate::graph::PackageGraph;
+use crate::semver_range::Range;
+
+/// A group/version/kind.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Gvk {
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+}
+
+impl std::fmt::Display for Gvk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{} {}", self.group, self.version, self.kind)
+    }
+}
+
+/// A dependency a bundle declares; every form is a test on one bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// `olm.package.required`: a bundle of the package in the range.
+    Package {
+        /// Package name.
+        name: String,
+        /// blang range as written.
+        range: String,
+        /// The parsed range.
+        parsed: Range,
+    },
+    /// `olm.gvk.required`: a bundle that provides the API.
+    Gvk(Gvk),
+    /// `olm.label.required`: a bundle with the label.
+    Label(String),
+    /// `olm.constraint` `all`: one bundle satisfying every part.
+    All(Vec<Requirement>),
+    /// `olm.constraint` `any`: one bundle satisfying some part.
+    Any(Vec<Requirement>),
+    /// `olm.constraint` `not`: one bundle satisfying no part.
+    Not(Vec<Requirement>),
+    /// A dependency OLM v0 cannot read (it fails the resolution) or that
+    /// this rehearsal does not model (`cel`).
+    Invalid(String),
+}
+
+impl Requirement {
+    /// What it asks for, in words.
+    pub fn describe(&self) -> String {
+        let list = |rs: &[Requirement]| {
+            rs.iter()
+                .map(Requirement::describe)
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        match self {
+            Requirement::Package { name, range, .. } => {
+                format!("package {name} in range {range}")
+            }
+            Requirement::Gvk(g) => format!("an operator providing {g}"),
+            Requirement::Label(l) => format!("an operator with label {l}"),
+            Requirement::All(rs) => format!("one operator with all of ({})", list(rs)),
+            Requirement::Any(rs) => format!("one operator with any of ({})", list(rs)),
+            Requirement::Not(rs) => format!("an operator with none of ({})", list(rs)),
+            Requirement::Invalid(why) => why.clone(),
+        }
+    }
+
+    /// Whether bundle `b` satisfies it.
+    pub(super) fn test(&self, b: &CatBundle) -> bool {
+        match self {
+            Requirement::Package { name, parsed, .. } => {
+                b.package == *name && b.version.as_ref().is_some_and(|v| parsed.admits(v))
+            }
+            Requirement::Gvk(g) => b.provides.contains(g),
+            Requirement::Label(l) => b.labels.contains(l),
+            Requirement::All(rs) => rs.iter().all(|r| r.test(b)),
+            Requirement::Any(rs) => rs.iter().any(|r| r.test(b)),
+            Requirement::Not(rs) => !rs.iter().any(|r| r.test(b)),
+            Requirement::Invalid(_) => false,
+        }
+    }
+}
+
+/// A bundle with what the resolvers read of it.
+#[derive(Clone, Debug, Default)]
+pub struct CatBundle {
+    /// Bundle (CSV) name.
+    pub name: String,
+    /// Package.
+    pub package: String,
+    /// Version, if semver.
+    pub version: Option<Version>,
+    /// Version as written.
+    pub raw_version: String,
+    /// `olm.gvk`: the APIs it provides.
+    pub provides: Vec<Gvk>,
+    /// `olm.label` values.
+    pub labels: Vec<String>,
+    /// Its dependencies.
+    pub requires: Vec<Requirement>,
+    /// The property types OLM v1 refuses (`olm.package.required`,
+    /// `olm.gvk.required`, `olm.constraint`), as found.
+    pub dependency_properties: Vec<String>,
+}
+
+/// A catalog: one graph per package and every bundle.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    /// What it was read from, for messages.
+    pub source: String,
+    /// Graphs by package name.
+    pub graphs: BTreeMap<String, PackageGraph>,
+    /// Bundles by (package, name).
+    pub bundles: BTreeMap<(String, String), CatBundle>,
+}
+
+pub(super) fn str_field(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn gvk_of(v: &Value) -> Gvk {
+    Gvk {
+        group: str_field(v, "group"),
+        version: str_field(v, "version"),
+        kind: str_field(v, "kind"),
+    }
+}
+
+fn package_requirement(name: &str, range_text: &str, what: &str) -> Requirement {
+    match Range::parse(range_text) {
+        Ok(parsed) => Requirement::Package {
+            name: name.to_string(),
+            range: range_text.to_string(),
+            parsed,
+        },
+        Err(e) => Requirement::Invalid(format!(
+            "{what} for package {name} has versionRange {range_text:?}, which does not parse ({e}); OLM v0 fails the resolution"
+        )),
+    }
+}
+
+/// An `olm.constraint` value (operator-framework/api `constraints.Parse`).
+fn constraint_requirement(v: &Value) -> Requirement {
+    let list = |k: &str| -> Vec<Requirement> {
+        v.get(k)
+            .and_then(|x| x.get("constraints"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(constraint_requirement).collect())
+            .unwrap_or_default()
+    };
+    if let Some(g) = v.get("gvk") {
+        Requirement::Gvk(gvk_of(g))
+    } else if let Some(p) = v.get("package") {
+        package_requirement(
+            &str_field(p, "packageName"),
+            &str_field(p, "versionRange"),
+            "olm.constraint package",
+        )
+    } else if v.get("all").is_some() {
+        Requirement::All(list("all"))
+    } else if v.get("any").is_some() {
+        Requirement::Any(list("any"))
+    } else if v.get("not").is_some() {
+        Requirement::Not(list("not"))
+    } else if v.get("cel").is_some() {
+        Requirement::Invalid(format!(
+            "an olm.constraint cel rule ({}), which this rehearsal does not evaluate",
+            v.get("cel")
+                .and_then(|c| c.get("rule"))
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+        ))
+    } else {
+        Requirement::Invalid(
+            "an olm.constraint with no known constraint type (OLM v0 fails the resolution)".into(),
+        )
+    }
+}
+
+impl Catalog {
+    /// Reads a catalog; `source` names it in messages.
+    pub fn from_fbc(cfg: &DeclarativeConfig, source: &str) -> Catalog {
+        let graphs = PackageGraph::from_fbc(cfg, Path::new(source))
+            .into_iter()
+            .map(|g| (g.package.clone(), g))
+            .collect();
+        let mut bundles = BTreeMap::new();
+        for b in &cfg.bundles {
+            let mut cb = CatBundle {
+                name: b.name.clone(),
+                package: b.package.clone(),
+                ..CatBundle::default()
+            };
+            for p in &b.properties {
+                let v = &p.value;
+                match p.kind.as_str() {
+                    "olm.package" => {
+                        cb.raw_version = str_field(v, "version");
+                        cb.version = Version::parse(&cb.raw_version).ok();
+                        if cb.package.is_empty() {
+                            cb.package = str_field(v, "packageName");
+                        }
+                    }
+                    "olm.gvk" => cb.provides.push(gvk_of(v)),
+                    "olm.label" => cb.labels.push(str_field(v, "label")),
+                    "olm.gvk.required" => {
+                        cb.dependency_properties.push(p.kind.clone());
+                        cb.requires.push(Requirement::Gvk(gvk_of(v)));
+                    }
+                    "olm.package.required" => {
+                        cb.dependency_properties.push(p.kind.clone());
+                        cb.requires.push(package_requirement(
+                            &str_field(v, "packageName"),
+                            &str_field(v, "versionRange"),
+                            "olm.package.required",
+                        ));
+                    }
+                    "olm.label.required" => {
+                        cb.requires.push(Requirement::Label(str_field(v, "label")));
+                    }
+                    "olm.constraint" => {
+                        cb.dependency_properties.push(p.kind.clone());
+                        cb.requires.push(constraint_requirement(v));
+                    }
+                    _ => {}
+                }
+            }
+            bundles.insert((cb.package.clone(), cb.name.clone()), cb);
+        }
+        Catalog {
+            source: source.to_string(),
+            graphs,
+            bundles,
+        }
+    }
+
+    pub(super) fn bundle(&self, package: &str, name: &str) -> Option<&CatBundle> {
+        self.bundles.get(&(package.to_string(), name.to_string()))
+    }
+
+    pub(super) fn version_text(&self, package: &str, name: &str) -> String {
+        self.bundle(package, name)
+            .map(|b| b.raw_version.clone())
+            .unwrap_or_default()
+    }
+
+    /// The channels of every package in OLM v0's dependency order: default
+    /// channels first, then by package name, then by channel name.
+    pub(super) fn channels_in_v0_order(&self) -> Vec<(&PackageGraph, &crate::graph::Channel)> {
+        let mut out: Vec<(&PackageGraph, &crate::graph::Channel)> = self
+            .graphs
+            .values()
+            .flat_map(|g| g.channels.iter().map(move |c| (g, c)))
+            .collect();
+        out.sort_by(|(ga, ca), (gb, cb)| {
+            let da = ga.default_channel == ca.name;
+            let db = gb.default_channel == cb.name;
+            db.cmp(&da)
+                .then_with(|| ga.package.cmp(&gb.package))
+                .then_with(|| ca.name.cmp(&cb.name))
+        });
+        out
+    }
+}
