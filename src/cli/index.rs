@@ -386,7 +386,7 @@ fn load_records(
         let mode = match olm_catalog::graph::load::CiConfig::read(d) {
             Ok(ci) => ci.and_then(|c| c.update_graph),
             Err(e) if args.keep_going => {
-                left_out.push(unreadable(d.display().to_string(), e));
+                left_out.push(unreadable(d.display().to_string(), e.to_string()));
                 continue;
             }
             Err(e) => bail!("{e}"),

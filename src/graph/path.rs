@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use semver::Version;
 
-use super::{EdgeKind, PackageGraph};
+use super::{EdgeKind, Error, PackageGraph};
 use crate::semver_range::{self as range, Range};
 
 /// One upgrade step.
@@ -37,15 +37,15 @@ pub struct UpgradePath {
 }
 
 /// Finds what `from` (a version or a CSV name) means in the package.
-fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), String> {
+fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), Error> {
     if let Some(b) = g.bundles.get(from) {
         return Ok((b.name.clone(), b.version.clone()));
     }
     let v = Version::parse(from.trim_start_matches('v')).map_err(|e| {
-        format!(
+        Error::Unknown(format!(
             "`{from}` is neither a bundle of package {} nor a semantic version ({e})",
             g.package
-        )
+        ))
     })?;
     let named = g.bundles.values().find(|b| {
         b.version
@@ -65,10 +65,10 @@ pub fn upgrade_path(
     from: &str,
     to: Option<&str>,
     channel: Option<&str>,
-) -> Result<UpgradePath, String> {
+) -> Result<UpgradePath, Error> {
     let ch_name = channel.unwrap_or(&g.default_channel);
     let ch = g.channel(ch_name).ok_or_else(|| {
-        format!(
+        Error::Unknown(format!(
             "package {} has no channel `{ch_name}` (channels: {})",
             g.package,
             g.channels
@@ -76,7 +76,7 @@ pub fn upgrade_path(
                 .map(|c| c.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )
+        ))
     })?;
     let (mut cur_name, mut cur_version) = resolve(g, from)?;
     let target = match to {
@@ -186,10 +186,10 @@ pub fn upgrade_path(
     };
     if let Some(t) = &target {
         if *t != cur_name {
-            return Err(format!(
+            return Err(Error::NoPath(format!(
                 "no upgrade path from {from} to {t} in channel {}: the path ends at {cur_name} ({end})",
                 ch.name
-            ));
+            )));
         }
     }
     Ok(UpgradePath {
@@ -255,7 +255,8 @@ mod tests {
         let p = upgrade_path(&graph(), "1.0.5", None, None).expect("path");
         assert_eq!(p.steps[0].to, "p.v2.0.0");
         let e = upgrade_path(&graph(), "2.0.0", Some("1.0.0"), None).expect_err("no way down");
-        assert!(e.contains("no upgrade path"), "{e}");
+        assert!(matches!(e, Error::NoPath(_)), "{e}");
+        assert!(e.to_string().contains("no upgrade path"), "{e}");
         let e = upgrade_path(&graph(), "0.1.0", None, None).expect("no step");
         assert!(
             e.steps.is_empty() && e.end.contains("offers no upgrade"),
