@@ -403,7 +403,8 @@ fn semver_template(head: &str, archetypes: &[(&str, &[&str])]) -> String {
 type Entries = Vec<(String, String, Vec<String>)>;
 
 fn render(text: &str) -> Result<(String, BTreeMap<String, Entries>), String> {
-    let cfg = template::render_semver(text, std::path::Path::new("t.yaml"), &fake_render)?;
+    let cfg = template::render_semver(text, std::path::Path::new("t.yaml"), &fake_render)
+        .map_err(|e| e.to_string())?;
     let mut chans = BTreeMap::new();
     for c in &cfg.channels {
         chans.insert(
@@ -548,7 +549,11 @@ fn semver_template_default_channel_type_preference() {
         &[("stable", v)],
     ))
     .expect_err("unknown");
-    assert!(e.contains("unknown DefaultChannelTypePreference"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("unknown DefaultChannelTypePreference"),
+        "{e}"
+    );
 }
 
 /// Candidate and fast archetypes: edges never cross archetypes, and the
@@ -611,7 +616,7 @@ fn semver_template_build_metadata_error() {
     ))
     .expect_err("build metadata");
     assert!(
-        e.ends_with(": [bundle version \"1.3.1-alpha+2001Jan21\" cannot be compared to \"1.3.1-alpha\", bundle version \"1.3.1-alpha+2003May06\" cannot be compared to \"1.3.1-alpha\"]"),
+        e.to_string().ends_with(": [bundle version \"1.3.1-alpha+2001Jan21\" cannot be compared to \"1.3.1-alpha\", bundle version \"1.3.1-alpha+2003May06\" cannot be compared to \"1.3.1-alpha\"]"),
         "{e}"
     );
     // One build of a version is fine, in another archetype too.
@@ -641,7 +646,7 @@ fn basic_template_bundle_entries() {
         );
         let e = template::basic_parts(&text, p).expect_err(bad);
         assert!(
-            e.starts_with(
+            e.to_string().starts_with(
                 "basic.yaml:3:3: entries[0]: unexpected fields present in basic template bundle"
             ),
             "{e}"
@@ -847,20 +852,25 @@ fn substitutes_template() {
     );
     let e = template::render(&back, &file, &render).expect_err("not above");
     assert!(
-        e.contains("base bundle \"capital.v1.0.0\" is not less than substitute bundle \"example.com/capital:1.0.0\""),
+        e.to_string().contains("base bundle \"capital.v1.0.0\" is not less than substitute bundle \"example.com/capital:1.0.0\""),
         "{e}"
     );
     // One base, one substitution.
     let twice = format!("{text}- name: example.com/capital:1.1.0\n  base: capital.v1.0.0\n");
     let e = template::render(&twice, &file, &render).expect_err("reused base");
     assert!(
-        e.contains("cannot reuse the same substitution base \"capital.v1.0.0\""),
+        e.to_string()
+            .contains("cannot reuse the same substitution base \"capital.v1.0.0\""),
         "{e}"
     );
     // The entries must be valid FBC.
     let broken = text.replace("  - name: capital.v0.9.0\n", "");
     let e = template::render(&broken, &file, &render).expect_err("invalid entries");
-    assert!(e.starts_with("render: entries are not valid FBC"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("render: entries are not valid FBC"),
+        "{e}"
+    );
 }
 
 /// One reading everywhere: a basic template's keys, and its entries'
@@ -881,13 +891,20 @@ fn basic_template_keys_regardless_of_case() {
     assert_eq!(cfg.packages[0].default_channel, "stable");
     assert_eq!(cfg.channels[0].entries[0].name, "a.v1.0.0");
     assert_eq!(cfg.channels[0].entries[0].skip_range, "<1.0.0");
-    assert_eq!(template::detect_kind(text, p), Ok(template::Kind::Basic));
+    assert_eq!(
+        template::detect_kind(text, p).ok(),
+        Some(template::Kind::Basic)
+    );
     let dup = "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n  Name: b\n";
     let e = template::basic_parts(dup, p).expect_err("duplicate");
-    assert!(e.contains("duplicate keys for key \"name\""), "{e}");
+    assert!(
+        e.to_string().contains("duplicate keys for key \"name\""),
+        "{e}"
+    );
     let e = template::detect_kind("entries: []\n", p).expect_err("no schema");
     assert!(
-        e.ends_with("template input missing required 'schema' field"),
+        e.to_string()
+            .ends_with("template input missing required 'schema' field"),
         "{e}"
     );
 }
@@ -1194,4 +1211,54 @@ fn crd_checks_skip_downgrade_edges() {
     assert!(checks::check(&g)
         .iter()
         .any(|f| f.rule == "graph-downgrade-edge"));
+}
+
+/// `graph` errors are a type a caller can match, and say what the command
+/// line prints: a missing path, YAML that does not parse (file, line,
+/// column), a `ci.yaml` setting the graph cannot use, a channel the package
+/// does not have.
+#[test]
+fn graph_errors_are_typed() {
+    use olm_catalog::graph::{load, path, Error};
+    let t = tempfile::tempdir().expect("tmp");
+    let missing = t.path().join("nothing");
+    let e = load::load_graphs(&missing, None, None).expect_err("missing");
+    assert!(
+        matches!(&e, Error::NotFound { path } if *path == missing),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("{}: no such file or directory", missing.display())
+    );
+
+    let tpl = t.path().join("t.yaml");
+    std::fs::write(&tpl, "schema: olm.semver\nstable: [\n").expect("write");
+    let e = template::detect_kind(&std::fs::read_to_string(&tpl).expect("read"), &tpl)
+        .expect_err("bad yaml");
+    assert!(
+        matches!(&e, Error::Yaml { path, line: 3, .. } if *path == tpl),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().starts_with(&format!("{}:3:", tpl.display())),
+        "{e}"
+    );
+
+    let pkg = t.path().join("pkg");
+    std::fs::create_dir(&pkg).expect("mkdir");
+    std::fs::write(pkg.join("ci.yaml"), "updateGraph: sideways\n").expect("write");
+    let e = load::CiConfig::read(&pkg).expect_err("bad mode");
+    assert!(
+        matches!(&e, Error::Package { path, .. } if *path == pkg.join("ci.yaml")),
+        "{e}"
+    );
+    assert!(e.to_string().contains("updateGraph `sideways`"), "{e}");
+
+    let fbc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph/rules.yaml");
+    let g = load::load_graphs(&fbc, None, None)
+        .expect("loads")
+        .remove(0);
+    let e = path::upgrade_path(&g, "0.0.1", None, Some("no-such-channel")).expect_err("channel");
+    assert!(matches!(e, Error::Unknown(_)), "{e}");
 }

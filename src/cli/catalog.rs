@@ -295,7 +295,7 @@ impl MirrorArgs {
                 self.registry.client_for(&[])?
             }
         };
-        let rt = super::image::runtime()?;
+        let rt = super::common::runtime()?;
         let cfg = olm_catalog::ops::catalog_source::load(
             &self.source,
             &olm_catalog::ops::SourceOptions::with_client(client.clone()),

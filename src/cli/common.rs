@@ -240,3 +240,12 @@ impl olm_catalog::ops::Reporter for CliReporter {
         }
     }
 }
+
+/// A single-threaded async runtime for a command's registry calls.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}

@@ -362,13 +362,13 @@ impl PathArgs {
         // catalog); else it is most likely a typo.
         if let Ok(p) = &result {
             if p.steps.is_empty() && !in_package(g, &self.from) {
-                result = Err(format!(
+                result = Err(olm_catalog::graph::Error::Unknown(format!(
                     "version {} is not in package {} (versions: {}), and no bundle of channel {} replaces, skips or admits it",
                     self.from,
                     g.package,
                     versions_of(g),
                     p.channel
-                ));
+                )));
             }
         }
         match result {
@@ -442,7 +442,7 @@ impl PathArgs {
             }
             Err(e) => {
                 if json {
-                    println!("{}", serde_json::json!({ "error": e }));
+                    println!("{}", serde_json::json!({ "error": e.to_string() }));
                 } else {
                     println!("{e}");
                 }
@@ -661,6 +661,7 @@ impl Puller {
             .block_on(olm_catalog::oci::pull_bundle(client, image, &limits))
             .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
         olm_catalog::graph::render_bundle::bundle_to_fbc(&pulled.bundle, image)
+            .map_err(|e| e.to_string())
     }
 }
 

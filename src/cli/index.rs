@@ -566,7 +566,7 @@ pub struct RenderArgs {
     /// Image reference to record for a rendered bundle directory
     #[arg(long)]
     pub bundle_image: Option<String>,
-    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registries of bundle and catalog images.
@@ -629,7 +629,7 @@ pub struct MigrateArgs {
         default_value = "json"
     )]
     pub output: OutputFormat,
-    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata
+    /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registry of an index or catalog image.
@@ -665,7 +665,9 @@ impl MigrateArgs {
 pub struct ValidateArgs {
     /// FBC directory
     pub dir: PathBuf,
-    /// Output format of findings (--format is an older name)
+    /// Output format of findings (--format is an older name). json and
+    /// yaml carry `opm validate -o json|yaml`'s `passed` and
+    /// `error.message` beside the findings report.
     #[arg(
         long = "output",
         short = 'o',
@@ -673,7 +675,48 @@ pub struct ValidateArgs {
         value_enum,
         default_value = "human"
     )]
-    pub format: olm_catalog::diag::Format,
+    pub format: ValidateFormat,
+}
+
+/// The output formats of `validate`: the findings formats, and YAML as
+/// `opm validate -o yaml` offers.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValidateFormat {
+    /// For people: rustc-style with source lines (`text` is another name).
+    #[value(alias = "text")]
+    Human,
+    /// The JSON findings report with opm's `passed` and `error.message`.
+    Json,
+    /// The same object as YAML.
+    Yaml,
+    /// SARIF 2.1.0, for code-scanning uploads.
+    Sarif,
+}
+
+/// The findings report with what `opm validate -o json|yaml` prints:
+/// `passed`, and `error.message` when it did not pass (opm's message is
+/// its error tree; ours lists each error finding on a line).
+fn opm_validate_value(reports: &[olm_catalog::diag::Report]) -> serde_json::Value {
+    let mut value = olm_catalog::diag::report_value(reports);
+    let errors: Vec<String> = reports
+        .iter()
+        .flat_map(|r| &r.findings)
+        .filter(|f| f.level == olm_catalog::diag::Level::Error)
+        .map(|f| match &f.location {
+            Some(at) => format!("{}:{}: {}", at.file.display(), at.line, f.message),
+            None => f.message.clone(),
+        })
+        .collect();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("passed".into(), errors.is_empty().into());
+        if !errors.is_empty() {
+            map.insert(
+                "error".into(),
+                serde_json::json!({ "message": errors.join("\n") }),
+            );
+        }
+    }
+    value
 }
 
 impl ValidateArgs {
@@ -683,24 +726,20 @@ impl ValidateArgs {
             subject: self.dir.display().to_string(),
             findings,
         };
-        let mut report = match olm_catalog::fbc::DeclarativeConfig::load_path(&self.dir) {
-            Ok(cfg) => report_of(olm_catalog::fbc::validate::validate(&cfg)),
-            // A path that is missing or unreadable is an I/O failure (exit
-            // 2), not a finding about the catalog.
-            Err(e @ olm_catalog::fbc::FbcError::Io { .. }) => return Err(e.into()),
-            Err(e) => report_of(vec![olm_catalog::diag::Finding::error(
-                "fbc-load",
-                e.to_string(),
-            )]),
-        };
+        // A path that is missing or unreadable is an I/O failure (exit 2),
+        // not a finding about the catalog.
+        let mut report = report_of(olm_catalog::fbc::validate::validate_path(&self.dir)?);
         report.sort();
         let reports = [report];
         let text = match self.format {
-            olm_catalog::diag::Format::Human => olm_catalog::diag::render_human(&reports, false),
-            olm_catalog::diag::Format::Json => olm_catalog::diag::render_json(&reports),
-            olm_catalog::diag::Format::Sarif => {
-                olm_catalog::diag::render_sarif(&reports, &|_| None)
+            ValidateFormat::Human => olm_catalog::diag::render_human(&reports, false),
+            ValidateFormat::Json => {
+                let mut s = serde_json::to_string_pretty(&opm_validate_value(&reports))?;
+                s.push('\n');
+                s
             }
+            ValidateFormat::Yaml => olm_catalog::goyaml::to_string(&opm_validate_value(&reports)),
+            ValidateFormat::Sarif => olm_catalog::diag::render_sarif(&reports, &|_| None),
         };
         print!("{text}");
         Ok(if reports[0].errors() > 0 { 1 } else { 0 })

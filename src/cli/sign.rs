@@ -98,13 +98,6 @@ enum FormatArg {
     Bundle,
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
-}
-
 impl SignArgs {
     /// Runs `sign`.
     pub fn run(self) -> CmdResult {
@@ -130,7 +123,7 @@ impl SignArgs {
                 FormatArg::Bundle => SignFormat::Bundle,
             },
         };
-        let rt = runtime()?;
+        let rt = super::common::runtime()?;
         let outcome =
             rt.block_on(Target::new(&client, &image).sign(&KeySigner::new(key), &options))?;
         if !super::common::quiet() {
@@ -233,7 +226,7 @@ impl VerifyArgs {
         let mut registry = self.registry;
         registry.insecure |= self.allow_insecure_registry;
         let client = registry.client(&image)?;
-        let rt = runtime()?;
+        let rt = super::common::runtime()?;
         let report = rt.block_on(
             Target::new(&client, &image)
                 .verify(&KeyVerifier::new(key), &VerifyOptions { annotations }),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use semver::Version;
 
 use super::modes::ModeBundle;
-use super::{BundleInfo, Entry};
+use super::{BundleInfo, Entry, Error};
 use crate::bundle::csv::CSV_GRAPH_KEYS;
 use crate::bundle::Bundle;
 use crate::diag::{Finding, Location};
@@ -36,10 +36,10 @@ pub struct LoadedBundle {
 /// The bundle directories of a package directory: each version directory
 /// that holds `manifests/` or `metadata/`, or else its one subdirectory
 /// that does (some packages keep the bundle in `<version>/bundle/`).
-pub fn bundle_dirs(pkg_dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn bundle_dirs(pkg_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let is_bundle = |d: &Path| d.join("manifests").is_dir() || d.join("metadata").is_dir();
     let mut out = Vec::new();
-    let entries = std::fs::read_dir(pkg_dir).map_err(|e| format!("{}: {e}", pkg_dir.display()))?;
+    let entries = std::fs::read_dir(pkg_dir).map_err(|e| Error::io(pkg_dir, e))?;
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -55,7 +55,7 @@ pub fn bundle_dirs(pkg_dir: &Path) -> Result<Vec<PathBuf>, String> {
             continue;
         }
         let mut subs: Vec<PathBuf> = std::fs::read_dir(&d)
-            .map_err(|e| format!("{}: {e}", d.display()))?
+            .map_err(|e| Error::io(&d, e))?
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| is_bundle(p))
@@ -244,7 +244,7 @@ pub fn from_bundle(bundle: &Bundle) -> Result<LoadedBundle, Finding> {
 /// Reads every bundle of a package directory, in version order (the order
 /// the community pipeline adds them). Bundles that cannot be read become
 /// findings.
-pub fn load_bundles(pkg_dir: &Path) -> Result<(Vec<LoadedBundle>, Vec<Finding>), String> {
+pub fn load_bundles(pkg_dir: &Path) -> Result<(Vec<LoadedBundle>, Vec<Finding>), Error> {
     let dirs = bundle_dirs(pkg_dir)?;
     let results: Vec<Result<LoadedBundle, Finding>> = {
         use rayon::prelude::*;

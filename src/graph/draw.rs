@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use semver::Version;
 
-use super::{EdgeKind, PackageGraph};
+use super::{EdgeKind, Error, PackageGraph};
 use crate::gojson::go_quote;
 use crate::semver_range::compare;
 
@@ -24,7 +24,7 @@ pub enum DrawFormat {
 
 /// Renders graphs in `format`. Fails, as `opm alpha render-graph` does,
 /// when drawing Mermaid and a bundle's version is not semver.
-pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, String> {
+pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, Error> {
     match format {
         DrawFormat::Mermaid => mermaid(graphs),
         DrawFormat::Dot => Ok(dot(graphs)),
@@ -54,15 +54,15 @@ pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, Strin
 /// Like opm, a bundle whose version is not semver is an error; an entry
 /// with no bundle counts as version 0.0.0. Where opm's unstable sort leaves
 /// equal versions in an unspecified order, this keeps channel order.
-pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, String> {
+pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
     for g in graphs {
         for b in g.bundles.values() {
             if b.version.is_none() {
-                return Err(format!(
+                return Err(Error::Draw(format!(
                     "bundle {} has invalid version {}",
                     go_quote(&b.name),
                     go_quote(&b.raw_version)
-                ));
+                )));
             }
         }
     }

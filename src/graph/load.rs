@@ -12,7 +12,7 @@ pub use super::bundle_dir::{
     bundle_dirs, from_bundle, load_bundle, load_bundles, sort_by_version, LoadedBundle,
 };
 use super::modes::{self, Mode, ModeBundle};
-use super::{BundleInfo, Channel, Entry, PackageGraph};
+use super::{BundleInfo, Channel, Entry, Error, PackageGraph};
 use crate::diag::{Finding, Location};
 
 /// What the graph tooling reads from a package's `ci.yaml`.
@@ -39,22 +39,14 @@ pub struct CatalogMapping {
 
 impl CiConfig {
     /// Reads `dir/ci.yaml`; `Ok(None)` when there is none.
-    pub fn read(dir: &Path) -> Result<Option<CiConfig>, String> {
+    pub fn read(dir: &Path) -> Result<Option<CiConfig>, Error> {
         let path = dir.join("ci.yaml");
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(Error::io(path, e)),
         };
-        let docs = crate::yaml::parse_documents(&text).map_err(|e| {
-            format!(
-                "{}:{}:{}: {}",
-                path.display(),
-                e.span.line,
-                e.span.column,
-                e.message
-            )
-        })?;
+        let docs = crate::yaml::parse_documents(&text).map_err(|e| Error::yaml(&path, &e))?;
         let json = docs
             .first()
             .map(|d| d.root.to_json())
@@ -66,10 +58,10 @@ impl CiConfig {
                 "semver-mode" => Mode::Semver,
                 "semver-skippatch-mode" => Mode::SemverSkipPatch,
                 other => {
-                    return Err(format!(
-                        "{}: updateGraph `{other}` is not replaces-mode, semver-mode or semver-skippatch-mode",
-                        path.display()
-                    ))
+                    return Err(Error::Package {
+                        path,
+                        message: format!("updateGraph `{other}` is not replaces-mode, semver-mode or semver-skippatch-mode"),
+                    })
                 }
             });
         }
@@ -271,7 +263,7 @@ pub fn graph_from_bundles(source: &Path, bundles: &[LoadedBundle], mode: Mode) -
 
 /// Loads a package directory under `mode`, else the mode its `ci.yaml`'s
 /// `updateGraph` names, else `replaces`.
-pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, String> {
+pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, Error> {
     let ci = CiConfig::read(dir)?;
     let mode = mode
         .or_else(|| ci.as_ref().and_then(|c| c.update_graph))
@@ -286,7 +278,7 @@ pub fn load_package_dir(dir: &Path, mode: Option<Mode>) -> Result<PackageGraph, 
 /// they are defined) come from the bundle directories of `pkg_dir`, matched
 /// by CSV name, so basic templates need no image resolution; semver
 /// templates resolve each image's tag to `pkg_dir/<tag>`.
-pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGraph, String> {
+pub fn load_template_graph(template: &Path, pkg_dir: &Path) -> Result<PackageGraph, Error> {
     load_template_graph_with(template, pkg_dir, BTreeMap::new)
 }
 
@@ -298,10 +290,9 @@ pub fn load_template_graph_with(
     template: &Path,
     pkg_dir: &Path,
     known: impl FnOnce() -> BTreeMap<String, String>,
-) -> Result<PackageGraph, String> {
+) -> Result<PackageGraph, Error> {
     use super::template as t;
-    let text =
-        std::fs::read_to_string(template).map_err(|e| format!("{}: {e}", template.display()))?;
+    let text = std::fs::read_to_string(template).map_err(|e| Error::io(template, e))?;
     let cfg = match t::detect_kind(&text, template)? {
         t::Kind::Basic => t::basic_parts(&text, template)?.0,
         kind => {
@@ -311,11 +302,13 @@ pub fn load_template_graph_with(
     };
     let mut graphs = PackageGraph::from_fbc(&cfg, template);
     if graphs.len() != 1 {
-        return Err(format!(
-            "{}: a template must define exactly one package, found {}",
-            template.display(),
-            graphs.len()
-        ));
+        return Err(Error::Package {
+            path: template.to_path_buf(),
+            message: format!(
+                "a template must define exactly one package, found {}",
+                graphs.len()
+            ),
+        });
     }
     let mut g = graphs.remove(0);
     let (bundles, findings) = load_bundles(pkg_dir)?;
@@ -435,9 +428,9 @@ pub fn load_graphs(
     path: &Path,
     mode: Option<Mode>,
     catalog: Option<&str>,
-) -> Result<Vec<PackageGraph>, String> {
+) -> Result<Vec<PackageGraph>, Error> {
     if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let first_schema = super::template::schema_of(&text, path).unwrap_or_default();
         if super::template::Kind::from_schema(&first_schema).is_some() {
             let pkg_dir = path
@@ -446,18 +439,18 @@ pub fn load_graphs(
                 .unwrap_or_else(|| Path::new("."));
             return Ok(vec![load_template_graph(path, pkg_dir)?]);
         }
-        let (cfg, sources) =
-            crate::fbc::DeclarativeConfig::load_path_located(path).map_err(|e| e.to_string())?;
+        let (cfg, sources) = crate::fbc::DeclarativeConfig::load_path_located(path)?;
         return Ok(PackageGraph::from_fbc_located(&cfg, path, &sources));
     }
     if !path.is_dir() {
-        return Err(format!("{}: no such file or directory", path.display()));
+        return Err(Error::NotFound {
+            path: path.to_path_buf(),
+        });
     }
     let ci = CiConfig::read(path)?;
     let has_bundles = !bundle_dirs(path)?.is_empty();
     if ci.is_none() && !has_bundles {
-        let (cfg, sources) =
-            crate::fbc::DeclarativeConfig::load_path_located(path).map_err(|e| e.to_string())?;
+        let (cfg, sources) = crate::fbc::DeclarativeConfig::load_path_located(path)?;
         return Ok(PackageGraph::from_fbc_located(&cfg, path, &sources));
     }
     if let Some(ci) = &ci {
@@ -492,9 +485,9 @@ pub fn is_package_tree(dir: &Path) -> bool {
 
 /// The package directories of a tree ([`is_package_tree`]): its
 /// subdirectories, sorted.
-pub fn tree_packages(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn tree_packages(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_err(|e| Error::io(dir, e))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.is_dir())

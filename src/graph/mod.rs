@@ -21,6 +21,7 @@ mod bundle_dir;
 pub mod checks;
 pub mod crd_safety;
 pub mod draw;
+mod error;
 pub mod load;
 pub mod masterminds;
 pub mod modes;
@@ -39,6 +40,7 @@ use crate::diag::Location;
 use crate::fbc::located::{ObjectSource, Sources};
 use crate::fbc::DeclarativeConfig;
 
+pub use error::Error;
 pub use modes::Mode;
 
 /// A bundle as the graph knows it.

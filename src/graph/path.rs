@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use semver::Version;
 
 use super::successors::{self, Olm};
-use super::{Channel, EdgeKind, PackageGraph};
+use super::{Channel, EdgeKind, Error, PackageGraph};
 use crate::diag::Finding;
 use crate::semver_range as range;
 
@@ -71,15 +71,15 @@ pub struct UpgradePath {
 }
 
 /// Finds what `from` (a version or a CSV name) means in the package.
-pub fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), String> {
+pub fn resolve(g: &PackageGraph, from: &str) -> Result<(String, Option<Version>), Error> {
     if let Some(b) = g.bundles.get(from) {
         return Ok((b.name.clone(), b.version.clone()));
     }
     let v = Version::parse(from.trim_start_matches('v')).map_err(|e| {
-        format!(
+        Error::Unknown(format!(
             "`{from}` is neither a bundle of package {} nor a semantic version ({e})",
             g.package
-        )
+        ))
     })?;
     let named = g.bundles.values().find(|b| {
         b.version
@@ -98,7 +98,7 @@ pub fn upgrade_path(
     from: &str,
     to: Option<&str>,
     channel: Option<&str>,
-) -> Result<UpgradePath, String> {
+) -> Result<UpgradePath, Error> {
     upgrade_path_with(g, from, to, channel, Olm::V0)
 }
 
@@ -112,13 +112,13 @@ pub fn upgrade_path_with(
     to: Option<&str>,
     channel: Option<&str>,
     olm: Olm,
-) -> Result<UpgradePath, String> {
+) -> Result<UpgradePath, Error> {
     let channels: Vec<&Channel> = match (olm, channel) {
         (Olm::V1, None) => g.channels.iter().collect(),
         _ => {
             let ch_name = channel.unwrap_or(&g.default_channel);
             vec![g.channel(ch_name).ok_or_else(|| {
-                format!(
+                Error::Unknown(format!(
                     "package {} has no channel `{ch_name}` (channels: {})",
                     g.package,
                     g.channels
@@ -126,7 +126,7 @@ pub fn upgrade_path_with(
                         .map(|c| c.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
-                )
+                ))
             })?]
         }
     };
@@ -229,9 +229,9 @@ pub fn upgrade_path_with(
     };
     if let Some(t) = &target {
         if *t != cur_name {
-            return Err(format!(
+            return Err(Error::NoPath(format!(
                 "no upgrade path from {from} to {t} in channel {channel_label}: the path ends at {cur_name} ({end})"
-            ));
+            )));
         }
     }
     Ok(UpgradePath {
@@ -405,7 +405,8 @@ mod tests {
         let p = upgrade_path(&graph(), "1.0.5", None, None).expect("path");
         assert_eq!(p.steps[0].to, "p.v2.0.0");
         let e = upgrade_path(&graph(), "2.0.0", Some("1.0.0"), None).expect_err("no way down");
-        assert!(e.contains("no upgrade path"), "{e}");
+        assert!(matches!(e, Error::NoPath(_)), "{e}");
+        assert!(e.to_string().contains("no upgrade path"), "{e}");
         let e = upgrade_path(&graph(), "0.1.0", None, None).expect("no step");
         assert!(
             e.steps.is_empty() && e.end.contains("offers no upgrade"),

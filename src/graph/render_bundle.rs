@@ -6,15 +6,16 @@
 //! ([`crate::fbc::migrate`]), which puts `olm.csv.metadata` in place of the
 //! `olm.bundle.object` properties.
 
+use super::Error;
 use crate::fbc::{self, migrate, DeclarativeConfig};
 
 /// The `olm.bundle` object for a bundle directory pulled from `image`.
-pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<fbc::Bundle, String> {
-    let b = fbc::from_bundle::bundle_to_fbc(bundle, image)?;
+pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<fbc::Bundle, Error> {
+    let b = fbc::from_bundle::bundle_to_fbc(bundle, image).map_err(Error::Render)?;
     let mut cfg = DeclarativeConfig {
         bundles: vec![b],
         ..DeclarativeConfig::default()
     };
-    migrate::bundle_object_to_csv_metadata(&mut cfg)?;
+    migrate::bundle_object_to_csv_metadata(&mut cfg).map_err(Error::Render)?;
     Ok(cfg.bundles.remove(0))
 }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use semver::Version;
 use serde_json::Value;
 
+use super::Error;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig};
 use crate::semver_range as range;
 
@@ -90,7 +91,7 @@ pub fn dir_renderer(dir: &Path) -> impl Fn(&str) -> Result<fbc::Bundle, String> 
     move |image: &str| {
         let bdir = resolve_image(image, dir)?;
         let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| e.to_string())?;
-        super::render_bundle::bundle_to_fbc(&b, image)
+        super::render_bundle::bundle_to_fbc(&b, image).map_err(|e| e.to_string())
     }
 }
 
@@ -130,7 +131,7 @@ pub fn dir_renderer_with(
             }
         };
         let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| e.to_string())?;
-        super::render_bundle::bundle_to_fbc(&b, image)
+        super::render_bundle::bundle_to_fbc(&b, image).map_err(|e| e.to_string())
     }
 }
 
@@ -191,14 +192,14 @@ impl Kind {
 /// Which template a document is: its `schema` field, matched regardless of
 /// case as Go's `json.Unmarshal` matches it (`Schema: olm.semver` is
 /// `olm.semver`); `""` when there is none.
-pub fn schema_of(text: &str, path: &Path) -> Result<String, String> {
+pub fn schema_of(text: &str, path: &Path) -> Result<String, Error> {
     let doc = parse_doc(text, path)?;
     schema_field(&doc.root, path).map(|s| s.unwrap_or_default())
 }
 
 /// The kind of a template, detected from its `schema` as opm v1.73.0's
 /// `render-template` does without a type argument (`detectSchema`).
-pub fn detect_kind(text: &str, path: &Path) -> Result<Kind, String> {
+pub fn detect_kind(text: &str, path: &Path) -> Result<Kind, Error> {
     let doc = parse_doc(text, path)?;
     let schema = schema_field(&doc.root, path)?
         .filter(|s| !s.is_empty())
@@ -209,23 +210,23 @@ pub fn detect_kind(text: &str, path: &Path) -> Result<Kind, String> {
             )
         })?;
     Kind::from_schema(&schema).ok_or_else(|| {
-        format!(
+        Error::Template(format!(
             "{}: unknown template schema: {schema} (known: {})",
             place(path, doc.root.locate(&crate::path!["schema"])),
             Kind::ALL.map(Kind::schema).join(", ")
-        )
+        ))
     })
 }
 
 /// The value of the `schema` key of a mapping, any case, the last one
 /// written winning (Go decodes each spelling into the same field).
-fn schema_field(root: &crate::yaml::Node, path: &Path) -> Result<Option<String>, String> {
+fn schema_field(root: &crate::yaml::Node, path: &Path) -> Result<Option<String>, Error> {
     let crate::yaml::Value::Map(entries) = &root.value else {
-        return Err(format!(
+        return Err(Error::Template(format!(
             "{}: a template is a mapping, found {}",
             place(path, root.span),
             root.type_name()
-        ));
+        )));
     };
     match entries
         .iter()
@@ -236,12 +237,12 @@ fn schema_field(root: &crate::yaml::Node, path: &Path) -> Result<Option<String>,
         Some(e) => match &e.value.value {
             crate::yaml::Value::Str(s) => Ok(Some(s.clone())),
             crate::yaml::Value::Null => Ok(None),
-            _ => Err(format!(
+            _ => Err(Error::Template(format!(
                 "{}: {}: expected a string, found {}",
                 place(path, e.value.span),
                 e.key,
                 e.value.type_name()
-            )),
+            ))),
         },
     }
 }
@@ -252,12 +253,11 @@ fn place(path: &Path, span: crate::yaml::Span) -> String {
 }
 
 /// The first non-null document of a template, located.
-fn parse_doc(text: &str, path: &Path) -> Result<crate::yaml::Document, String> {
-    let docs = crate::yaml::parse_documents(text)
-        .map_err(|e| format!("{}: {}", place(path, e.span), e.message))?;
+fn parse_doc(text: &str, path: &Path) -> Result<crate::yaml::Document, Error> {
+    let docs = crate::yaml::parse_documents(text).map_err(|e| Error::yaml(path, &e))?;
     docs.into_iter()
         .find(|d| !matches!(d.root.value, crate::yaml::Value::Null))
-        .ok_or_else(|| format!("{}: the template is empty", path.display()))
+        .ok_or_else(|| Error::Template(format!("{}: the template is empty", path.display())))
 }
 
 /// Renders a template of any kind, the kind detected from its schema.
@@ -265,7 +265,7 @@ pub fn render(
     text: &str,
     path: &Path,
     render: &BundleRenderer,
-) -> Result<DeclarativeConfig, String> {
+) -> Result<DeclarativeConfig, Error> {
     render_as(detect_kind(text, path)?, text, path, render)
 }
 
@@ -276,7 +276,7 @@ pub fn render_as(
     text: &str,
     path: &Path,
     render: &BundleRenderer,
-) -> Result<DeclarativeConfig, String> {
+) -> Result<DeclarativeConfig, Error> {
     match kind {
         Kind::Basic => render_basic(text, path, render),
         Kind::Semver => render_semver(text, path, render),
@@ -431,7 +431,7 @@ fn fold(node: &mut crate::yaml::Node, shape: Shape) {
 /// known schemas match regardless of case, two keys of one object that
 /// differ only in case are an error, objects of other schemas are kept as
 /// written. Each comes with its index.
-fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize, Entry)>, String> {
+fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize, Entry)>, Error> {
     let Some(entries) = (match &mut root.value {
         crate::yaml::Value::Map(m) => m.iter_mut().find(|e| e.key == "entries"),
         _ => None,
@@ -442,21 +442,21 @@ fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize,
         crate::yaml::Value::Seq(items) => items,
         crate::yaml::Value::Null => return Ok(Vec::new()),
         _ => {
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "{}: entries: expected a list of objects, found {}",
                 place(path, entries.value.span),
                 entries.value.type_name()
-            ))
+            )))
         }
     };
     let mut out = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
         let at = place(path, item.span);
         let crate::yaml::Value::Map(fields) = &item.value else {
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "{at}: entries[{i}]: expected an object, found {}",
                 item.type_name()
-            ));
+            )));
         };
         let mut folded: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for f in fields {
@@ -466,9 +466,9 @@ fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize,
                 .push(&f.key);
         }
         if let Some((k, keys)) = folded.iter().find(|(_, keys)| keys.len() > 1) {
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "{at}: entries[{i}]: duplicate keys for key {k:?}: {keys:?} (opm matches these keys regardless of case)"
-            ));
+            )));
         }
         let schema = fields
             .iter()
@@ -532,22 +532,22 @@ fn parse_template(
     path: &Path,
     kind: Kind,
     shape: Shape,
-) -> Result<crate::yaml::Document, String> {
+) -> Result<crate::yaml::Document, Error> {
     let mut doc = parse_doc(text, path)?;
     let schema = schema_field(&doc.root, path)?.unwrap_or_default();
     if schema != kind.schema() {
-        return Err(format!(
+        return Err(Error::Template(format!(
             "{}: template has unknown schema ({schema:?}), should be {:?}",
             path.display(),
             kind.schema()
-        ));
+        )));
     }
     fold(&mut doc.root, shape);
     Ok(doc)
 }
 
 /// The non-bundle objects of a basic template and its bundle images, in order.
-pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<String>), String> {
+pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<String>), Error> {
     let mut root = parse_template(text, path, Kind::Basic, BASIC)?.root;
     let entries = read_entries(&mut root, path)?;
     let entry_at = |i: usize| place(path, root.locate(&crate::path!["entries", i]));
@@ -570,10 +570,10 @@ pub fn basic_parts(text: &str, path: &Path) -> Result<(DeclarativeConfig, Vec<St
                 })
             });
             if image.is_empty() || extra {
-                return Err(format!(
+                return Err(Error::Template(format!(
                     "{}: entries[{i}]: unexpected fields present in basic template bundle (a basic template bundle has an image and no package, properties or relatedImages)",
                     entry_at(i)
-                ));
+                )));
             }
             images.push(image.to_string());
             continue;
@@ -591,7 +591,7 @@ pub fn render_basic(
     text: &str,
     path: &Path,
     render: &BundleRenderer,
-) -> Result<DeclarativeConfig, String> {
+) -> Result<DeclarativeConfig, Error> {
     let (mut cfg, images) = basic_parts(text, path)?;
     for image in images {
         cfg.bundles.push(render(&image)?);
@@ -626,7 +626,7 @@ pub struct VersionRelease {
 
 impl VersionRelease {
     /// Reads a bundle's version and release.
-    pub fn of(b: &fbc::Bundle) -> Result<VersionRelease, String> {
+    pub fn of(b: &fbc::Bundle) -> Result<VersionRelease, Error> {
         let mut found: Option<&Value> = None;
         for p in b.properties.iter().filter(|p| p.kind == "olm.package") {
             if found.is_some() {
@@ -634,8 +634,12 @@ impl VersionRelease {
             }
             found = Some(&p.value);
         }
-        let v = found
-            .ok_or_else(|| format!("no \"olm.package\" property found for bundle {:?}", b.name))?;
+        let v = found.ok_or_else(|| {
+            Error::Template(format!(
+                "no \"olm.package\" property found for bundle {:?}",
+                b.name
+            ))
+        })?;
         let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
         let mut version = Version::parse(s("version")).map_err(|e| {
             format!(
@@ -679,18 +683,18 @@ impl VersionRelease {
 
 /// opm's `NewRelease`: empty is none; else at most 20 characters of
 /// dot-separated pre-release identifiers.
-fn parse_release(text: &str) -> Result<Option<semver::Prerelease>, String> {
+fn parse_release(text: &str) -> Result<Option<semver::Prerelease>, Error> {
     if text.is_empty() {
         return Ok(None);
     }
     if text.len() > 20 {
-        return Err(format!(
+        return Err(Error::Template(format!(
             "invalid release {text:?}: exceeds maximum length of 20 characters"
-        ));
+        )));
     }
     semver::Prerelease::new(text)
         .map(Some)
-        .map_err(|e| format!("invalid release {text:?}: {e}"))
+        .map_err(|e| Error::Template(format!("invalid release {text:?}: {e}")))
 }
 
 /// Whether a bundle's CSV has an `olm.substitutesFor` annotation (from its
@@ -727,9 +731,9 @@ pub fn render_substitutes(
     text: &str,
     path: &Path,
     render: &BundleRenderer,
-) -> Result<DeclarativeConfig, String> {
+) -> Result<DeclarativeConfig, Error> {
     let mut root = parse_template(text, path, Kind::Substitutes, SUBSTITUTES)
-        .map_err(|e| format!("render: unable to parse template: {e}"))?
+        .map_err(|e| Error::Template(format!("render: unable to parse template: {e}")))?
         .root;
     let substitutions: Vec<Substitution> = match root.get("substitutions") {
         None => Vec::new(),
@@ -764,22 +768,24 @@ pub fn render_substitutes(
         (!errs.is_empty()).then(|| errs.join("; "))
     };
     if let Some(e) = invalid(&cfg) {
-        return Err(format!("render: entries are not valid FBC: {e}"));
+        return Err(Error::Template(format!(
+            "render: entries are not valid FBC: {e}"
+        )));
     }
     let mut seen_bases: BTreeSet<String> = BTreeSet::new();
     let mut seen_names: BTreeMap<String, String> = BTreeMap::new();
     for sub in &substitutions {
         if !seen_bases.insert(sub.base.clone()) {
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "render: cannot reuse the same substitution base {:?}",
                 sub.base
-            ));
+            )));
         }
         if let Some(other) = seen_names.get(&sub.name) {
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "render: cannot reuse the same substitution {:?} for different bases ({other:?} and {:?})",
                 sub.name, sub.base
-            ));
+            )));
         }
         seen_names.insert(sub.name.clone(), sub.base.clone());
         substitute(&mut cfg, sub, render).map_err(|e| {
@@ -789,10 +795,10 @@ pub fn render_substitutes(
             )
         })?;
         if let Some(e) = invalid(&cfg) {
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "render: error processing substitution {:?} -> {:?}: resulting config is not valid FBC: {e}",
                 sub.base, sub.name
-            ));
+            )));
         }
     }
     Ok(cfg)
@@ -803,7 +809,7 @@ fn substitute(
     cfg: &mut DeclarativeConfig,
     sub: &Substitution,
     render: &BundleRenderer,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     if sub.name.is_empty() {
         return Err("substitution name cannot be empty".into());
     }
@@ -829,7 +835,12 @@ fn substitute(
         .bundles
         .iter()
         .find(|b| b.name == sub.base)
-        .ok_or_else(|| format!("base bundle {:?} does not exist in catalog", sub.base))?;
+        .ok_or_else(|| {
+            Error::Template(format!(
+                "base bundle {:?} does not exist in catalog",
+                sub.base
+            ))
+        })?;
     let base_vr = VersionRelease::of(base).map_err(|e| {
         format!(
             "failed to get VersionRelease for base bundle {:?}: {e}",
@@ -837,10 +848,10 @@ fn substitute(
         )
     })?;
     if base_vr.compare(&new_vr) != std::cmp::Ordering::Less {
-        return Err(format!(
+        return Err(Error::Template(format!(
             "base bundle {:?} is not less than substitute bundle {:?}",
             sub.base, sub.name
-        ));
+        )));
     }
     for ch in &mut cfg.channels {
         let at: Vec<usize> = (0..ch.entries.len())
@@ -941,15 +952,15 @@ fn kind_priority(kind: &str) -> u8 {
 /// Parses and defaults a semver template as opm's `readFile` does
 /// (`yaml.UnmarshalStrict`: unknown fields and duplicate keys are errors,
 /// field names match regardless of case). Errors name file, line and field.
-pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
+pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, Error> {
     let doc = parse_doc(text, path)?;
     if let Some(dup) = doc.duplicate_keys.first() {
-        return Err(format!(
+        return Err(Error::Template(format!(
             "{}: key `{}` appears twice in one mapping (first at line {}); opm reads templates strictly and refuses that",
             place(path, dup.second),
             dup.key,
             dup.first.line
-        ));
+        )));
     }
     let mut root = doc.root;
     fold(&mut root, SEMVER);
@@ -962,10 +973,10 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
         )
     })?;
     if sv.schema != SCHEMA_SEMVER {
-        return Err(format!(
+        return Err(Error::Template(format!(
             "{}: input file has unknown schema, should be {SCHEMA_SEMVER:?}",
             path.display()
-        ));
+        )));
     }
     if !sv.generate_major_channels && !sv.generate_minor_channels {
         sv.generate_minor_channels = true;
@@ -981,7 +992,7 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, String> {
         "minor" if !sv.generate_minor_channels => return Err("schema attribute mismatch: DefaultChannelTypePreference set to 'minor' doesn't make sense if not generating minor-version channels".into()),
         "major" if !sv.generate_major_channels => return Err("schema attribute mismatch: DefaultChannelTypePreference set to 'major' doesn't make sense if not generating major-version channels".into()),
         "minor" | "major" => {}
-        other => return Err(format!("unknown DefaultChannelTypePreference: {other:?}\nValid values are 'major' or 'minor'")),
+        other => return Err(Error::Template(format!("unknown DefaultChannelTypePreference: {other:?}\nValid values are 'major' or 'minor'"))),
     }
     Ok(sv)
 }
@@ -995,7 +1006,7 @@ pub fn render_semver(
     text: &str,
     path: &Path,
     render: &BundleRenderer,
-) -> Result<DeclarativeConfig, String> {
+) -> Result<DeclarativeConfig, Error> {
     let sv = parse_semver(text, path)?;
     let lists = [&sv.candidate.bundles, &sv.fast.bundles, &sv.stable.bundles];
     let mut rendered: BTreeMap<String, fbc::Bundle> = BTreeMap::new();
@@ -1022,10 +1033,10 @@ pub fn render_semver(
                 .filter(|p| p.kind == "olm.package")
                 .collect();
             if pp.len() != 1 {
-                return Err(format!(
+                return Err(Error::Template(format!(
                     "{POST_PROCESS}bundle {:?} has multiple \"olm.package\" properties, expected exactly 1",
                     r.name
-                ));
+                )));
             }
             let pname = pp[0]
                 .value
@@ -1046,12 +1057,15 @@ pub fn render_semver(
             if pkg.is_empty() {
                 pkg = pname.to_string();
             } else if pname != pkg {
-                return Err(format!(
+                return Err(Error::Template(format!(
                     "{POST_PROCESS}bundle {pname:?} does not belong to this package: {pkg:?}"
-                ));
+                )));
             }
             if entries.insert(r.name.clone(), v).is_some() {
-                return Err(format!("{POST_PROCESS}duplicate bundle name {:?}", r.name));
+                return Err(Error::Template(format!(
+                    "{POST_PROCESS}duplicate bundle name {:?}",
+                    r.name
+                )));
             }
         }
         // Versions differing only in build metadata cannot be ordered
@@ -1076,9 +1090,9 @@ pub fn render_semver(
             } else {
                 format!("[{}]", errs.join(", "))
             };
-            return Err(format!(
+            return Err(Error::Template(format!(
                 "{POST_PROCESS}encountered bundle versions which differ only by build metadata, which cannot be ordered: {agg}"
-            ));
+            )));
         }
         versions.push(entries);
     }
@@ -1372,10 +1386,10 @@ pub fn ordered_objects(cfg: &DeclarativeConfig) -> Vec<Value> {
 
 /// Writes a config as opm does: JSON objects indented by four spaces, or
 /// YAML documents each starting with `---`, byte for byte.
-pub fn write(cfg: &DeclarativeConfig, format: OutputFormat) -> Result<String, String> {
+pub fn write(cfg: &DeclarativeConfig, format: OutputFormat) -> Result<String, Error> {
     let mut buf = Vec::new();
-    crate::fbc::write::write(cfg, format, &mut buf).map_err(|e| e.to_string())?;
-    String::from_utf8(buf).map_err(|e| e.to_string())
+    crate::fbc::write::write(cfg, format, &mut buf).map_err(|e| Error::Template(e.to_string()))?;
+    String::from_utf8(buf).map_err(|e| Error::Template(e.to_string()))
 }
 
 #[cfg(test)]
@@ -1439,7 +1453,7 @@ mod tests {
             ("schema: olm.basic\n", "t.yaml: input file has unknown schema"),
         ] {
             let e = parse_semver(text, p).expect_err(text);
-            assert!(e.starts_with(want), "{text}: {e}");
+            assert!(e.to_string().starts_with(want), "{text}: {e}");
         }
     }
 

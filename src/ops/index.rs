@@ -355,10 +355,10 @@ fn load_records(
         let mode = match crate::graph::load::CiConfig::read(d) {
             Ok(ci) => ci.and_then(|c| c.update_graph),
             Err(e) if opts.keep_going => {
-                left_out.push(unreadable(d.display().to_string(), e));
+                left_out.push(unreadable(d.display().to_string(), e.to_string()));
                 continue;
             }
-            Err(e) => return Err(Error::Source(e)),
+            Err(e) => return Err(Error::Source(e.to_string())),
         };
         for v in versions {
             if let Some(m) = mode {
