@@ -22,3 +22,10 @@ for features in "" sqlite registry serve; do
         exit 1
     fi
 done
+# The crate docs' links must resolve without the optional modules too.
+echo "== cargo doc --no-deps --no-default-features" >&2
+cargo doc --locked --no-deps --no-default-features 2>&1 | tee "$log" >&2
+if grep -q '^warning' "$log"; then
+    echo "check-features: doc warnings without default features" >&2
+    exit 1
+fi

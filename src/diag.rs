@@ -426,6 +426,23 @@ fn percent_encode_path(s: &str) -> String {
     out
 }
 
+/// `e` and its causes, `: `-separated, as anyhow's `{:#}` writes them (a
+/// cause whose text is already there is not repeated): for an error that
+/// ends up in a string, such as a log line or a rejected signature's reason.
+pub fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,24 @@
 //!                           in, `ops::Error` out (what the CLI calls),
 //!                           `catalog mirror` among them
 //! ```
+//!
+//! ## Using the library
+//!
+//! Cargo features choose the stacks that are built; all are on by default.
+//! With `default-features = false` the crate is the modules up to
+//! `validate` and `graph` (no tokio, HTTP, TLS, SQLite, gRPC or clap);
+//! `sqlite` adds `index`, `registry` adds `oci` and `sign`, `serve` adds
+//! `serve` and `proto`, `cli` the binary (and clap's `ValueEnum` on the
+//! option enums its flags take).
+//!
+//! Start with [`bundle::Bundle::load_dir`] and [`validate::validate_dir`]
+//! (problems in a bundle are [`diag::Finding`]s in a [`diag::Report`], not
+//! errors), [`fbc::DeclarativeConfig::load_path`],
+//! [`graph::PackageGraph::from_fbc`]; then `index::Index`,
+//! `oci::RegistryClient`, `sign::Target` and `serve::serve`. Each module
+//! has one error type to match: [`bundle::LoadError`], [`fbc::FbcError`],
+//! `index::Error`, `oci::OciError`, `sign::Error`, `serve::Error`.
+//! `docs/architecture.md` ("Using the library") has the full table.
 #![warn(missing_docs)]
 
 pub mod bundle;
@@ -32,6 +50,8 @@ pub mod graph;
 pub mod index;
 #[cfg(feature = "registry")]
 pub mod oci;
+// The use cases reach every module, images and SQLite included.
+#[cfg(feature = "serve")]
 pub mod ops;
 pub mod semver_range;
 #[cfg(feature = "serve")]

@@ -16,8 +16,10 @@
 
 use std::fmt;
 
-pub mod prune;
-pub mod quoted;
+mod prune;
+mod quoted;
+
+pub use prune::{prune, Rule};
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
@@ -544,7 +546,7 @@ const UNDER_INDENTED_QUOTE: &str = "invalid indentation in quoted scalar";
 ///
 /// Accepts what go-yaml v2 accepts where YAML 1.2 is stricter: the
 /// continuation lines of a quoted scalar may stand left of its block (see
-/// [`quoted`]). Positions are those of `text`.
+/// `yaml/quoted.rs`). Positions are those of `text`.
 pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
     let mut shifts = quoted::Shifts::default();
     let mut padded: Option<String> = None;

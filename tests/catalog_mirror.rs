@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use olm_catalog::oci::media::{self, Descriptor};
-use olm_catalog::oci::registry::BlobBody;
+use olm_catalog::oci::BlobBody;
 use olm_catalog::oci::Repo;
 use registry::{skopeo, Registry};
 

@@ -782,9 +782,9 @@ fn hand_checked_corpus_edges() {
 /// all of them (it is what keeps `graph check` on the corpus fast).
 #[test]
 fn pruned_csvs_decode_like_whole_ones() {
-    use olm_catalog::bundle::csv::{CsvGraphView, CSV_GRAPH_KEYS};
+    use olm_catalog::bundle::{CsvGraphView, CSV_GRAPH_KEYS};
     use olm_catalog::path;
-    use olm_catalog::yaml::{parse_documents, prune::prune, Node};
+    use olm_catalog::yaml::{parse_documents, prune, Node};
     let csv_root = |docs: &[olm_catalog::yaml::Document]| -> Option<Node> {
         docs.iter()
             .find(|d| d.root.get("kind").and_then(Node::as_str) == Some("ClusterServiceVersion"))
@@ -858,8 +858,8 @@ fn pruned_csvs_decode_like_whole_ones() {
 /// fail to parse (then the loader reads the whole text).
 #[test]
 fn pruning_mutated_csvs_never_changes_the_graph_facts() {
-    use olm_catalog::bundle::csv::{CsvGraphView, CSV_GRAPH_KEYS};
-    use olm_catalog::yaml::{parse_documents, prune::prune, Node};
+    use olm_catalog::bundle::{CsvGraphView, CSV_GRAPH_KEYS};
+    use olm_catalog::yaml::{parse_documents, prune, Node};
     let facts = |text: &str| -> Option<Result<[String; 6], String>> {
         let docs = parse_documents(text).ok()?;
         let root = docs

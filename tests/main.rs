@@ -30,6 +30,7 @@ mod index_ops;
 mod index_render;
 mod index_safety;
 mod index_tables;
+mod library_errors;
 mod oci_batch;
 mod oci_faults;
 mod oci_registries;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::yaml::prune::Rule;
+use crate::yaml::Rule;
 
 pub use super::gvk::Gvk;
 
@@ -200,7 +200,7 @@ pub struct CsvGraphSpec {
 }
 
 /// The keys of a CSV that [`CsvGraphView`] reads, or whose shape can make
-/// it fail, for [`crate::yaml::prune::prune`]: a pruned CSV decodes to the
+/// it fail, for [`crate::yaml::prune`]: a pruned CSV decodes to the
 /// same view as the whole one. Annotation values other than these two are
 /// not kept: `string_map` accepts any value, so dropping them changes nothing
 /// (and `alm-examples` is often most of the file).
@@ -715,7 +715,7 @@ mod tests {
         let bad =
             "kind: ClusterServiceVersion\nmetadata:\n  name: x\n  labels: [a]\nspec:\n  icon: x\n";
         for text in [good, bad] {
-            let pruned = crate::yaml::prune::prune(text, CSV_GRAPH_KEYS).expect("block style");
+            let pruned = crate::yaml::prune(text, CSV_GRAPH_KEYS).expect("block style");
             assert!(pruned.len() < text.len());
             assert_eq!(pruned.lines().count(), text.lines().count());
             let view = |t: &str| {
@@ -731,7 +731,7 @@ mod tests {
             );
         }
         let docs = crate::yaml::parse_documents(
-            &crate::yaml::prune::prune(good, CSV_GRAPH_KEYS).expect("block style"),
+            &crate::yaml::prune(good, CSV_GRAPH_KEYS).expect("block style"),
         )
         .expect("parses");
         assert_eq!(

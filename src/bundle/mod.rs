@@ -16,7 +16,7 @@
 //! Each manifest keeps both its located YAML tree (for diagnostics) and its
 //! JSON (for the index and gRPC, which emit it as opm does).
 
-pub mod csv;
+pub(crate) mod csv;
 pub mod csv_metadata;
 mod gvk;
 pub mod properties;
@@ -30,7 +30,12 @@ use std::sync::Arc;
 use crate::diag::{Finding, Location};
 use crate::yaml::{self, Node, Seg, Span};
 
-pub use csv::Csv;
+pub use csv::{
+    ApiServiceDescription, ApiServiceDescriptions, CrdDescription, CrdDescriptions, Csv,
+    CsvGraphSpec, CsvGraphView, CsvSpec, DecodeError, DeploymentSpec, Icon, Install, InstallMode,
+    InstallSpec, Link, Maintainer, ObjectMeta, Permission, Provider, RelatedImage,
+    WebhookDescription, CSV_GRAPH_KEYS,
+};
 pub use gvk::{ApiKey, Gvk};
 
 /// Largest manifest or metadata file read; larger ones are reported, not read.

@@ -453,7 +453,7 @@ impl IndexCommand {
                 let idx = Index::open_read(&a.database)?;
                 let (json, rows): (String, Vec<Vec<String>>) = match a.what {
                     ListWhat::Packages => {
-                        let r = index::ops::list_packages(&idx.conn)?;
+                        let r = index::ops::list_packages(&idx)?;
                         let t = std::iter::once(vec![
                             "PACKAGE".into(),
                             "DEFAULT CHANNEL".into(),
@@ -474,7 +474,7 @@ impl IndexCommand {
                         (serde_json::to_string_pretty(&r)?, t)
                     }
                     ListWhat::Channels => {
-                        let r = index::ops::list_channels(&idx.conn)?;
+                        let r = index::ops::list_channels(&idx)?;
                         let t = std::iter::once(vec![
                             "PACKAGE".into(),
                             "CHANNEL".into(),

@@ -9,10 +9,12 @@
 pub mod diff;
 pub mod filter;
 pub mod from_bundle;
-pub mod located;
+mod located;
 pub mod migrate;
 pub mod validate;
 pub mod write;
+
+pub use located::{ObjectSource, Sources};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -225,6 +227,15 @@ pub enum FbcError {
         /// What is wrong.
         message: String,
     },
+    /// Writing a catalog to a stream failed.
+    #[error("writing the catalog")]
+    Write(#[source] std::io::Error),
+    /// A package name that cannot be a directory of `write::write_dir`.
+    #[error("package name {0:?} cannot be a directory name")]
+    UnsafePackageName(String),
+    /// An object could not be encoded as JSON.
+    #[error("encoding the catalog as JSON: {0}")]
+    Encode(#[from] serde_json::Error),
 }
 
 impl DeclarativeConfig {

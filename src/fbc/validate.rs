@@ -84,6 +84,7 @@ pub fn validate_path(path: &std::path::Path) -> Result<Vec<Finding>, super::FbcE
             let at = crate::diag::Location::new(&path, span, text.as_deref());
             Ok(vec![Finding::error("fbc-load", message).at(at)])
         }
+        Err(e) => Err(e),
     }
 }
 

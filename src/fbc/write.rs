@@ -10,7 +10,7 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::DeclarativeConfig;
+use super::{DeclarativeConfig, FbcError};
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +119,7 @@ pub fn write(
     cfg: &DeclarativeConfig,
     format: OutputFormat,
     w: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> Result<(), FbcError> {
     for o in ordered(cfg) {
         match format {
             OutputFormat::Json => {
@@ -130,14 +130,14 @@ pub fn write(
                     Obj::Deprecation(d) => to_go_indented_json(d)?,
                     Obj::Other(v) => to_go_indented_json(v)?,
                 };
-                w.write_all(s.as_bytes())?;
+                w.write_all(s.as_bytes()).map_err(FbcError::Write)?;
             }
             OutputFormat::Yaml => {
                 // opm marshals through JSON and sigs.k8s.io/yaml.
                 let v = value_of(&o)?;
                 let s = crate::goyaml::to_string(&v);
-                w.write_all(b"---\n")?;
-                w.write_all(s.as_bytes())?;
+                w.write_all(b"---\n").map_err(FbcError::Write)?;
+                w.write_all(s.as_bytes()).map_err(FbcError::Write)?;
             }
         }
     }
@@ -150,8 +150,11 @@ pub fn write_dir(
     cfg: &DeclarativeConfig,
     format: OutputFormat,
     dir: &std::path::Path,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
+) -> Result<(), FbcError> {
+    let io = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| FbcError::Io { path, source }
+    };
     let mut per: BTreeMap<String, DeclarativeConfig> = BTreeMap::new();
     for p in &cfg.packages {
         per.entry(p.name.clone())
@@ -179,17 +182,17 @@ pub fn write_dir(
     }
     for (pkg, part) in per {
         if pkg.is_empty() || pkg.contains('/') || pkg.contains("..") {
-            anyhow::bail!("package name {pkg:?} cannot be a directory name");
+            return Err(FbcError::UnsafePackageName(pkg));
         }
         let sub = dir.join(&pkg);
-        std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+        std::fs::create_dir_all(&sub).map_err(io(&sub))?;
         let file = sub.join(match format {
             OutputFormat::Json => "catalog.json",
             OutputFormat::Yaml => "catalog.yaml",
         });
         let mut buf = Vec::new();
         write(&part, format, &mut buf)?;
-        std::fs::write(&file, buf).with_context(|| format!("writing {}", file.display()))?;
+        std::fs::write(&file, buf).map_err(io(&file))?;
     }
     Ok(())
 }

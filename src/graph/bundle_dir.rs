@@ -16,7 +16,7 @@ use crate::bundle::csv::CSV_GRAPH_KEYS;
 use crate::bundle::Bundle;
 use crate::diag::{Finding, Location};
 use crate::path;
-use crate::yaml::prune::prune;
+use crate::yaml::prune;
 
 /// A bundle directory read for the graph.
 #[derive(Clone, Debug)]

@@ -37,8 +37,8 @@ use std::path::PathBuf;
 use semver::Version;
 
 use crate::diag::Location;
-use crate::fbc::located::{ObjectSource, Sources};
 use crate::fbc::DeclarativeConfig;
+use crate::fbc::{ObjectSource, Sources};
 
 pub use error::Error;
 pub use modes::Mode;

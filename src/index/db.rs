@@ -18,10 +18,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
-
-pub use super::schema::SCHEMA_SQL;
 
 /// The `schema_migrations` version this tool writes: opm's last migration
 /// (013). Older versions are migrated before a write (see
@@ -83,7 +80,7 @@ pub enum DbError {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: rusqlite::Error,
+        source: super::SqliteError,
     },
     /// An I/O error.
     #[error("{path}: {source}")]
@@ -120,7 +117,7 @@ fn map_err(path: &Path, e: rusqlite::Error) -> DbError {
     }
     DbError::Sqlite {
         path: path.to_path_buf(),
-        source: e,
+        source: super::SqliteError::new(&e),
     }
 }
 
@@ -473,25 +470,27 @@ impl Index {
     }
 
     /// Runs `f` in one immediate transaction, committed only if it succeeds.
+    /// Opening the transaction, migrating the schema and committing fail
+    /// with an [`super::Error`] (inside the `anyhow::Error`).
     pub fn write<T>(
         &mut self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
         let path = self.path.clone();
+        let db = |e| super::Error::Db(map_err(&path, e));
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| map_err(&path, e))?;
+            .map_err(db)?;
         if self.upgrade {
-            super::schema::upgrade(&tx).with_context(|| {
-                format!(
-                    "{}: migrating the schema to opm's version {SCHEMA_VERSION}",
-                    path.display()
-                )
+            super::schema::upgrade(&tx).map_err(|e| super::Error::Migrate {
+                path: path.clone(),
+                version: SCHEMA_VERSION,
+                source: Box::new(e),
             })?;
         }
         let out = f(&tx)?;
-        tx.commit().map_err(|e| map_err(&path, e))?;
+        tx.commit().map_err(db)?;
         self.upgrade = false;
         Ok(out)
     }
@@ -533,6 +532,7 @@ impl Index {
 /// of a schema older than version 13, a migrated private copy to open
 /// instead (removed when the returned path is dropped). `None` when the file
 /// is current, or not an index at all (the reader reports that).
+#[cfg(feature = "serve")]
 pub fn migrated_copy_if_old(path: &Path) -> Result<Option<tempfile::TempPath>, DbError> {
     let Ok(conn) = Connection::open_with_flags(
         path,

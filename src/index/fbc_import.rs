@@ -228,7 +228,11 @@ pub struct ImportReport {
 /// deprecated head: its next add would drop the channel). A bundle that
 /// carries `olm.deprecated` (what rendering a truncated index gives) gets
 /// its `deprecated` row back.
-pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<ImportReport> {
+pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> super::Result<ImportReport> {
+    super::error::internal(|| import_steps(tx, cfg))
+}
+
+fn import_steps(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<ImportReport> {
     let mut report = ImportReport::default();
     let mut bundle_deprecations: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for d in &cfg.deprecations {

@@ -3,12 +3,14 @@
 //! exporting and converting to and from file-based catalogs.
 
 pub mod add;
-pub mod db;
+pub(crate) mod db;
+mod error;
 pub mod fbc_import;
 pub mod ops;
 pub mod record;
 pub mod render;
 pub mod schema;
-pub mod tables;
+pub(crate) mod tables;
 
-pub use db::{DbError, Index};
+pub use db::{Index, SCHEMA_VERSION};
+pub use error::{DbError, Error, Result, SqliteError};

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
+
+use super::error::{internal, Error, Result};
 use rusqlite::{params, OptionalExtension, Transaction};
 
 /// Deletes one bundle and everything that refers to it by name.
@@ -42,12 +44,18 @@ fn rm_dangling_apis(tx: &Transaction<'_>) -> anyhow::Result<()> {
 }
 
 /// Names of all packages.
-pub fn package_names(conn: &rusqlite::Connection) -> anyhow::Result<Vec<String>> {
-    let mut st = conn.prepare("SELECT name FROM package ORDER BY name")?;
-    let v = st
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(v)
+pub fn package_names(index: &super::Index) -> Result<Vec<String>> {
+    names_of_packages(&index.conn)
+}
+
+fn names_of_packages(conn: &rusqlite::Connection) -> Result<Vec<String>> {
+    internal(|| {
+        let mut st = conn.prepare("SELECT name FROM package ORDER BY name")?;
+        let v = st
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(v)
+    })
 }
 
 /// Removes bundles by name with their entries.
@@ -122,66 +130,73 @@ pub struct Removed {
 /// `index rm --packages`: removes packages with their bundles, then every
 /// bundle left in no channel (opm's `DeleteFromRegistry`: the
 /// deprecation-aware `RemovePackage`, then the stranded-bundle remover).
-pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> anyhow::Result<Removed> {
-    let known: BTreeSet<String> = package_names(tx)?.into_iter().collect();
-    for p in packages {
-        if !known.contains(p) {
-            bail!(
-                "package {p} is not in the index (opm: \"no package found for packagename {p}\"; packages: {})",
-                known.iter().cloned().collect::<Vec<_>>().join(", ")
-            );
-        }
-    }
-    let mut removed = Removed::default();
-    for p in packages {
-        // The package's deprecated bundles go with it (their tombstones
-        // would otherwise keep them forever).
-        tx.execute(
-            "DELETE FROM deprecated WHERE operatorbundle_name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?)",
-            [p],
-        )?;
-        let mut st = tx.prepare(
-            "SELECT DISTINCT operatorbundle_name FROM channel_entry WHERE package_name = ?",
-        )?;
-        let names: Vec<String> = st.query_map([p], |r| r.get(0))?.collect::<Result<_, _>>()?;
-        tx.execute("DELETE FROM channel_entry WHERE package_name = ?", [p])?;
-        tx.execute("DELETE FROM channel WHERE package_name = ?", [p])?;
-        tx.execute("DELETE FROM package WHERE name = ?", [p])?;
-        super::schema::forget_package(tx, p)?;
-        for n in names {
-            // A bundle name can appear in another package only as a skipped
-            // synthetic entry; keep bundles another package still uses.
-            let used: bool = tx.query_row(
-                "SELECT EXISTS(SELECT 1 FROM channel_entry WHERE operatorbundle_name = ?)",
-                [&n],
-                |r| r.get(0),
-            )?;
-            if !used {
-                rm_bundle(tx, &n)?;
+pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> Result<Removed> {
+    internal(|| {
+        let known: BTreeSet<String> = names_of_packages(tx)?.into_iter().collect();
+        for p in packages {
+            if !known.contains(p) {
+                return Err(Error::NotInIndex(format!(
+                    "package {p} is not in the index (opm: \"no package found for packagename {p}\"; packages: {})",
+                    known.iter().cloned().collect::<Vec<_>>().join(", ")
+                )).into());
             }
         }
-        removed.packages.push(p.clone());
-    }
-    removed.stranded = rm_stranded(tx)?;
-    Ok(removed)
+        let mut removed = Removed::default();
+        for p in packages {
+            // The package's deprecated bundles go with it (their tombstones
+            // would otherwise keep them forever).
+            tx.execute(
+                "DELETE FROM deprecated WHERE operatorbundle_name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?)",
+                [p],
+            )?;
+            let mut st = tx.prepare(
+                "SELECT DISTINCT operatorbundle_name FROM channel_entry WHERE package_name = ?",
+            )?;
+            let names: Vec<String> = st.query_map([p], |r| r.get(0))?.collect::<Result<_, _>>()?;
+            tx.execute("DELETE FROM channel_entry WHERE package_name = ?", [p])?;
+            tx.execute("DELETE FROM channel WHERE package_name = ?", [p])?;
+            tx.execute("DELETE FROM package WHERE name = ?", [p])?;
+            super::schema::forget_package(tx, p)?;
+            for n in names {
+                // A bundle name can appear in another package only as a skipped
+                // synthetic entry; keep bundles another package still uses.
+                let used: bool = tx.query_row(
+                    "SELECT EXISTS(SELECT 1 FROM channel_entry WHERE operatorbundle_name = ?)",
+                    [&n],
+                    |r| r.get(0),
+                )?;
+                if !used {
+                    rm_bundle(tx, &n)?;
+                }
+            }
+            removed.packages.push(p.clone());
+        }
+        removed.stranded = rm_stranded(tx)?;
+        Ok(removed)
+    })
 }
 
 /// `index prune --keep`: removes every package not kept.
-pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> anyhow::Result<Removed> {
-    let all = package_names(tx)?;
-    for k in keep {
-        if !all.contains(k) {
-            bail!("package {k} to keep is not in the index; nothing was changed");
+pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> Result<Removed> {
+    internal(|| {
+        let all = names_of_packages(tx)?;
+        for k in keep {
+            if !all.contains(k) {
+                return Err(Error::NotInIndex(format!(
+                    "package {k} to keep is not in the index; nothing was changed"
+                ))
+                .into());
+            }
         }
-    }
-    let drop: Vec<String> = all.into_iter().filter(|p| !keep.contains(p)).collect();
-    remove_packages(tx, &drop)
+        let drop: Vec<String> = all.into_iter().filter(|p| !keep.contains(p)).collect();
+        Ok(remove_packages(tx, &drop)?)
+    })
 }
 
 /// `index prune-stranded`: removes bundles that are in no channel (opm's
 /// `RemoveStrandedBundles`; deprecated bundles stay).
-pub fn prune_stranded(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
-    rm_stranded(tx)
+pub fn prune_stranded(tx: &Transaction<'_>) -> Result<Vec<String>> {
+    internal(|| rm_stranded(tx))
 }
 
 /// A bundle below a deprecated one, as opm's `getTailFromBundle` collects
@@ -209,7 +224,7 @@ fn tail_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<BTreeMap<String, 
     let Some(Some(default_head)) =
         default_head.filter(|h| h.as_deref().is_some_and(|h| !h.is_empty()))
     else {
-        bail!("cannot deprecate {name}: it is in no channel of a package with a default channel (opm: \"could not find default channel head\")");
+        return Err(Error::Deprecate(format!("cannot deprecate {name}: it is in no channel of a package with a default channel (opm: \"could not find default channel head\")")).into());
     };
     let mut st = tx.prepare(
         "WITH RECURSIVE tail(bundle, replaces, replaced_by, channel_name, package_name) AS (
@@ -250,9 +265,9 @@ fn tail_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<BTreeMap<String, 
     }
     if out.contains_key(&default_head) {
         if default_head == name {
-            bail!("cannot deprecate {name}: it is the head of its package's default channel, and deprecating it would remove that channel (opm: ErrRemovingDefaultChannelDuringDeprecation); to remove the whole package, pass --allow-package-removal with the heads of all its channels");
+            return Err(Error::Deprecate(format!("cannot deprecate {name}: it is the head of its package's default channel, and deprecating it would remove that channel (opm: ErrRemovingDefaultChannelDuringDeprecation); to remove the whole package, pass --allow-package-removal with the heads of all its channels")).into());
         }
-        bail!("cannot deprecate {name}: the head of its package's default channel, {default_head}, is below it and would be removed (opm: ErrRemovingDefaultChannelDuringDeprecation)");
+        return Err(Error::Deprecate(format!("cannot deprecate {name}: the head of its package's default channel, {default_head}, is below it and would be removed (opm: ErrRemovingDefaultChannelDuringDeprecation)")).into());
     }
     Ok(out)
 }
@@ -273,7 +288,7 @@ fn find_bundle(
         None => by("SELECT name, version, bundlepath FROM operatorbundle WHERE name = ? LIMIT 1")?,
     };
     found.ok_or_else(|| {
-        anyhow::anyhow!("bundle {reference} is not in the index (give its image reference or CSV name; opm: \"target bundlepaths for deprecation missing from registry\")")
+        anyhow::Error::from(Error::NotInIndex(format!("bundle {reference} is not in the index (give its image reference or CSV name; opm: \"target bundlepaths for deprecation missing from registry\")")))
     })
 }
 
@@ -296,63 +311,65 @@ pub fn deprecate_bundles(
     tx: &Transaction<'_>,
     references: &[String],
     allow_package_removal: bool,
-) -> anyhow::Result<Deprecated> {
-    let mut out = Deprecated::default();
-    let mut found = Vec::new();
-    for r in references {
-        found.push((r.clone(), find_bundle(tx, r)?.0));
-    }
-    let mut remaining: Vec<(String, String)> = found.clone();
-    if allow_package_removal {
-        let names: BTreeSet<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
-        let mut packages = BTreeSet::new();
-        for (_, n) in &found {
-            let p: Option<String> = tx
-                .query_row(
-                    "SELECT package.name FROM package JOIN channel ON channel.package_name = package.name AND channel.name = package.default_channel WHERE channel.head_operatorbundle_name = ?",
-                    [n],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            packages.extend(p);
+) -> Result<Deprecated> {
+    internal(|| {
+        let mut out = Deprecated::default();
+        let mut found = Vec::new();
+        for r in references {
+            found.push((r.clone(), find_bundle(tx, r)?.0));
         }
-        let mut heads_removed = BTreeSet::new();
-        for p in &packages {
-            let mut st = tx.prepare(
-                "SELECT name, head_operatorbundle_name FROM channel WHERE package_name = ? ORDER BY name",
-            )?;
-            let heads: Vec<(String, String)> = st
-                .query_map([p], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?;
-            for (c, h) in heads {
-                if !names.contains(h.as_str()) {
-                    bail!("cannot deprecate the default channel head of package {p} without the heads of all its other channels: also deprecate {h}, head of channel {c}");
-                }
-                heads_removed.insert(h);
+        let mut remaining: Vec<(String, String)> = found.clone();
+        if allow_package_removal {
+            let names: BTreeSet<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
+            let mut packages = BTreeSet::new();
+            for (_, n) in &found {
+                let p: Option<String> = tx
+                    .query_row(
+                        "SELECT package.name FROM package JOIN channel ON channel.package_name = package.name AND channel.name = package.default_channel WHERE channel.head_operatorbundle_name = ?",
+                        [n],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                packages.extend(p);
             }
+            let mut heads_removed = BTreeSet::new();
+            for p in &packages {
+                let mut st = tx.prepare(
+                    "SELECT name, head_operatorbundle_name FROM channel WHERE package_name = ? ORDER BY name",
+                )?;
+                let heads: Vec<(String, String)> = st
+                    .query_map([p], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<_, _>>()?;
+                for (c, h) in heads {
+                    if !names.contains(h.as_str()) {
+                        return Err(Error::Deprecate(format!("cannot deprecate the default channel head of package {p} without the heads of all its other channels: also deprecate {h}, head of channel {c}")).into());
+                    }
+                    heads_removed.insert(h);
+                }
+            }
+            if !packages.is_empty() {
+                let ps: Vec<String> = packages.into_iter().collect();
+                let r = remove_packages(tx, &ps)?;
+                out.removed.extend(r.stranded);
+                out.packages = r.packages;
+            }
+            remaining.retain(|(_, n)| !heads_removed.contains(n));
         }
-        if !packages.is_empty() {
-            let ps: Vec<String> = packages.into_iter().collect();
-            let r = remove_packages(tx, &ps)?;
-            out.removed.extend(r.stranded);
-            out.packages = r.packages;
+        for (reference, name) in remaining {
+            // opm skips bundles that an earlier package removal took away.
+            let exists: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)",
+                [&name],
+                |r| r.get(0),
+            )?;
+            if !exists {
+                continue;
+            }
+            out.removed.extend(deprecate_truncate(tx, &reference)?);
+            out.deprecated.push(name);
         }
-        remaining.retain(|(_, n)| !heads_removed.contains(n));
-    }
-    for (reference, name) in remaining {
-        // opm skips bundles that an earlier package removal took away.
-        let exists: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)",
-            [&name],
-            |r| r.get(0),
-        )?;
-        if !exists {
-            continue;
-        }
-        out.removed.extend(deprecate_truncate(tx, &reference)?);
-        out.deprecated.push(name);
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 /// Deprecates one bundle (opm's `DeprecateBundle`): every bundle below it
@@ -364,95 +381,97 @@ pub fn deprecate_bundles(
 /// row, so later adds truncate channels there. Refused when the package's
 /// default channel head would go. `reference` is a bundle image or a CSV
 /// name. Returns the removed bundles.
-pub fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> anyhow::Result<Vec<String>> {
-    let (name, version, path) = find_bundle(tx, reference)?;
-    let tail = tail_of(tx, &name)?;
-    let head_channels: BTreeSet<String> = tail
-        .get(&name)
-        .map(|t| t.channels.clone())
-        .unwrap_or_default();
-    let mut queue: std::collections::VecDeque<String> = [name.clone()].into();
-    let mut seen: BTreeSet<String> = [name.clone()].into();
-    let mut removed = Vec::new();
-    while let Some(bundle) = queue.pop_front() {
-        let Some(t) = tail.get(&bundle) else { continue };
-        for b in &t.replaces {
-            if seen.insert(b.clone()) {
-                queue.push_back(b.clone());
+pub fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> Result<Vec<String>> {
+    internal(|| {
+        let (name, version, path) = find_bundle(tx, reference)?;
+        let tail = tail_of(tx, &name)?;
+        let head_channels: BTreeSet<String> = tail
+            .get(&name)
+            .map(|t| t.channels.clone())
+            .unwrap_or_default();
+        let mut queue: std::collections::VecDeque<String> = [name.clone()].into();
+        let mut seen: BTreeSet<String> = [name.clone()].into();
+        let mut removed = Vec::new();
+        while let Some(bundle) = queue.pop_front() {
+            let Some(t) = tail.get(&bundle) else { continue };
+            for b in &t.replaces {
+                if seen.insert(b.clone()) {
+                    queue.push_back(b.clone());
+                }
+            }
+            if bundle == name {
+                continue;
+            }
+            // Drop its entries in the channels the deprecated bundle is in.
+            tx.execute(
+                "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (
+                    SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?1
+                    AND channel_name IN (SELECT channel_name FROM channel_entry WHERE operatorbundle_name = ?2))",
+                params![bundle, name],
+            )?;
+            tx.execute(
+                "DELETE FROM channel_entry WHERE operatorbundle_name = ?1
+                 AND channel_name IN (SELECT channel_name FROM channel_entry WHERE operatorbundle_name = ?2)",
+                params![bundle, name],
+            )?;
+            // Keep a bundle that other channels, or bundles outside the tail,
+            // still need.
+            if !t.channels.is_subset(&head_channels)
+                || t.replaced_by.iter().any(|b| !tail.contains_key(b))
+            {
+                continue;
+            }
+            tx.execute(
+                "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?)",
+                [&bundle],
+            )?;
+            tx.execute(
+                "DELETE FROM channel_entry WHERE operatorbundle_name = ?",
+                [&bundle],
+            )?;
+            let real: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)",
+                [&bundle],
+                |r| r.get(0),
+            )?;
+            rm_bundle(tx, &bundle)?;
+            if real {
+                removed.push(bundle);
             }
         }
-        if bundle == name {
-            continue;
-        }
-        // Drop its entries in the channels the deprecated bundle is in.
+        // No edges out of the deprecated bundle, so adds do not regrow the tail.
         tx.execute(
-            "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (
-                SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?1
-                AND channel_name IN (SELECT channel_name FROM channel_entry WHERE operatorbundle_name = ?2))",
-            params![bundle, name],
+            "UPDATE channel_entry SET replaces = NULL WHERE operatorbundle_name = ?",
+            [&name],
+        )?;
+        // A channel it heads would still show in consoles: drop it (its
+        // entries go with it).
+        tx.execute(
+            "DELETE FROM channel_entry WHERE (channel_name, package_name) IN (SELECT name, package_name FROM channel WHERE head_operatorbundle_name = ?)",
+            [&name],
         )?;
         tx.execute(
-            "DELETE FROM channel_entry WHERE operatorbundle_name = ?1
-             AND channel_name IN (SELECT channel_name FROM channel_entry WHERE operatorbundle_name = ?2)",
-            params![bundle, name],
+            "DELETE FROM channel WHERE head_operatorbundle_name = ?",
+            [&name],
         )?;
-        // Keep a bundle that other channels, or bundles outside the tail,
-        // still need.
-        if !t.channels.is_subset(&head_channels)
-            || t.replaced_by.iter().any(|b| !tail.contains_key(b))
-        {
-            continue;
-        }
-        tx.execute(
-            "UPDATE channel_entry SET replaces = NULL WHERE replaces IN (SELECT entry_id FROM channel_entry WHERE operatorbundle_name = ?)",
-            [&bundle],
-        )?;
-        tx.execute(
-            "DELETE FROM channel_entry WHERE operatorbundle_name = ?",
-            [&bundle],
-        )?;
-        let real: bool = tx.query_row(
-            "SELECT EXISTS(SELECT 1 FROM operatorbundle WHERE name = ?)",
-            [&bundle],
+        let has: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM properties WHERE type = 'olm.deprecated' AND operatorbundle_name = ?)",
+            [&name],
             |r| r.get(0),
         )?;
-        rm_bundle(tx, &bundle)?;
-        if real {
-            removed.push(bundle);
+        if !has {
+            tx.execute(
+                "insert into properties(type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path) values('olm.deprecated', '{}', ?, ?, ?)",
+                params![name, version.filter(|v| !v.is_empty()), path.filter(|p| !p.is_empty())],
+            )?;
         }
-    }
-    // No edges out of the deprecated bundle, so adds do not regrow the tail.
-    tx.execute(
-        "UPDATE channel_entry SET replaces = NULL WHERE operatorbundle_name = ?",
-        [&name],
-    )?;
-    // A channel it heads would still show in consoles: drop it (its
-    // entries go with it).
-    tx.execute(
-        "DELETE FROM channel_entry WHERE (channel_name, package_name) IN (SELECT name, package_name FROM channel WHERE head_operatorbundle_name = ?)",
-        [&name],
-    )?;
-    tx.execute(
-        "DELETE FROM channel WHERE head_operatorbundle_name = ?",
-        [&name],
-    )?;
-    let has: bool = tx.query_row(
-        "SELECT EXISTS(SELECT 1 FROM properties WHERE type = 'olm.deprecated' AND operatorbundle_name = ?)",
-        [&name],
-        |r| r.get(0),
-    )?;
-    if !has {
         tx.execute(
-            "insert into properties(type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path) values('olm.deprecated', '{}', ?, ?, ?)",
-            params![name, version.filter(|v| !v.is_empty()), path.filter(|p| !p.is_empty())],
+            "INSERT OR REPLACE INTO deprecated(operatorbundle_name) VALUES (?)",
+            [&name],
         )?;
-    }
-    tx.execute(
-        "INSERT OR REPLACE INTO deprecated(operatorbundle_name) VALUES (?)",
-        [&name],
-    )?;
-    removed.extend(rm_stranded_deprecated(tx)?);
-    Ok(removed)
+        removed.extend(rm_stranded_deprecated(tx)?);
+        Ok(removed)
+    })
 }
 
 /// A row of `index list bundles`.
@@ -501,116 +520,124 @@ pub struct PackageRow {
 }
 
 /// Lists packages.
-pub fn list_packages(conn: &rusqlite::Connection) -> anyhow::Result<Vec<PackageRow>> {
-    let mut st = conn.prepare(
-        "SELECT p.name, p.default_channel, '',
-           (SELECT count(*) FROM channel c WHERE c.package_name = p.name),
-           (SELECT count(DISTINCT e.operatorbundle_name) FROM channel_entry e JOIN operatorbundle o ON o.name = e.operatorbundle_name WHERE e.package_name = p.name)
-         FROM package p ORDER BY p.name",
-    )?;
-    let v = st
-        .query_map([], |r| {
-            Ok(PackageRow {
-                package: r.get(0)?,
-                default_channel: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                add_mode: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                channels: r.get::<_, i64>(3)? as usize,
-                bundles: r.get::<_, i64>(4)? as usize,
-            })
-        })?
-        .collect::<Result<Vec<PackageRow>, _>>()?;
-    let mut v = v;
-    for p in &mut v {
-        p.add_mode = super::schema::add_mode(conn, &p.package)?;
-    }
-    Ok(v)
+pub fn list_packages(index: &super::Index) -> Result<Vec<PackageRow>> {
+    let conn = &index.conn;
+    internal(|| {
+        let mut st = conn.prepare(
+            "SELECT p.name, p.default_channel, '',
+               (SELECT count(*) FROM channel c WHERE c.package_name = p.name),
+               (SELECT count(DISTINCT e.operatorbundle_name) FROM channel_entry e JOIN operatorbundle o ON o.name = e.operatorbundle_name WHERE e.package_name = p.name)
+             FROM package p ORDER BY p.name",
+        )?;
+        let v = st
+            .query_map([], |r| {
+                Ok(PackageRow {
+                    package: r.get(0)?,
+                    default_channel: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    add_mode: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    channels: r.get::<_, i64>(3)? as usize,
+                    bundles: r.get::<_, i64>(4)? as usize,
+                })
+            })?
+            .collect::<Result<Vec<PackageRow>, _>>()?;
+        let mut v = v;
+        for p in &mut v {
+            p.add_mode = super::schema::add_mode(conn, &p.package)?;
+        }
+        Ok(v)
+    })
 }
 
 /// Lists channels.
-pub fn list_channels(conn: &rusqlite::Connection) -> anyhow::Result<Vec<ChannelRow>> {
-    let mut st = conn.prepare(
-        "SELECT c.package_name, c.name, c.head_operatorbundle_name, p.default_channel = c.name FROM channel c JOIN package p ON p.name = c.package_name ORDER BY c.package_name, c.name",
-    )?;
-    let v = st
-        .query_map([], |r| {
-            Ok(ChannelRow {
-                package: r.get(0)?,
-                channel: r.get(1)?,
-                head: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                default: r.get::<_, Option<bool>>(3)?.unwrap_or(false),
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(v)
+pub fn list_channels(index: &super::Index) -> Result<Vec<ChannelRow>> {
+    let conn = &index.conn;
+    internal(|| {
+        let mut st = conn.prepare(
+            "SELECT c.package_name, c.name, c.head_operatorbundle_name, p.default_channel = c.name FROM channel c JOIN package p ON p.name = c.package_name ORDER BY c.package_name, c.name",
+        )?;
+        let v = st
+            .query_map([], |r| {
+                Ok(ChannelRow {
+                    package: r.get(0)?,
+                    channel: r.get(1)?,
+                    head: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    default: r.get::<_, Option<bool>>(3)?.unwrap_or(false),
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(v)
+    })
 }
 
 /// Lists bundles per channel (from the rendered catalog), then the bundles
 /// in no channel (channel empty): the index holds them, and a listing that
 /// hid them would hide why a bundle is not installable.
-pub fn list_bundles(index: &super::Index) -> anyhow::Result<Vec<BundleRow>> {
-    let cfg = super::render::index_to_fbc(index)?;
-    let by_name: BTreeMap<(&str, &str), &crate::fbc::Bundle> = cfg
-        .bundles
-        .iter()
-        .map(|b| ((b.package.as_str(), b.name.as_str()), b))
-        .collect();
-    let mut out = Vec::new();
-    for c in &cfg.channels {
-        for e in &c.entries {
-            let b = by_name.get(&(c.package.as_str(), e.name.as_str()));
-            let version = b
-                .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
-                .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
-                .unwrap_or("")
-                .to_string();
+pub fn list_bundles(index: &super::Index) -> Result<Vec<BundleRow>> {
+    internal(|| {
+        let cfg = super::render::index_to_fbc(index)?;
+        let by_name: BTreeMap<(&str, &str), &crate::fbc::Bundle> = cfg
+            .bundles
+            .iter()
+            .map(|b| ((b.package.as_str(), b.name.as_str()), b))
+            .collect();
+        let mut out = Vec::new();
+        for c in &cfg.channels {
+            for e in &c.entries {
+                let b = by_name.get(&(c.package.as_str(), e.name.as_str()));
+                let version = b
+                    .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
+                    .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
+                    .unwrap_or("")
+                    .to_string();
+                out.push(BundleRow {
+                    package: c.package.clone(),
+                    channel: c.name.clone(),
+                    name: e.name.clone(),
+                    version,
+                    image: b.map(|b| b.image.clone()).unwrap_or_default(),
+                    replaces: e.replaces.clone(),
+                });
+            }
+        }
+        // Rendering (like opm's) leaves out bundles in no channel; the
+        // operatorbundle table has them (no channel_entry row, so none listed
+        // above), their package in an olm.package property.
+        let mut st = index.conn.prepare(
+            "SELECT b.name, coalesce(b.version, ''), coalesce(b.bundlepath, ''), \
+             coalesce((SELECT p.value FROM properties p WHERE p.operatorbundle_name = b.name \
+                       AND p.type = 'olm.package' LIMIT 1), '') \
+             FROM operatorbundle b \
+             WHERE b.name NOT IN (SELECT operatorbundle_name FROM channel_entry) ORDER BY b.name",
+        )?;
+        let unchannelled = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        for u in unchannelled {
+            let (name, version, image, package_json) = u?;
+            let package = serde_json::from_str::<serde_json::Value>(&package_json)
+                .ok()
+                .and_then(|v| {
+                    v.get("packageName")
+                        .and_then(|p| p.as_str())
+                        .map(String::from)
+                })
+                .unwrap_or_default();
             out.push(BundleRow {
-                package: c.package.clone(),
-                channel: c.name.clone(),
-                name: e.name.clone(),
+                package,
+                channel: String::new(),
+                name,
                 version,
-                image: b.map(|b| b.image.clone()).unwrap_or_default(),
-                replaces: e.replaces.clone(),
+                image,
+                replaces: String::new(),
             });
         }
-    }
-    // Rendering (like opm's) leaves out bundles in no channel; the
-    // operatorbundle table has them (no channel_entry row, so none listed
-    // above), their package in an olm.package property.
-    let mut st = index.conn.prepare(
-        "SELECT b.name, coalesce(b.version, ''), coalesce(b.bundlepath, ''), \
-         coalesce((SELECT p.value FROM properties p WHERE p.operatorbundle_name = b.name \
-                   AND p.type = 'olm.package' LIMIT 1), '') \
-         FROM operatorbundle b \
-         WHERE b.name NOT IN (SELECT operatorbundle_name FROM channel_entry) ORDER BY b.name",
-    )?;
-    let unchannelled = st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-        ))
-    })?;
-    for u in unchannelled {
-        let (name, version, image, package_json) = u?;
-        let package = serde_json::from_str::<serde_json::Value>(&package_json)
-            .ok()
-            .and_then(|v| {
-                v.get("packageName")
-                    .and_then(|p| p.as_str())
-                    .map(String::from)
-            })
-            .unwrap_or_default();
-        out.push(BundleRow {
-            package,
-            channel: String::new(),
-            name,
-            version,
-            image,
-            replaces: String::new(),
-        });
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 /// The files of a bundle as its image holds them: path inside the bundle
@@ -629,21 +656,23 @@ pub struct MissingContent {
 }
 
 /// The bundles of `package` whose manifests are not in the index.
-pub fn export_missing(index: &super::Index, package: &str) -> anyhow::Result<Vec<MissingContent>> {
-    let only: BTreeSet<String> = [package.to_string()].into();
-    let cfg = super::render::index_to_fbc_filtered(index, Some(&only))?;
-    if cfg.packages.is_empty() {
-        bail!("package {package} is not in the index");
-    }
-    Ok(cfg
-        .bundles
-        .iter()
-        .filter(|b| b.objects.is_empty())
-        .map(|b| MissingContent {
-            name: b.name.clone(),
-            image: b.image.clone(),
-        })
-        .collect())
+pub fn export_missing(index: &super::Index, package: &str) -> Result<Vec<MissingContent>> {
+    internal(|| {
+        let only: BTreeSet<String> = [package.to_string()].into();
+        let cfg = super::render::index_to_fbc_filtered(index, Some(&only))?;
+        if cfg.packages.is_empty() {
+            return Err(Error::NotInIndex(format!("package {package} is not in the index")).into());
+        }
+        Ok(cfg
+            .bundles
+            .iter()
+            .filter(|b| b.objects.is_empty())
+            .map(|b| MissingContent {
+                name: b.name.clone(),
+                image: b.image.clone(),
+            })
+            .collect())
+    })
 }
 
 /// `index export`: writes a package in the package-manifest layout opm's
@@ -657,144 +686,151 @@ pub fn export_package(
     package: &str,
     to: &Path,
     pulled: &BTreeMap<String, BundleFiles>,
-) -> anyhow::Result<Vec<String>> {
-    let only: BTreeSet<String> = [package.to_string()].into();
-    let cfg = super::render::index_to_fbc_filtered(index, Some(&only))?;
-    let Some(pkg) = cfg.packages.first() else {
-        bail!("package {package} is not in the index");
-    };
-    for b in &cfg.bundles {
-        if b.objects.is_empty() && !pulled.contains_key(&b.image) {
-            bail!(
-                "bundle {} has no manifests in the index (its csv and bundle columns were cleared, as opm clears all but channel heads after semver-mode adds){}; rebuild the index with --keep-content",
-                b.name,
-                if b.image.is_empty() {
-                    " and no image to pull them from".to_string()
-                } else {
-                    format!(" and its image {} was not pulled", b.image)
-                }
-            );
-        }
-    }
-    let root = to.join(package);
-    std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
-    let mut channels = Vec::new();
-    for c in &cfg.channels {
-        let head: Option<String> = index
-            .conn
-            .query_row(
-                "SELECT head_operatorbundle_name FROM channel WHERE package_name = ? AND name = ?",
-                params![package, c.name],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
-        channels.push(serde_json::json!({"name": c.name, "currentCSV": head.unwrap_or_default()}));
-    }
-    let manifest = serde_json::json!({
-        "packageName": package,
-        "channels": channels,
-        "defaultChannel": pkg.default_channel,
-    });
-    std::fs::write(root.join("package.yaml"), yaml_serde::to_string(&manifest)?)?;
-    let mut written = Vec::new();
-    for b in &cfg.bundles {
-        let version = b
-            .properties
-            .iter()
-            .find(|p| p.kind == "olm.package")
-            .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
-            .unwrap_or(&b.name)
-            .to_string();
-        let dir = root.join(&version);
-        if b.objects.is_empty() {
-            // As opm's exporter: the image's manifests/ and metadata/ as they are.
-            for (rel, data) in pulled.get(&b.image).map(Vec::as_slice).unwrap_or_default() {
-                let safe = rel
-                    .split('/')
-                    .all(|c| !c.is_empty() && c != "." && c != "..");
-                if !safe {
-                    bail!("bundle image {}: refusing to write {rel:?}", b.image);
-                }
-                let path = dir.join(rel);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(&path, data)
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            written.push(b.name.clone());
-            continue;
-        }
-        let mdir = dir.join("manifests");
-        std::fs::create_dir_all(&mdir)?;
-        std::fs::create_dir_all(dir.join("metadata"))?;
-        for (i, o) in b.objects.iter().enumerate() {
-            let v: serde_json::Value = serde_json::from_str(o)?;
-            let kind = v
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or("object")
-                .to_lowercase();
-            let name = v
-                .pointer("/metadata/name")
-                .and_then(|k| k.as_str())
-                .unwrap_or("unnamed");
-            let safe: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                        c
+) -> Result<Vec<String>> {
+    internal(|| {
+        let only: BTreeSet<String> = [package.to_string()].into();
+        let cfg = super::render::index_to_fbc_filtered(index, Some(&only))?;
+        let Some(pkg) = cfg.packages.first() else {
+            return Err(Error::NotInIndex(format!("package {package} is not in the index")).into());
+        };
+        for b in &cfg.bundles {
+            if b.objects.is_empty() && !pulled.contains_key(&b.image) {
+                return Err(Error::Export(format!(
+                    "bundle {} has no manifests in the index (its csv and bundle columns were cleared, as opm clears all but channel heads after semver-mode adds){}; rebuild the index with --keep-content",
+                    b.name,
+                    if b.image.is_empty() {
+                        " and no image to pull them from".to_string()
                     } else {
-                        '_'
+                        format!(" and its image {} was not pulled", b.image)
                     }
-                })
-                .collect();
-            std::fs::write(
-                mdir.join(format!("{i:02}-{safe}.{kind}.yaml")),
-                yaml_serde::to_string(&v)?,
-            )?;
+                )).into());
+            }
         }
-        let chans: Vec<&str> = cfg
-            .channels
-            .iter()
-            .filter(|c| c.entries.iter().any(|e| e.name == b.name))
-            .map(|c| c.name.as_str())
-            .collect();
-        let ann = serde_json::json!({"annotations": {
-            crate::bundle::keys::MEDIATYPE: "registry+v1",
-            crate::bundle::keys::MANIFESTS: "manifests/",
-            crate::bundle::keys::METADATA: "metadata/",
-            crate::bundle::keys::PACKAGE: package,
-            crate::bundle::keys::CHANNELS: chans.join(","),
-            crate::bundle::keys::DEFAULT_CHANNEL: pkg.default_channel,
-        }});
-        std::fs::write(
-            dir.join("metadata/annotations.yaml"),
-            yaml_serde::to_string(&ann)?,
-        )?;
-        let csv: Option<serde_json::Value> = b
-            .csv_json
-            .as_deref()
-            .and_then(|c| serde_json::from_str(c).ok());
-        let (properties, dependencies) =
-            metadata_lists(&index.conn, &b.name, package, csv.as_ref())?;
-        for (file, key, list) in [
-            ("properties.yaml", "properties", properties),
-            ("dependencies.yaml", "dependencies", dependencies),
-        ] {
-            if list.is_empty() {
+        let root = to.join(package);
+        std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+        let mut channels = Vec::new();
+        for c in &cfg.channels {
+            let head: Option<String> = index
+                .conn
+                .query_row(
+                    "SELECT head_operatorbundle_name FROM channel WHERE package_name = ? AND name = ?",
+                    params![package, c.name],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .flatten();
+            channels
+                .push(serde_json::json!({"name": c.name, "currentCSV": head.unwrap_or_default()}));
+        }
+        let manifest = serde_json::json!({
+            "packageName": package,
+            "channels": channels,
+            "defaultChannel": pkg.default_channel,
+        });
+        std::fs::write(root.join("package.yaml"), yaml_serde::to_string(&manifest)?)?;
+        let mut written = Vec::new();
+        for b in &cfg.bundles {
+            let version = b
+                .properties
+                .iter()
+                .find(|p| p.kind == "olm.package")
+                .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
+                .unwrap_or(&b.name)
+                .to_string();
+            let dir = root.join(&version);
+            if b.objects.is_empty() {
+                // As opm's exporter: the image's manifests/ and metadata/ as they are.
+                for (rel, data) in pulled.get(&b.image).map(Vec::as_slice).unwrap_or_default() {
+                    let safe = rel
+                        .split('/')
+                        .all(|c| !c.is_empty() && c != "." && c != "..");
+                    if !safe {
+                        return Err(Error::Export(format!(
+                            "bundle image {}: refusing to write {rel:?}",
+                            b.image
+                        ))
+                        .into());
+                    }
+                    let path = dir.join(rel);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent)?;
+                    }
+                    std::fs::write(&path, data)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                written.push(b.name.clone());
                 continue;
             }
-            let doc = serde_json::json!({ key: list });
+            let mdir = dir.join("manifests");
+            std::fs::create_dir_all(&mdir)?;
+            std::fs::create_dir_all(dir.join("metadata"))?;
+            for (i, o) in b.objects.iter().enumerate() {
+                let v: serde_json::Value = serde_json::from_str(o)?;
+                let kind = v
+                    .get("kind")
+                    .and_then(|k| k.as_str())
+                    .unwrap_or("object")
+                    .to_lowercase();
+                let name = v
+                    .pointer("/metadata/name")
+                    .and_then(|k| k.as_str())
+                    .unwrap_or("unnamed");
+                let safe: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                std::fs::write(
+                    mdir.join(format!("{i:02}-{safe}.{kind}.yaml")),
+                    yaml_serde::to_string(&v)?,
+                )?;
+            }
+            let chans: Vec<&str> = cfg
+                .channels
+                .iter()
+                .filter(|c| c.entries.iter().any(|e| e.name == b.name))
+                .map(|c| c.name.as_str())
+                .collect();
+            let ann = serde_json::json!({"annotations": {
+                crate::bundle::keys::MEDIATYPE: "registry+v1",
+                crate::bundle::keys::MANIFESTS: "manifests/",
+                crate::bundle::keys::METADATA: "metadata/",
+                crate::bundle::keys::PACKAGE: package,
+                crate::bundle::keys::CHANNELS: chans.join(","),
+                crate::bundle::keys::DEFAULT_CHANNEL: pkg.default_channel,
+            }});
             std::fs::write(
-                dir.join("metadata").join(file),
-                yaml_serde::to_string(&doc)?,
+                dir.join("metadata/annotations.yaml"),
+                yaml_serde::to_string(&ann)?,
             )?;
+            let csv: Option<serde_json::Value> = b
+                .csv_json
+                .as_deref()
+                .and_then(|c| serde_json::from_str(c).ok());
+            let (properties, dependencies) =
+                metadata_lists(&index.conn, &b.name, package, csv.as_ref())?;
+            for (file, key, list) in [
+                ("properties.yaml", "properties", properties),
+                ("dependencies.yaml", "dependencies", dependencies),
+            ] {
+                if list.is_empty() {
+                    continue;
+                }
+                let doc = serde_json::json!({ key: list });
+                std::fs::write(
+                    dir.join("metadata").join(file),
+                    yaml_serde::to_string(&doc)?,
+                )?;
+            }
+            written.push(b.name.clone());
         }
-        written.push(b.name.clone());
-    }
-    Ok(written)
+        Ok(written)
+    })
 }
 
 /// A `{type, value}` list item of `metadata/properties.yaml` or

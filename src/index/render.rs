@@ -55,7 +55,7 @@ struct Row {
 
 /// The whole index as FBC (packages, channels, bundles), as `opm render
 /// index.db` gives it.
-pub fn index_to_fbc(index: &Index) -> anyhow::Result<DeclarativeConfig> {
+pub fn index_to_fbc(index: &Index) -> super::Result<DeclarativeConfig> {
     index_to_fbc_filtered(index, None)
 }
 
@@ -63,7 +63,11 @@ pub fn index_to_fbc(index: &Index) -> anyhow::Result<DeclarativeConfig> {
 pub fn index_to_fbc_filtered(
     index: &Index,
     only: Option<&BTreeSet<String>>,
-) -> anyhow::Result<DeclarativeConfig> {
+) -> super::Result<DeclarativeConfig> {
+    super::error::internal(|| read_fbc(index, only))
+}
+
+fn read_fbc(index: &Index, only: Option<&BTreeSet<String>>) -> anyhow::Result<DeclarativeConfig> {
     let conn = &index.conn;
     let graph = tables::read_graph(conn)?;
     let details = tables::read_bundle_details(conn)?;
@@ -329,13 +333,15 @@ fn csv_related_images(csv: &str) -> Vec<RelatedImage> {
 /// extension (`.yaml`, `.yml`, `.json`; opm renders FBC directories only).
 /// Anything else is refused naming the file and what it looks like, as opm
 /// refuses it with "unsupported file type".
-pub fn render_file(path: &std::path::Path) -> anyhow::Result<DeclarativeConfig> {
-    use anyhow::Context;
+pub fn render_file(path: &std::path::Path) -> super::Result<DeclarativeConfig> {
     use std::io::Read;
     let mut head = Vec::with_capacity(512);
     std::fs::File::open(path)
         .and_then(|f| f.take(512).read_to_end(&mut head))
-        .with_context(|| format!("reading {}", path.display()))?;
+        .map_err(|source| super::Error::Io {
+            context: format!("reading {}", path.display()),
+            source,
+        })?;
     if head.starts_with(b"SQLite format 3\0") {
         let idx = Index::open_read(path)?;
         return index_to_fbc(&idx);
@@ -357,8 +363,8 @@ pub fn render_file(path: &std::path::Path) -> anyhow::Result<DeclarativeConfig> 
     } else {
         "text"
     };
-    anyhow::bail!(
-        "{}: unsupported file type ({kind}): render reads an SQLite index database, a bundle directory, an FBC directory, or an FBC file ending in .yaml, .yml or .json",
-        path.display()
-    )
+    Err(super::Error::UnsupportedFile {
+        path: path.to_path_buf(),
+        kind,
+    })
 }

@@ -125,7 +125,11 @@ fn has_object(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
 
 /// Brings the database to version 13 (see the module docs). Runs in the
 /// caller's transaction, so a failed write leaves the old schema.
-pub fn upgrade(conn: &Connection) -> anyhow::Result<()> {
+pub fn upgrade(conn: &Connection) -> super::Result<()> {
+    super::error::internal(|| upgrade_steps(conn))
+}
+
+fn upgrade_steps(conn: &Connection) -> anyhow::Result<()> {
     let v = version(conn)?.unwrap_or(-1);
     if v == OPM_VERSION {
         return Ok(());
@@ -135,9 +139,11 @@ pub fn upgrade(conn: &Connection) -> anyhow::Result<()> {
         return Ok(());
     }
     if v > LEGACY_VERSION {
-        anyhow::bail!(
-            "schema version {v} is newer than any opm wrote (opm's migrations end at {OPM_VERSION})"
-        );
+        return Err(super::Error::UnknownSchemaVersion {
+            version: v,
+            known: OPM_VERSION,
+        }
+        .into());
     }
     // Foreign keys are checked at commit (tables are rebuilt in between);
     // renaming a table leaves references to its name alone, as the SQLite

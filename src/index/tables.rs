@@ -76,9 +76,12 @@ pub struct PropRow {
     pub value: String,
     /// `operatorbundle_name`.
     pub bundle: String,
-    /// `operatorbundle_version`.
+    /// `operatorbundle_version` (what `serve` answers; render reads the
+    /// bundle's own properties).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub version: Option<String>,
-    /// `operatorbundle_path`.
+    /// `operatorbundle_path`, as `version`.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub path: Option<String>,
 }
 
@@ -101,8 +104,6 @@ pub struct Graph {
     pub properties: Vec<PropRow>,
     /// `dependencies`, in table order.
     pub dependencies: Vec<PropRow>,
-    /// `api`: (group, version, kind) -> plural.
-    pub plurals: BTreeMap<(String, String, String), String>,
     /// `api_provider`.
     pub provided: Vec<ApiRow>,
     /// `api_requirer`.
@@ -233,6 +234,7 @@ impl PropTable {
 }
 
 /// `api`: (group, version, kind) -> plural.
+#[cfg(feature = "serve")]
 pub fn read_plurals(
     conn: &Connection,
 ) -> rusqlite::Result<BTreeMap<(String, String, String), String>> {
@@ -289,7 +291,6 @@ pub fn read_graph(conn: &Connection) -> rusqlite::Result<Graph> {
         bundles: read_bundle_keys(conn)?,
         properties: read_props(conn, PropTable::Properties)?,
         dependencies: read_props(conn, PropTable::Dependencies)?,
-        plurals: read_plurals(conn)?,
         provided: read_api_rows(conn, false)?,
         required: read_api_rows(conn, true)?,
         related_images: read_related_images(conn)?,
@@ -301,10 +302,6 @@ pub fn read_graph(conn: &Connection) -> rusqlite::Result<Graph> {
 pub struct BundleDetails {
     /// `skiprange` (NULL reads as "").
     pub skip_range: String,
-    /// `replaces` (NULL reads as "").
-    pub replaces: String,
-    /// `skips` as stored (NULL is `None`).
-    pub skips: Option<String>,
     /// `bundle` is not NULL.
     pub has_bundle: bool,
     /// `csv` is not NULL.
@@ -315,17 +312,15 @@ pub struct BundleDetails {
 pub fn read_bundle_details(conn: &Connection) -> rusqlite::Result<BTreeMap<String, BundleDetails>> {
     Ok(collect(
         conn,
-        "SELECT name, skiprange, replaces, skips, bundle IS NOT NULL, csv IS NOT NULL FROM operatorbundle",
+        "SELECT name, skiprange, bundle IS NOT NULL, csv IS NOT NULL FROM operatorbundle",
         |r| {
             Ok(text(r, 0)?.map(|name| {
                 (
                     name,
                     BundleDetails {
                         skip_range: text(r, 1).ok().flatten().unwrap_or_default(),
-                        replaces: text(r, 2).ok().flatten().unwrap_or_default(),
-                        skips: text(r, 3).ok().flatten(),
-                        has_bundle: r.get(4).unwrap_or(false),
-                        has_csv: r.get(5).unwrap_or(false),
+                        has_bundle: r.get(2).unwrap_or(false),
+                        has_csv: r.get(3).unwrap_or(false),
                     },
                 )
             }))
@@ -348,6 +343,7 @@ pub fn read_content(
 
 /// One bundle's `skiprange` and `bundle` (what a GetBundle answer reads
 /// from the row); `None` when no such bundle.
+#[cfg(feature = "serve")]
 pub fn read_range_and_bundle(
     conn: &Connection,
     name: &str,

@@ -8,12 +8,12 @@
 //!   first, manifest last), and fetching manifests and blobs from either.
 //! - [`copy`]: copying images by digest between registries and layouts
 //!   (every platform of an index, skipping what the destination has).
-//! - [`pull`]: pulling bundle images and unpacking them, safely and in
+//! - [`pull_bundle`]: pulling bundle images and unpacking them, safely and in
 //!   memory, into [`crate::bundle::Bundle`]s; [`pull_bundles`] pulls many at
 //!   once with bounded concurrency.
 //! - [`batch`]: building and pushing many bundle images with one client and
 //!   bounded concurrency (`bundle build DIR... --tag-template`).
-//! - [`registry`]: the registry client (auth, retries, mounts).
+//! - [`RegistryClient`]: the registry client (auth, retries, mounts).
 //! - [`runtime`]: the default base of index images, made from the running
 //!   executable and the shared libraries it needs.
 //!
@@ -26,11 +26,11 @@ pub mod batch;
 pub mod build;
 pub mod copy;
 pub mod layer;
-pub mod layout;
+pub(crate) mod layout;
 pub mod media;
 pub mod progress;
-pub mod pull;
-pub mod registry;
+pub(crate) mod pull;
+pub(crate) mod registry;
 pub mod runtime;
 pub mod transfer;
 
@@ -38,8 +38,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use build::{build_bundle_image, build_index_image, BuildOptions, BundleImage, ImageSet};
+pub use layout::Layout;
 pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, PulledBundle};
-pub use registry::{ClientOptions, RegistryClient, Repo};
+pub use registry::{BlobBody, ClientOptions, RegistryClient, Repo, MAX_MANIFEST};
 pub use transfer::{load_base, push_image, push_image_untagged, tag_image};
 
 /// Why an OCI operation failed. Every message names the registry, image or

@@ -614,7 +614,7 @@ pub fn export(
     let to = &opts.to;
     let idx = Index::open_read(&opts.database).map_err(Error::index)?;
     let packages = if opts.packages.is_empty() {
-        index::ops::package_names(&idx.conn).map_err(Error::index)?
+        index::ops::package_names(&idx).map_err(Error::index)?
     } else {
         opts.packages.clone()
     };

@@ -165,9 +165,13 @@ fn write_new_dir(
 
 /// The innermost cause of `e` when it is an I/O error (its kind only: its
 /// own text may name a temporary path), else `e` itself.
-fn io_cause(e: &anyhow::Error) -> String {
-    match e.root_cause().downcast_ref::<std::io::Error>() {
-        Some(io) => io.kind().to_string(),
-        None => format!("{e:#}"),
+fn io_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return io.kind().to_string();
+        }
+        cause = c.source();
     }
+    super::chain_text(e)
 }

@@ -119,14 +119,24 @@ fn bundle_objects(b: &fbc::Bundle) -> anyhow::Result<(Option<Str>, Vec<Str>)> {
 impl FbcRegistry {
     /// Loads a directory (or one file) of FBC and checks it the way opm's
     /// model conversion does, so a broken catalog fails at start.
-    pub fn load(path: &std::path::Path) -> anyhow::Result<FbcRegistry> {
-        let cfg = load_parallel(path)
-            .with_context(|| format!("reading file-based catalog {}", path.display()))?;
-        Self::from_config(&cfg).with_context(|| format!("invalid catalog {}", path.display()))
+    pub fn load(path: &std::path::Path) -> super::Result<FbcRegistry> {
+        let cfg = load_parallel(path).map_err(|source| super::Error::Fbc {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_config(&cfg).map_err(|e| super::Error::InvalidCatalog {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })
     }
 
-    /// Builds the registry from a loaded config.
-    pub fn from_config(cfg: &DeclarativeConfig) -> anyhow::Result<FbcRegistry> {
+    /// Builds the registry from a loaded config; content opm's model
+    /// conversion refuses is an [`super::Error::Inconsistent`].
+    pub fn from_config(cfg: &DeclarativeConfig) -> super::Result<FbcRegistry> {
+        Self::build(cfg).map_err(|e| super::Error::Inconsistent(format!("{e:#}")))
+    }
+
+    fn build(cfg: &DeclarativeConfig) -> anyhow::Result<FbcRegistry> {
         // Deprecation messages by (package, schema, name).
         let mut deprecations: HashMap<(&str, &str, &str), &str> = HashMap::new();
         for d in &cfg.deprecations {

@@ -26,7 +26,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, Context};
+use super::Error;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::Full;
@@ -64,21 +64,26 @@ impl HttpCatalog {
     /// Reads `source` into catalogd's form. For a SQLite index, that is its
     /// rendered FBC (as `opm render` gives it); for FBC, every object of the
     /// catalog's `.yaml`/`.yml`/`.json` files, in path order.
-    pub fn load(source: &CatalogSource) -> anyhow::Result<HttpCatalog> {
+    pub fn load(source: &CatalogSource) -> super::Result<HttpCatalog> {
         let mut b = Builder::default();
         match source {
             CatalogSource::Fbc(path) => {
-                for file in crate::fbc::catalog_files(path)? {
+                let files = crate::fbc::catalog_files(path).map_err(|source| Error::Fbc {
+                    path: path.clone(),
+                    source,
+                })?;
+                for file in files {
                     let text = std::fs::read_to_string(&file)
-                        .with_context(|| format!("reading {}", file.display()))?;
+                        .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
                     b.add_text(&text, &file)?;
                 }
             }
             CatalogSource::Sqlite(path) => {
                 let cfg = crate::index::render::render_file(path)?;
                 for v in crate::fbc::write::ordered_values(&cfg) {
-                    b.push(&v)
-                        .map_err(|m| anyhow!("{}: rendered object: {m}", path.display()))?;
+                    b.push(&v).map_err(|m| {
+                        Error::Inconsistent(format!("{}: rendered object: {m}", path.display()))
+                    })?;
                 }
             }
         }
@@ -86,7 +91,7 @@ impl HttpCatalog {
     }
 
     /// Builds the content from one FBC file's text (for tests and tools).
-    pub fn from_text(text: &str, path: &Path, modified: SystemTime) -> anyhow::Result<HttpCatalog> {
+    pub fn from_text(text: &str, path: &Path, modified: SystemTime) -> super::Result<HttpCatalog> {
         let mut b = Builder::default();
         b.add_text(text, path)?;
         Ok(b.finish(modified))
@@ -140,9 +145,10 @@ struct Builder {
 
 impl Builder {
     /// Adds every object of one file: a JSON stream or YAML documents.
-    fn add_text(&mut self, text: &str, path: &Path) -> anyhow::Result<()> {
-        let at =
-            |line: usize, col: usize, msg: &str| anyhow!("{}:{line}:{col}: {msg}", path.display());
+    fn add_text(&mut self, text: &str, path: &Path) -> super::Result<()> {
+        let at = |line: usize, col: usize, msg: &str| {
+            Error::Inconsistent(format!("{}:{line}:{col}: {msg}", path.display()))
+        };
         if text.trim_start().starts_with('{') {
             for obj in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
                 let obj = obj.map_err(|e| at(e.line(), e.column(), &e.to_string()))?;
@@ -965,7 +971,7 @@ pub async fn run(
     name: String,
     mut stop: tokio::sync::watch::Receiver<bool>,
     drain: Duration,
-) -> anyhow::Result<()> {
+) -> super::Result<()> {
     let name: Arc<str> = Arc::from(name);
     let mut conns = tokio::task::JoinSet::new();
     loop {

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
+use super::Error;
+
 use crate::oci::{self, ImageRef, RegistryClient};
 
 use super::CatalogSource;
@@ -41,13 +43,20 @@ pub struct ImageCatalog {
 pub async fn fetch_catalog_with(
     client: &RegistryClient,
     reference: &str,
-) -> anyhow::Result<ImageCatalog> {
-    let src: ImageRef = reference
-        .parse()
-        .with_context(|| format!("{reference} is not an image reference"))?;
+) -> super::Result<ImageCatalog> {
+    let image = |context: String| {
+        move |e| Error::Image {
+            context,
+            source: Box::new(e),
+        }
+    };
+    let src: ImageRef = reference.parse().map_err(|e| Error::NotAnImage {
+        reference: reference.to_string(),
+        source: Box::new(e),
+    })?;
     let (manifest, config, digest) = oci::transfer::fetch_image(client, &src)
         .await
-        .with_context(|| format!("fetching {reference}"))?;
+        .map_err(image(format!("fetching {reference}")))?;
     let labels = config
         .pointer("/config/Labels")
         .cloned()
@@ -56,10 +65,12 @@ pub async fn fetch_catalog_with(
     let (wanted, is_db) = match (label(DATABASE_LABEL), label(CONFIGS_LABEL)) {
         (Some(db), _) => (db, true),
         (None, Some(configs)) => (configs, false),
-        (None, None) => bail!(
-            "{reference} is not an index or catalog image: its config has neither the \
-             {DATABASE_LABEL} nor the {CONFIGS_LABEL} label"
-        ),
+        (None, None) => {
+            return Err(Error::NotACatalogImage(format!(
+                "{reference} is not an index or catalog image: its config has neither the \
+                 {DATABASE_LABEL} nor the {CONFIGS_LABEL} label"
+            )))
+        }
     };
     let wanted = wanted
         .trim_start_matches('/')
@@ -68,20 +79,28 @@ pub async fn fetch_catalog_with(
     let dir = tempfile::Builder::new()
         .prefix("olm-catalog-serve-")
         .tempdir()
-        .context("creating a temporary directory for the catalog")?;
+        .map_err(|e| Error::io("creating a temporary directory for the catalog", e))?;
     let mut total = 0u64;
     let mut found = false;
     // Later layers win, as in a container's file system: unpack base first.
     for layer in &manifest.layers {
         let blob = oci::transfer::fetch_blob(client, &src, layer, MAX_LAYER_BYTES, None)
             .await
-            .with_context(|| format!("fetching layer {} of {reference}", layer.digest))?;
-        found |= unpack_matching(&blob, &wanted, dir.path(), &mut total)
-            .with_context(|| format!("unpacking layer {} of {reference}", layer.digest))?;
+            .map_err(image(format!(
+                "fetching layer {} of {reference}",
+                layer.digest
+            )))?;
+        found |=
+            unpack_matching(&blob, &wanted, dir.path(), &mut total).map_err(|e| Error::Image {
+                context: format!("unpacking layer {} of {reference}", layer.digest),
+                source: e.into(),
+            })?;
     }
     let target = dir.path().join(&wanted);
     if !found || !target.exists() {
-        bail!("{reference}: the image has no /{wanted}, which its labels name");
+        return Err(Error::NotACatalogImage(format!(
+            "{reference}: the image has no /{wanted}, which its labels name"
+        )));
     }
     let source = if is_db {
         CatalogSource::Sqlite(target)

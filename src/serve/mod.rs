@@ -3,27 +3,29 @@
 //! reflection, so OLM's catalog operator, its packageserver and `grpcurl`
 //! work unchanged.
 //!
-//! The catalog is read into memory once at start ([`fbc::FbcRegistry`] for a
-//! file-based catalog, [`sqlite::SqliteRegistry`] for a SQLite index); every
-//! call is answered from there. [`CatalogSource`] picks the backend from what
+//! The catalog is read into memory once at start (`serve/fbc.rs` for a
+//! file-based catalog, `serve/sqlite.rs` for a SQLite index, whose
+//! manifests are read when a call needs them); every call is answered from
+//! there. [`CatalogSource`] picks the backend from what
 //! the argument is, so an image reference can be added as one more variant.
 
-pub mod csv;
-pub mod fbc;
+pub(crate) mod csv;
+mod error;
+pub(crate) mod fbc;
 pub mod http;
 pub mod image;
-pub mod model;
-pub mod service;
-pub mod sqlite;
+pub(crate) mod model;
+pub(crate) mod service;
+pub(crate) mod sqlite;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{bail, Context};
+pub use error::{Error, Result};
 
-pub use model::Registry;
+pub use model::{QueryError, QueryResult, Registry};
 use service::{Current, HealthService, RegistryService};
 
 /// Where a catalog comes from.
@@ -41,7 +43,7 @@ const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 impl CatalogSource {
     /// Picks the backend for a command-line argument: a directory is FBC, a
     /// file starting with SQLite's header is an index, any other file is FBC.
-    pub fn detect(arg: &str) -> anyhow::Result<CatalogSource> {
+    pub fn detect(arg: &str) -> Result<CatalogSource> {
         let path = Path::new(arg);
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => Ok(CatalogSource::Fbc(path.to_path_buf())),
@@ -50,9 +52,9 @@ impl CatalogSource {
                 let n = {
                     use std::io::Read;
                     let mut f = std::fs::File::open(path)
-                        .with_context(|| format!("opening catalog {arg}"))?;
+                        .map_err(|e| Error::io(format!("opening catalog {arg}"), e))?;
                     f.read(&mut head)
-                        .with_context(|| format!("reading catalog {arg}"))?
+                        .map_err(|e| Error::io(format!("reading catalog {arg}"), e))?
                 };
                 let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
                 if n == 16 && head == SQLITE_MAGIC {
@@ -60,16 +62,14 @@ impl CatalogSource {
                 } else if matches!(ext, "yaml" | "yml" | "json") {
                     Ok(CatalogSource::Fbc(path.to_path_buf()))
                 } else {
-                    bail!(
-                        "catalog {arg} is neither a SQLite index (no SQLite header: corrupt or truncated?) \
-                         nor a .yaml/.yml/.json file-based catalog"
-                    )
+                    Err(Error::UnknownFormat(path.to_path_buf()))
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                bail!("catalog {arg} does not exist")
-            }
-            Err(e) => Err(e).with_context(|| format!("reading catalog {arg}")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::Missing {
+                what: "catalog",
+                path: path.to_path_buf(),
+            }),
+            Err(e) => Err(Error::io(format!("reading catalog {arg}"), e)),
         }
     }
 
@@ -81,7 +81,7 @@ impl CatalogSource {
     }
 
     /// Reads the catalog into memory.
-    pub fn load(&self) -> anyhow::Result<Arc<dyn Registry>> {
+    pub fn load(&self) -> Result<Arc<dyn Registry>> {
         Ok(match self {
             CatalogSource::Sqlite(p) => Arc::new(sqlite::SqliteRegistry::load(p)?),
             CatalogSource::Fbc(p) => Arc::new(fbc::FbcRegistry::load(p)?),
@@ -161,7 +161,11 @@ async fn shutdown_signal() {
 
 /// Serves `source` until SIGTERM or SIGINT, then lets calls in flight finish:
 /// the gRPC API, catalogd's HTTP API ([`http`]), or both side by side.
-pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<()> {
+pub async fn serve(source: CatalogSource, opts: ServeOptions) -> Result<()> {
+    let loading = |e: tokio::task::JoinError| Error::Server {
+        context: "loading catalog".to_string(),
+        source: Box::new(e),
+    };
     let started = std::time::Instant::now();
     let grpc_load = opts.grpc.then(|| {
         let source = source.clone();
@@ -173,7 +177,7 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
     });
     let current = match grpc_load {
         Some(task) => {
-            let registry = task.await.context("loading catalog")??;
+            let registry = task.await.map_err(loading)??;
             eprintln!(
                 "loaded {} from {} in {} ms",
                 registry.summary(),
@@ -186,7 +190,7 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
     };
     let http_current = match http_load {
         Some(task) => {
-            let cat = task.await.context("loading catalog")??;
+            let cat = task.await.map_err(loading)??;
             eprintln!(
                 "loaded {} objects ({}) for the HTTP API from {} in {} ms",
                 cat.len(),
@@ -233,7 +237,10 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
                             current.set(r);
                         }
                         Ok(Err(e)) => {
-                            eprintln!("reload failed, still serving the previous catalog: {e:#}")
+                            eprintln!(
+                                "reload failed, still serving the previous catalog: {}",
+                                crate::diag::with_causes(&e)
+                            )
                         }
                         Err(e) => eprintln!("reload failed: {e}"),
                     }
@@ -246,7 +253,8 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
                             http_current.set(c);
                         }
                         Ok(Err(e)) => eprintln!(
-                            "HTTP reload failed, still serving the previous catalog: {e:#}"
+                            "HTTP reload failed, still serving the previous catalog: {}",
+                            crate::diag::with_causes(&e)
                         ),
                         Err(e) => eprintln!("HTTP reload failed: {e}"),
                     }
@@ -261,12 +269,14 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> anyhow::Result<
     };
     let http_server = match (http_current, opts.http) {
         (Some(current), Some(addr)) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("listening on {addr} (--http)"))?;
+            let listen = |source| Error::Listen {
+                addr: format!("{addr} (--http)"),
+                source,
+            };
+            let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
             eprintln!(
                 "serving catalogd HTTP API on {} (/api/v1/all, /api/v1/metas, /catalogs/{}/api/v1/...)",
-                listener.local_addr()?,
+                listener.local_addr().map_err(listen)?,
                 opts.http_catalog_name
             );
             Some(http::run(
@@ -300,11 +310,19 @@ async fn grpc_server(
     current: Current,
     opts: &ServeOptions,
     stop: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<impl std::future::Future<Output = anyhow::Result<()>>> {
+) -> Result<impl std::future::Future<Output = Result<()>>> {
+    let listen = |source| Error::Listen {
+        addr: opts.addr.to_string(),
+        source,
+    };
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
-        .with_context(|| format!("listening on {}", opts.addr))?;
-    let local = listener.local_addr()?;
+        .map_err(listen)?;
+    let local = listener.local_addr().map_err(listen)?;
+    let reflection = |e: tonic_reflection::server::Error| Error::Server {
+        context: "building reflection service".to_string(),
+        source: Box::new(e),
+    };
     let incoming = tonic::transport::server::TcpIncoming::from(listener)
         .with_nodelay(Some(true))
         .with_keepalive(Some(Duration::from_secs(60)));
@@ -317,12 +335,12 @@ async fn grpc_server(
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
-        .context("building reflection service")?;
+        .map_err(reflection)?;
     let reflection_v1alpha = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
-        .context("building reflection service")?;
+        .map_err(reflection)?;
 
     let registry_svc =
         crate::proto::registry_server::RegistryServer::new(RegistryService::new(current))
@@ -349,7 +367,10 @@ async fn grpc_server(
     Ok(async move {
         tokio::pin!(server);
         tokio::select! {
-            r = &mut server => r.context("serving")?,
+            r = &mut server => r.map_err(|e| Error::Server {
+                context: "serving".to_string(),
+                source: Box::new(e),
+            })?,
             _ = async {
                 http::stopped(&mut stop_drain).await;
                 tokio::time::sleep(drain_timeout).await;

@@ -68,12 +68,6 @@ pub enum Manifests {
         /// Every manifest as JSON.
         objects: Arc<[Str]>,
     },
-    /// Read from the index's `operatorbundle.bundle` column when asked: those
-    /// columns are most of an index's size, and only GetBundle-style calls need them.
-    Sqlite {
-        /// `operatorbundle.name`.
-        name: Str,
-    },
 }
 
 /// What a bundle is, independent of the channel it is reached through.

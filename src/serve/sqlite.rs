@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::{bail, Context};
+use super::Error;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
@@ -103,12 +103,17 @@ struct PropRow {
     path: Option<String>,
 }
 
-fn open(path: &Path) -> anyhow::Result<Connection> {
+fn open(path: &Path) -> super::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .with_context(|| format!("opening SQLite index {}", path.display()))?;
+    .map_err(|e| {
+        Error::Index(crate::index::Error::sqlite(
+            format!("opening SQLite index {}", path.display()),
+            &e,
+        ))
+    })?;
     Ok(conn)
 }
 
@@ -181,12 +186,12 @@ type PropTables = (
     HashMap<(String, String, String), String>,
 );
 
-fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
+fn read_prop_tables(path: &Path) -> super::Result<PropTables> {
     let conn = open(path)?;
-    let ctx = || format!("reading SQLite index {}", path.display());
-    let read_props = |table| -> anyhow::Result<HashMap<Str, Vec<PropRow>>> {
+    let sql = |e: &rusqlite::Error| Error::sqlite(path, e);
+    let read_props = |table| -> super::Result<HashMap<Str, Vec<PropRow>>> {
         let mut out: HashMap<Str, Vec<PropRow>> = HashMap::new();
-        for p in tables::read_props(&conn, table).with_context(ctx)? {
+        for p in tables::read_props(&conn, table).map_err(|e| sql(&e))? {
             out.entry(s(&p.bundle)).or_default().push(PropRow {
                 kind: s(&p.kind),
                 value: s(&p.value),
@@ -199,7 +204,7 @@ fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
     let properties = read_props(tables::PropTable::Properties)?;
     let dependencies = read_props(tables::PropTable::Dependencies)?;
     let plurals = tables::read_plurals(&conn)
-        .with_context(ctx)?
+        .map_err(|e| sql(&e))?
         .into_iter()
         .collect();
     Ok((properties, dependencies, plurals))
@@ -208,23 +213,26 @@ fn read_prop_tables(path: &Path) -> anyhow::Result<PropTables> {
 impl SqliteRegistry {
     /// Opens an index and reads its tables; fails with a clear message when
     /// the file is missing, not SQLite, or not an operator-registry index.
-    pub fn load(path: &Path) -> anyhow::Result<SqliteRegistry> {
+    pub fn load(path: &Path) -> super::Result<SqliteRegistry> {
         if !path.is_file() {
-            bail!("SQLite index {} does not exist", path.display());
+            return Err(Error::Missing {
+                what: "SQLite index",
+                path: path.to_path_buf(),
+            });
         }
         // An index of an older opm schema is served from a copy that opm's
         // migrations bring to version 13 (one schema for every reader).
-        let copy = crate::index::db::migrated_copy_if_old(path)?;
+        let copy = crate::index::db::migrated_copy_if_old(path).map_err(crate::index::Error::Db)?;
         let path: &Path = copy.as_deref().unwrap_or(path);
         let conn = open(path)?;
-        let ctx = || format!("reading SQLite index {}", path.display());
+        let sql = |e: &rusqlite::Error| Error::sqlite(path, e);
         let tables: HashSet<String> = conn
             .prepare("SELECT name FROM sqlite_master WHERE type='table'")
             .and_then(|mut st| {
                 st.query_map([], |r| r.get::<_, String>(0))?
                     .collect::<Result<_, _>>()
             })
-            .with_context(ctx)?;
+            .map_err(|e| sql(&e))?;
         for t in [
             "package",
             "channel",
@@ -235,10 +243,10 @@ impl SqliteRegistry {
             "api",
         ] {
             if !tables.contains(t) {
-                bail!(
-                    "{} is not an operator-registry index (or its schema is too old): table `{t}` is missing",
-                    path.display()
-                );
+                return Err(Error::NotAnIndex {
+                    path: path.to_path_buf(),
+                    table: t,
+                });
             }
         }
 
@@ -247,16 +255,16 @@ impl SqliteRegistry {
             std::thread::spawn(move || read_prop_tables(&path))
         };
         let packages: BTreeMap<Str, Str> = tables::read_packages(&conn)
-            .with_context(ctx)?
+            .map_err(|e| sql(&e))?
             .into_iter()
             .map(|p| (s(&p.name), s(&p.default_channel)))
             .collect();
         let channels: BTreeMap<(Str, Str), Str> = tables::read_channels(&conn)
-            .with_context(ctx)?
+            .map_err(|e| sql(&e))?
             .into_iter()
             .map(|c| ((s(&c.package), s(&c.name)), s(&c.head)))
             .collect();
-        let rows = tables::read_entries(&conn).with_context(ctx)?;
+        let rows = tables::read_entries(&conn).map_err(|e| sql(&e))?;
         // Entry names repeat a lot: intern them.
         let mut interned: HashSet<Str> = HashSet::new();
         let mut intern = |v: &str| -> Str {
@@ -296,7 +304,7 @@ impl SqliteRegistry {
             .collect();
 
         let mut bundles = HashMap::new();
-        for k in tables::read_bundle_keys(&conn).with_context(ctx)? {
+        for k in tables::read_bundle_keys(&conn).map_err(|e| sql(&e))? {
             bundles.insert(
                 intern(&k.name),
                 BundleRow {
@@ -307,9 +315,9 @@ impl SqliteRegistry {
         }
 
         let (properties, dependencies, plurals) = side.join().map_err(|_| {
-            anyhow::anyhow!(
-                "reading SQLite index {}: reader thread failed",
-                path.display()
+            Error::io(
+                format!("reading SQLite index {}", path.display()),
+                std::io::Error::other("reader thread failed"),
             )
         })??;
 

@@ -108,20 +108,3 @@ impl From<OciError> for Error {
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// `e` and its causes, `: `-separated, as anyhow's `{:#}` writes them (a
-/// cause whose text is already there is not repeated): for messages that
-/// end up in a string, such as a rejected signature's reason.
-pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}

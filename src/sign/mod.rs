@@ -8,14 +8,14 @@
 //! digest, with the base64 ECDSA P-256/SHA-256 DER signature in the layer
 //! annotation `dev.cosignproject.cosign/signature`. cosign v3's default, a
 //! Sigstore bundle (v0.3) attached as an OCI 1.1 referrer, is written and
-//! read too ([`bundle`]).
+//! read too ([`SignFormat::Bundle`]).
 //!
-//! Where signatures go is [`target`]; it reaches registries and OCI layouts
+//! Where signatures go is a [`Target`]; it reaches registries and OCI layouts
 //! only through [`crate::oci`] (one client, one set of credentials, TLS and
 //! retry rules, one reference syntax), so this module is only signing:
 //! payloads, keys and signature images as data.
 //!
-//! Keys are cosign's ([`keys`]): an scrypt + NaCl-secretbox encrypted PKCS#8
+//! Keys are cosign's ([`PrivateKey`], [`PublicKey`]): an scrypt + NaCl-secretbox encrypted PKCS#8
 //! private key and a PEM public key, readable by cosign and sigstore-rs and
 //! made readable from them.
 //!
@@ -31,14 +31,14 @@ use std::collections::BTreeMap;
 use p256::ecdsa::signature::{Signer as _, Verifier as _};
 use p256::ecdsa::DerSignature;
 
-pub mod bundle;
+pub(crate) mod bundle;
 mod error;
-pub mod keys;
+pub(crate) mod keys;
 pub mod password;
 pub mod payload;
-pub mod push;
-pub mod sigimage;
-pub mod target;
+pub(crate) mod push;
+pub(crate) mod sigimage;
+pub(crate) mod target;
 
 pub use error::{Error, Result};
 pub use keys::{KeyError, PrivateKey, PublicKey};

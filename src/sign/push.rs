@@ -72,7 +72,7 @@ pub fn sign_before_tag(
                 .map_err(|e| {
                     OciError::Other(format!(
                         "signing {dest} ({digest}); the tag was not moved: {}",
-                        super::error::with_causes(&e)
+                        crate::diag::with_causes(&e)
                     ))
                 })
         }

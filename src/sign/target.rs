@@ -395,7 +395,7 @@ impl Target {
                 }
                 Err(e) => report.rejected.push(Rejected {
                     source: "referrers".to_string(),
-                    reason: super::error::with_causes(&e),
+                    reason: crate::diag::with_causes(&e),
                 }),
             }
         }

@@ -19,16 +19,16 @@ use rayon::prelude::*;
 use crate::bundle::{Bundle, Csv, LoadError};
 use crate::diag::{Finding, Location, Report};
 
-pub mod bundle_rules;
-pub mod cel;
-pub mod crd;
-pub mod csv_rules;
-pub mod names;
-pub mod objects;
-pub mod package_manifest;
+pub(crate) mod bundle_rules;
+pub(crate) mod cel;
+pub(crate) mod crd;
+pub(crate) mod csv_rules;
+pub(crate) mod names;
+pub(crate) mod objects;
+pub(crate) mod package_manifest;
 pub mod rules;
 pub mod select;
-pub mod structure;
+pub(crate) mod structure;
 
 /// What to check beyond the default suites.
 #[derive(Clone, Default)]

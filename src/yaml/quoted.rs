@@ -34,11 +34,6 @@ use std::collections::BTreeMap;
 pub struct Shifts(BTreeMap<u32, u32>);
 
 impl Shifts {
-    /// Whether no line was changed.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The 1-based column in the original text of 1-based `column` on `line`
     /// of the padded text (a column inside the added spaces maps to 1).
     pub fn column(&self, line: u32, column: u32) -> u32 {
