@@ -145,7 +145,9 @@ pub fn write(
 }
 
 /// Writes `cfg` as a directory with one `<package>/catalog.json` (or
-/// `.yaml`) per package, as `opm migrate` does.
+/// `.yaml`) per package, as `opm migrate` does (`declcfg.WriteFS`): objects
+/// of other schemas go with their package, and those with no package to
+/// `catalog.json` at the top of `dir`, so nothing of the catalog is lost.
 pub fn write_dir(
     cfg: &DeclarativeConfig,
     format: OutputFormat,
@@ -180,11 +182,23 @@ pub fn write_dir(
             .deprecations
             .push(d.clone());
     }
+    for o in &cfg.others {
+        let pkg = o.get("package").and_then(Value::as_str).unwrap_or("");
+        per.entry(pkg.to_string())
+            .or_default()
+            .others
+            .push(o.clone());
+    }
     for (pkg, part) in per {
-        if pkg.is_empty() || pkg.contains('/') || pkg.contains("..") {
+        if pkg.contains('/') || pkg.contains('\\') || pkg == "." || pkg == ".." {
             return Err(FbcError::UnsafePackageName(pkg));
         }
-        let sub = dir.join(&pkg);
+        // The package "" is the catalog's global objects: `dir` itself.
+        let sub = if pkg.is_empty() {
+            dir.to_path_buf()
+        } else {
+            dir.join(&pkg)
+        };
         std::fs::create_dir_all(&sub).map_err(io(&sub))?;
         let file = sub.join(match format {
             OutputFormat::Json => "catalog.json",
@@ -245,5 +259,42 @@ mod tests {
             text.starts_with("---\nname: g\nschema: x.global\n---\nname: a\nschema: olm.package\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn write_dir_keeps_objects_of_other_schemas_where_opm_puts_them() {
+        let mut cfg = DeclarativeConfig::default();
+        for o in [
+            r#"{"schema":"olm.package","name":"b"}"#,
+            r#"{"schema":"x.other","name":"z","package":"b"}"#,
+            r#"{"schema":"x.global","name":"g"}"#,
+        ] {
+            cfg.push_object(serde_json::from_str(o).expect("json"))
+                .expect("object");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_dir(&cfg, OutputFormat::Json, dir.path()).expect("write_dir");
+        let top = std::fs::read_to_string(dir.path().join("catalog.json")).expect("top");
+        assert!(top.contains("\"x.global\""), "{top}");
+        let b = std::fs::read_to_string(dir.path().join("b/catalog.json")).expect("b");
+        assert!(
+            b.contains("\"olm.package\"") && b.contains("\"x.other\""),
+            "{b}"
+        );
+        assert!(!b.contains("x.global"), "{b}");
+    }
+
+    #[test]
+    fn write_dir_refuses_package_names_that_leave_the_directory() {
+        for name in ["..", "a/b", "."] {
+            let mut cfg = DeclarativeConfig::default();
+            cfg.push_object(serde_json::json!({"schema": "olm.package", "name": name}))
+                .expect("object");
+            let dir = tempfile::tempdir().expect("tempdir");
+            assert!(matches!(
+                write_dir(&cfg, OutputFormat::Json, dir.path()),
+                Err(FbcError::UnsafePackageName(_))
+            ));
+        }
     }
 }
