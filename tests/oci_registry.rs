@@ -918,3 +918,46 @@ fn docker_format_index_image() {
         assert!(copy.join("manifest.json").is_file());
     }
 }
+
+/// skopeo (containers/image) finds only OCI manifests in a layout's
+/// `index.json`: a Docker-format image there would be written but unreadable,
+/// so every build refuses the pair with exit 2 and writes nothing.
+#[test]
+fn docker_format_to_an_oci_layout_is_refused_before_anything_is_written() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = tmp.path().join("layout");
+    let dest = format!("oci:{}:v1", layout.display());
+    let db = common::golden().join("sqlite/etcd/index.db");
+    let fbc = common::corpus().join("catalogs/v4.18/kube-green");
+    for args in [
+        vec![
+            "bundle",
+            "build",
+            etcd().to_str().expect("utf8"),
+            "--tag",
+            &dest,
+        ],
+        vec![
+            "index",
+            "build",
+            "--database",
+            db.to_str().expect("utf8"),
+            "--tag",
+            &dest,
+        ],
+        vec![
+            "catalog",
+            "build",
+            fbc.to_str().expect("utf8"),
+            "--tag",
+            &dest,
+        ],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--format", "docker"]);
+        let (code, _, err) = run(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("--format oci"), "{err}");
+        assert!(!layout.exists(), "{args:?} wrote the layout");
+    }
+}

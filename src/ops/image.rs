@@ -23,6 +23,20 @@ pub struct Signing {
     pub options: SignOptions,
 }
 
+/// Refuses Docker media types for an OCI layout: containers/image (skopeo,
+/// podman, buildah) finds only OCI manifests in a layout's `index.json`, so
+/// such an image would be there but unreadable by the tools that read
+/// layouts.
+fn check_layout_format(dest: &ImageRef, build: &BuildOptions) -> Result<(), Error> {
+    if build.format == oci::media::Format::Docker && matches!(dest, ImageRef::Layout { .. }) {
+        return Err(Error::Usage(format!(
+            "{dest}: an OCI layout holds OCI images (skopeo and podman read no Docker \
+             manifests from one); build it with --format oci, or push to a registry for --format docker"
+        )));
+    }
+    Ok(())
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -117,6 +131,7 @@ pub fn build_catalog_image(
     client: &RegistryClient,
     reporter: &dyn Reporter,
 ) -> Result<String, Error> {
+    check_layout_format(&opts.dest, &opts.build)?;
     let database = match content {
         CatalogContent::Database(path) => {
             let bytes = std::fs::read(path)
@@ -231,6 +246,9 @@ pub fn build_bundle(
     signing: Option<&Signing>,
     reporter: &dyn Reporter,
 ) -> Result<(ImageRef, String), Error> {
+    if let Some(d) = &dest {
+        check_layout_format(d, build)?;
+    }
     let built = oci::build_bundle_image(dir, build).map_err(|e| {
         Error::build(e).context(format!("building the bundle image of {}", dir.display()))
     })?;
@@ -240,6 +258,7 @@ pub fn build_bundle(
             .parse()
             .map_err(|e| Error::Usage(format!("{e}")))?,
     };
+    check_layout_format(&dest, build)?;
     let hosts = match &registry.credential {
         Some(_) => super::registry::credential_host_of(&dest)?,
         None => Vec::new(),
@@ -352,6 +371,11 @@ pub fn build_bundles(
     progress: Arc<Progress>,
     mut on_outcome: impl FnMut(&BundleOutcome),
 ) -> Result<(usize, usize), Error> {
+    for job in &jobs {
+        if let Destination::Ref(d) = &job.dest {
+            check_layout_format(d, build)?;
+        }
+    }
     let rt = runtime()?;
     let mut pushed = 0usize;
     let mut failed = 0usize;
