@@ -638,7 +638,7 @@ impl Puller {
         })
     }
 
-    fn render(&self, image: &str) -> Result<olm_catalog::fbc::Bundle, String> {
+    fn render(&self, image: &str) -> Result<olm_catalog::fbc::Bundle, olm_catalog::graph::Error> {
         let rt = self
             .rt
             .get_or_init(|| {
@@ -648,20 +648,20 @@ impl Puller {
                     .map_err(|e| format!("starting the async runtime: {e}"))
             })
             .as_ref()
-            .map_err(Clone::clone)?;
-        let src: olm_catalog::oci::ImageRef = image
-            .parse()
-            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
-        let client = &self
-            .clients
-            .client_for(&src)
-            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
+            .map_err(|e| olm_catalog::graph::Error::Render(e.clone()))?;
+        let src: olm_catalog::oci::ImageRef = image.parse().map_err(|e| {
+            olm_catalog::graph::Error::Render(format!("pulling bundle image {image}: {e}"))
+        })?;
+        let client = &self.clients.client_for(&src).map_err(|e| {
+            olm_catalog::graph::Error::Render(format!("pulling bundle image {image}: {e}"))
+        })?;
         let limits = olm_catalog::oci::layer::UnpackLimits::default();
         let pulled = rt
             .block_on(olm_catalog::oci::pull_bundle(client, image, &limits))
-            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
+            .map_err(|e| {
+                olm_catalog::graph::Error::Render(format!("pulling bundle image {image}: {e}"))
+            })?;
         olm_catalog::graph::render_bundle::bundle_to_fbc(&pulled.bundle, image)
-            .map_err(|e| e.to_string())
     }
 }
 
