@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use olm_catalog::{fbc, index, serve, sign};
+use olm_catalog::{fbc, index, ops, serve, sign};
+
+use crate::common;
 
 #[test]
 fn serve_names_a_missing_or_inconsistent_catalog() {
@@ -65,13 +67,65 @@ fn index_errors_say_what_is_not_there() {
 
     // A typed error from inside a write comes back out of it as itself.
     let mut idx = index::Index::create_new(&missing).expect("create");
-    let err = idx
-        .write(|tx| Ok(index::ops::remove_packages(tx, &["nope".to_string()])?))
-        .expect_err("no such package");
-    match err.downcast_ref::<index::Error>() {
-        Some(index::Error::NotInIndex(m)) => assert!(m.contains("package nope"), "{m}"),
+    match idx.remove_packages(&["nope".to_string()]) {
+        Err(index::Error::NotInIndex(m)) => assert!(m.contains("package nope"), "{m}"),
         other => panic!("expected NotInIndex, got {other:?}"),
     }
+}
+
+#[test]
+fn index_open_names_a_file_that_is_not_an_index() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let text = tmp.path().join("notes.db");
+    std::fs::write(
+        &text,
+        "not a database, just text that is long enough for a header",
+    )
+    .expect("write");
+    match index::Index::open_read(&text) {
+        Err(index::DbError::NotAnIndex { path, reason }) => {
+            assert_eq!(path, text);
+            assert!(reason.contains("not an SQLite database"), "{reason}");
+        }
+        other => panic!("expected NotAnIndex, got {:?}", other.map(|_| ())),
+    }
+    // The use case keeps the index's error as its cause.
+    let err = ops::index::remove_packages(&text, &["etcd".to_string()]).expect_err("not an index");
+    let ops::Error::Index(cause) = err.root() else {
+        panic!("expected ops::Error::Index, got {err:?}");
+    };
+    assert!(
+        matches!(
+            cause.downcast_ref::<index::DbError>(),
+            Some(index::DbError::NotAnIndex { .. })
+        ),
+        "{cause:?}"
+    );
+}
+
+#[test]
+fn index_add_of_a_bundle_that_does_not_fit_is_a_conflict() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let db = tmp.path().join("index.db");
+    // rep.v1.1.0 replaces rep.v1.0.0, which the new index does not have.
+    let bundle = common::fixtures().join("graph/pkg-replaces/1.1.0");
+    let opts = ops::index::AddOptions {
+        database: db.clone(),
+        bundles: vec![bundle],
+        ..Default::default()
+    };
+    let err = ops::index::add(&opts, None, &ops::Silent).expect_err("replaces a missing bundle");
+    let ops::Error::Index(cause) = err.root() else {
+        panic!("expected ops::Error::Index, got {err:?}");
+    };
+    match cause.downcast_ref::<index::Error>() {
+        Some(index::Error::Conflict(m)) => {
+            assert!(m.contains("rep.v1.1.0 replaces rep.v1.0.0"), "{m}")
+        }
+        other => panic!("expected index::Error::Conflict, got {other:?}"),
+    }
+    // A new database is put in place only when the add succeeds.
+    assert!(!db.exists());
 }
 
 #[test]

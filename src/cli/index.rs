@@ -299,7 +299,7 @@ fn report_stranded(stranded: &[String]) {
 }
 
 /// Prints what an add left out, one line each.
-fn report_left_out(left_out: &[index::add::LeftOut]) {
+fn report_left_out(left_out: &[index::LeftOut]) {
     for l in left_out {
         let what = if !l.bundle.is_empty() {
             format!("bundle {}", l.bundle)

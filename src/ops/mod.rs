@@ -148,6 +148,12 @@ impl Error {
     }
 }
 
+impl From<crate::index::Error> for Error {
+    fn from(e: crate::index::Error) -> Error {
+        Error::index(e)
+    }
+}
+
 /// Adds context to the errors of a [`Result`].
 pub trait ResultExt<T> {
     /// Wraps the error with what was being done.
