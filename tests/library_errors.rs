@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use olm_catalog::{fbc, index, ops, serve, sign};
+use olm_catalog::{fbc, graph, index, ops, serve, sign};
 
 use crate::common;
 
@@ -126,6 +126,47 @@ fn index_add_of_a_bundle_that_does_not_fit_is_a_conflict() {
     }
     // A new database is put in place only when the add succeeds.
     assert!(!db.exists());
+}
+
+#[test]
+fn graph_template_errors_say_which_part_failed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    // A bundle image the renderer cannot resolve offline: a Render error
+    // naming the image.
+    let template = tmp.path().join("basic.yaml");
+    std::fs::write(
+        &template,
+        "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: demo\n    defaultChannel: stable\n  - schema: olm.bundle\n    image: example.com/demo@sha256:00\n",
+    )
+    .expect("write");
+    let render = graph::template::dir_renderer(tmp.path());
+    let text = std::fs::read_to_string(&template).expect("read");
+    match graph::template::render(&text, &template, &render) {
+        Err(graph::Error::Render(m)) => assert!(m.contains("example.com/demo@sha256:00"), "{m}"),
+        other => panic!("expected Render, got {other:?}"),
+    }
+    // Through the use case, the same error is ops::Error::Graph.
+    let opts = ops::template::TemplateOptions {
+        input: ops::template::TemplateInput::File(template.clone()),
+        kind: None,
+        bundles_from: Some(tmp.path().to_path_buf()),
+        images_from: None,
+        pull: false,
+        registry: Default::default(),
+    };
+    match ops::template::render_template(&opts, &ops::Silent) {
+        Err(ops::Error::Graph(graph::Error::Render(_))) => {}
+        other => panic!("expected Graph(Render), got {other:?}"),
+    }
+    // Build ids opm cannot compare (a leading zero is no pre-release).
+    let (a, b): (semver::Version, semver::Version) = (
+        "1.0.0+01".parse().expect("semver"),
+        "1.0.0+02".parse().expect("semver"),
+    );
+    match graph::modes::build_id_compare(&a, &b) {
+        Err(graph::Error::BuildId { version, .. }) => assert_eq!(version, "1.0.0+01"),
+        other => panic!("expected BuildId, got {other:?}"),
+    }
 }
 
 #[test]

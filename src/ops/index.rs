@@ -764,3 +764,102 @@ fn bundle_files(b: &crate::bundle::Bundle) -> Result<index::ops::BundleFiles, Er
     }
     Ok(files)
 }
+
+/// What `index list` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum ListWhat {
+    /// Packages.
+    Packages,
+    /// Channels.
+    Channels,
+    /// Bundles per channel, then bundles in no channel (channel empty).
+    Bundles,
+}
+
+/// What to list.
+#[derive(Clone, Debug)]
+pub struct ListOptions {
+    /// The index database.
+    pub database: PathBuf,
+    /// Packages, channels or bundles.
+    pub what: ListWhat,
+}
+
+/// The rows `index list` shows; serialized, the JSON array it prints.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum Listing {
+    /// One row per package.
+    Packages(Vec<index::ops::PackageRow>),
+    /// One row per channel.
+    Channels(Vec<index::ops::ChannelRow>),
+    /// One row per bundle and channel.
+    Bundles(Vec<index::ops::BundleRow>),
+}
+
+impl Listing {
+    /// The rows as table cells, headers first.
+    pub fn table(&self) -> Vec<Vec<String>> {
+        let header = |h: &[&str]| h.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        match self {
+            Listing::Packages(r) => std::iter::once(header(&[
+                "PACKAGE",
+                "DEFAULT CHANNEL",
+                "CHANNELS",
+                "BUNDLES",
+                "ADD MODE",
+            ]))
+            .chain(r.iter().map(|p| {
+                vec![
+                    p.package.clone(),
+                    p.default_channel.clone(),
+                    p.channels.to_string(),
+                    p.bundles.to_string(),
+                    p.add_mode.clone(),
+                ]
+            }))
+            .collect(),
+            Listing::Channels(r) => {
+                std::iter::once(header(&["PACKAGE", "CHANNEL", "HEAD", "DEFAULT"]))
+                    .chain(r.iter().map(|c| {
+                        vec![
+                            c.package.clone(),
+                            c.channel.clone(),
+                            c.head.clone(),
+                            if c.default {
+                                "yes".into()
+                            } else {
+                                String::new()
+                            },
+                        ]
+                    }))
+                    .collect()
+            }
+            Listing::Bundles(r) => std::iter::once(header(&[
+                "PACKAGE", "CHANNEL", "BUNDLE", "VERSION", "REPLACES", "IMAGE",
+            ]))
+            .chain(r.iter().map(|b| {
+                vec![
+                    b.package.clone(),
+                    b.channel.clone(),
+                    b.name.clone(),
+                    b.version.clone(),
+                    b.replaces.clone(),
+                    b.image.clone(),
+                ]
+            }))
+            .collect(),
+        }
+    }
+}
+
+/// `index list`: the packages, channels or bundles of an index.
+pub fn list(opts: &ListOptions) -> Result<Listing, Error> {
+    let idx = Index::open_read(&opts.database).map_err(Error::index)?;
+    Ok(match opts.what {
+        ListWhat::Packages => Listing::Packages(index::ops::list_packages(&idx)?),
+        ListWhat::Channels => Listing::Channels(index::ops::list_channels(&idx)?),
+        ListWhat::Bundles => Listing::Bundles(index::ops::list_bundles(&idx)?),
+    })
+}
