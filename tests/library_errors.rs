@@ -126,6 +126,21 @@ fn index_add_of_a_bundle_that_does_not_fit_is_a_conflict() {
     }
     // A new database is put in place only when the add succeeds.
     assert!(!db.exists());
+
+    // The same through the index itself: the variant, no downcast.
+    let b = olm_catalog::bundle::Bundle::load_dir(&opts.bundles[0]).expect("bundle");
+    let record =
+        index::record::BundleRecord::from_bundle(&b, "quay.invalid/rep:1.1.0").expect("record");
+    let mut idx = index::Index::create_new(&db).expect("create");
+    match idx.add_bundles(
+        vec![(opts.bundles[0].display().to_string(), record)],
+        &index::AddOptions::default(),
+    ) {
+        Err(index::Error::Conflict(m)) => {
+            assert!(m.contains("rep.v1.1.0 replaces rep.v1.0.0"), "{m}")
+        }
+        other => panic!("expected index::Error::Conflict, got {other:?}"),
+    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub mod render;
 pub(crate) mod schema;
 pub(crate) mod tables;
 
-pub use add::{AddReport, LeftOut};
+pub use add::{AddOptions, AddReport, LeftOut};
 pub use db::{Index, SCHEMA_VERSION};
 pub use error::{DbError, Error, Result, SqliteError};
 pub use fbc_import::ImportReport;

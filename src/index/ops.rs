@@ -970,6 +970,30 @@ impl super::Index {
         self.write(|tx| deprecate_bundles(tx, references, allow_package_removal))
     }
 
+    /// Adds bundles in `opts.mode`, as one `opm index add` does, in one
+    /// transaction. Each record comes with its source (bundle directory or
+    /// image), which names it in [`super::LeftOut`] when `opts.keep_going`
+    /// leaves it out. Bundles that do not fit the index (a `replaces` it
+    /// lacks, an edge into another package, a cycle, an add that would
+    /// strand bundles without `permissive`) are [`Error::Conflict`].
+    /// `crate::ops::index::add` reads bundle directories and images, and
+    /// picks each package's mode, on top of this.
+    pub fn add_bundles(
+        &mut self,
+        records: Vec<(String, super::record::BundleRecord)>,
+        opts: &super::AddOptions,
+    ) -> Result<super::AddReport> {
+        self.write(|tx| {
+            let report = if opts.keep_going {
+                super::add::add_records_keep_going(tx, records, Vec::new(), opts)?
+            } else {
+                let records = records.into_iter().map(|(_, r)| r).collect();
+                super::add::add_records(tx, records, opts)?
+            };
+            Ok(report)
+        })
+    }
+
     /// Adds the packages of a file-based catalog (`index add --from-fbc`;
     /// the packages must be new). What SQLite cannot hold is in the
     /// report's warnings; bundles that cannot go in are [`Error::Conflict`].
