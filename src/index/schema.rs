@@ -16,7 +16,7 @@
 //!   [`BOOKKEEPING_TABLE`], the column is dropped, the triggers are created
 //!   and the version becomes 13.
 //!
-//! [`Index::open_read`]: super::db::Index::open_read
+//! [`Index::open_read`]: super::Index::open_read
 
 use rusqlite::{params, Connection, OptionalExtension};
 
