@@ -9,7 +9,7 @@ use olm_catalog::bundle::Bundle;
 use olm_catalog::validate::optional::{self, SUITES};
 use olm_catalog::validate::{Context, Options};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = std::env::args()
         .nth(1)
         .map(PathBuf::from)

@@ -36,7 +36,9 @@
 //! [`graph::PackageGraph::from_fbc`]; then `index::Index`,
 //! `oci::RegistryClient`, `sign::Target` and `serve::serve`. Each module
 //! has one error type to match: [`bundle::LoadError`], [`fbc::FbcError`],
-//! `index::Error`, `oci::OciError`, `sign::Error`, `serve::Error`.
+//! [`graph::Error`], `index::Error`, `oci::OciError`, `sign::Error`,
+//! `serve::Error`, and `ops::Error` for the use cases. No rusqlite or clap
+//! type is part of the API, and the library does not use anyhow.
 //! `docs/architecture.md` ("Using the library") has the full table.
 #![warn(missing_docs)]
 

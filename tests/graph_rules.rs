@@ -370,7 +370,7 @@ fn render_json_and_dot() {
 /// A renderer for images `example.com/<pkg>:v<version>` that makes the
 /// bundle `<pkg>.v<version>` with that version, as the bundle directories
 /// would.
-fn fake_render(image: &str) -> Result<fbc::Bundle, String> {
+fn fake_render(image: &str) -> Result<fbc::Bundle, olm_catalog::graph::Error> {
     let (repo, tag) = image.rsplit_once(':').ok_or("no tag")?;
     let pkg = repo.rsplit('/').next().ok_or("no repo")?;
     let version = tag.strip_prefix('v').ok_or("tag without v")?;

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use olm_catalog::{fbc, index, serve, sign};
+use olm_catalog::{fbc, graph, index, ops, serve, sign};
+
+use crate::common;
 
 #[test]
 fn serve_names_a_missing_or_inconsistent_catalog() {
@@ -65,12 +67,120 @@ fn index_errors_say_what_is_not_there() {
 
     // A typed error from inside a write comes back out of it as itself.
     let mut idx = index::Index::create_new(&missing).expect("create");
-    let err = idx
-        .write(|tx| Ok(index::ops::remove_packages(tx, &["nope".to_string()])?))
-        .expect_err("no such package");
-    match err.downcast_ref::<index::Error>() {
-        Some(index::Error::NotInIndex(m)) => assert!(m.contains("package nope"), "{m}"),
+    match idx.remove_packages(&["nope".to_string()]) {
+        Err(index::Error::NotInIndex(m)) => assert!(m.contains("package nope"), "{m}"),
         other => panic!("expected NotInIndex, got {other:?}"),
+    }
+}
+
+#[test]
+fn index_open_names_a_file_that_is_not_an_index() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let text = tmp.path().join("notes.db");
+    std::fs::write(
+        &text,
+        "not a database, just text that is long enough for a header",
+    )
+    .expect("write");
+    match index::Index::open_read(&text) {
+        Err(index::DbError::NotAnIndex { path, reason }) => {
+            assert_eq!(path, text);
+            assert!(reason.contains("not an SQLite database"), "{reason}");
+        }
+        other => panic!("expected NotAnIndex, got {:?}", other.map(|_| ())),
+    }
+    // The use case keeps the index's error as its cause.
+    let err = ops::index::remove_packages(&text, &["etcd".to_string()]).expect_err("not an index");
+    let ops::Error::Index(cause) = err.root() else {
+        panic!("expected ops::Error::Index, got {err:?}");
+    };
+    assert!(
+        matches!(
+            cause.downcast_ref::<index::DbError>(),
+            Some(index::DbError::NotAnIndex { .. })
+        ),
+        "{cause:?}"
+    );
+}
+
+#[test]
+fn index_add_of_a_bundle_that_does_not_fit_is_a_conflict() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let db = tmp.path().join("index.db");
+    // rep.v1.1.0 replaces rep.v1.0.0, which the new index does not have.
+    let bundle = common::fixtures().join("graph/pkg-replaces/1.1.0");
+    let opts = ops::index::AddOptions {
+        database: db.clone(),
+        bundles: vec![bundle],
+        ..Default::default()
+    };
+    let err = ops::index::add(&opts, None, &ops::Silent).expect_err("replaces a missing bundle");
+    let ops::Error::Index(cause) = err.root() else {
+        panic!("expected ops::Error::Index, got {err:?}");
+    };
+    match cause.downcast_ref::<index::Error>() {
+        Some(index::Error::Conflict(m)) => {
+            assert!(m.contains("rep.v1.1.0 replaces rep.v1.0.0"), "{m}")
+        }
+        other => panic!("expected index::Error::Conflict, got {other:?}"),
+    }
+    // A new database is put in place only when the add succeeds.
+    assert!(!db.exists());
+
+    // The same through the index itself: the variant, no downcast.
+    let b = olm_catalog::bundle::Bundle::load_dir(&opts.bundles[0]).expect("bundle");
+    let record =
+        index::record::BundleRecord::from_bundle(&b, "quay.invalid/rep:1.1.0").expect("record");
+    let mut idx = index::Index::create_new(&db).expect("create");
+    match idx.add_bundles(
+        vec![(opts.bundles[0].display().to_string(), record)],
+        &index::AddOptions::default(),
+    ) {
+        Err(index::Error::Conflict(m)) => {
+            assert!(m.contains("rep.v1.1.0 replaces rep.v1.0.0"), "{m}")
+        }
+        other => panic!("expected index::Error::Conflict, got {other:?}"),
+    }
+}
+
+#[test]
+fn graph_template_errors_say_which_part_failed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    // A bundle image the renderer cannot resolve offline: a Render error
+    // naming the image.
+    let template = tmp.path().join("basic.yaml");
+    std::fs::write(
+        &template,
+        "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: demo\n    defaultChannel: stable\n  - schema: olm.bundle\n    image: example.com/demo@sha256:00\n",
+    )
+    .expect("write");
+    let render = graph::template::dir_renderer(tmp.path());
+    let text = std::fs::read_to_string(&template).expect("read");
+    match graph::template::render(&text, &template, &render) {
+        Err(graph::Error::Render(m)) => assert!(m.contains("example.com/demo@sha256:00"), "{m}"),
+        other => panic!("expected Render, got {other:?}"),
+    }
+    // Through the use case, the same error is ops::Error::Graph.
+    let opts = ops::template::TemplateOptions {
+        input: ops::template::TemplateInput::File(template.clone()),
+        kind: None,
+        bundles_from: Some(tmp.path().to_path_buf()),
+        images_from: None,
+        pull: false,
+        registry: Default::default(),
+    };
+    match ops::template::render_template(&opts, &ops::Silent) {
+        Err(ops::Error::Graph(graph::Error::Render(_))) => {}
+        other => panic!("expected Graph(Render), got {other:?}"),
+    }
+    // Build ids opm cannot compare (a leading zero is no pre-release).
+    let (a, b): (semver::Version, semver::Version) = (
+        "1.0.0+01".parse().expect("semver"),
+        "1.0.0+02".parse().expect("semver"),
+    );
+    match graph::modes::build_id_compare(&a, &b) {
+        Err(graph::Error::BuildId { version, .. }) => assert_eq!(version, "1.0.0+01"),
+        other => panic!("expected BuildId, got {other:?}"),
     }
 }
 

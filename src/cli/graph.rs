@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
+use super::common::CliReporter;
 use super::{CmdResult, EXIT_FINDINGS};
 use olm_catalog::diag::{self, Format, Level, Report};
 use olm_catalog::graph::{checks, draw, load, path, template, Mode};
@@ -622,49 +623,6 @@ pub struct RenderTemplateArgs {
     pub registry: super::image::RegistryFlags,
 }
 
-/// Renders bundle images by pulling them (`oci:DIR:TAG` from an OCI layout,
-/// other references from their registry) through the oci module; the
-/// client and runtime are made on first use.
-struct Puller {
-    rt: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>>,
-    clients: olm_catalog::ops::registry::ImageClients,
-}
-
-impl Puller {
-    fn new(opts: olm_catalog::ops::registry::RegistryOptions) -> anyhow::Result<Puller> {
-        Ok(Puller {
-            rt: std::sync::OnceLock::new(),
-            clients: olm_catalog::ops::registry::ImageClients::new(opts)?,
-        })
-    }
-
-    fn render(&self, image: &str) -> Result<olm_catalog::fbc::Bundle, String> {
-        let rt = self
-            .rt
-            .get_or_init(|| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("starting the async runtime: {e}"))
-            })
-            .as_ref()
-            .map_err(Clone::clone)?;
-        let src: olm_catalog::oci::ImageRef = image
-            .parse()
-            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
-        let client = &self
-            .clients
-            .client_for(&src)
-            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
-        let limits = olm_catalog::oci::layer::UnpackLimits::default();
-        let pulled = rt
-            .block_on(olm_catalog::oci::pull_bundle(client, image, &limits))
-            .map_err(|e| format!("pulling bundle image {image}: {e}"))?;
-        olm_catalog::graph::render_bundle::bundle_to_fbc(&pulled.bundle, image)
-            .map_err(|e| e.to_string())
-    }
-}
-
 /// `render-template`'s arguments as opm reads them: `(type, file)`, `None`
 /// for auto-detection, `-` for standard input.
 fn template_args(args: &[String]) -> anyhow::Result<(Option<template::Kind>, String)> {
@@ -695,59 +653,33 @@ fn template_args(args: &[String]) -> anyhow::Result<(Option<template::Kind>, Str
 impl RenderTemplateArgs {
     /// Renders the template to stdout.
     pub fn run(self) -> CmdResult {
+        use olm_catalog::ops::template::{render_template, TemplateInput, TemplateOptions};
         let (kind, file) = template_args(&self.args)?;
         anyhow::ensure!(
             !(file == "-" && self.registry.password_stdin),
             "--password-stdin and a template on standard input both want stdin; give the template as a FILE"
         );
-        let (text, path) = if file == "-" {
+        let input = if file == "-" {
             let mut t = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut t)
                 .context("reading the template from standard input")?;
-            (t, PathBuf::from("<stdin>"))
+            TemplateInput::Text(t)
         } else {
-            let path = PathBuf::from(&file);
-            let t = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            (t, path)
+            TemplateInput::File(PathBuf::from(&file))
         };
-        let dir = match &self.bundles_from {
-            Some(d) => d.clone(),
-            None if file == "-" => PathBuf::from("."),
-            None => path
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.parent().and_then(|p| p.parent()).map(PathBuf::from))
-                .unwrap_or_else(|| PathBuf::from(".")),
+        let opts = TemplateOptions {
+            input,
+            kind,
+            bundles_from: self.bundles_from,
+            images_from: self.images_from,
+            pull: self.pull,
+            registry: self.registry.options()?,
         };
-        let known = match &self.images_from {
-            Some(p) => template::image_names(
-                &olm_catalog::fbc::DeclarativeConfig::load_path(p).map_err(anyhow::Error::msg)?,
-            ),
-            None => Default::default(),
+        let cfg = render_template(&opts, &CliReporter)?;
+        let path = match &opts.input {
+            TemplateInput::File(p) => p.clone(),
+            TemplateInput::Text(_) => PathBuf::from("<stdin>"),
         };
-        let from_dirs = template::dir_renderer_with(&dir, known);
-        let puller = Puller::new(self.registry.options()?)?;
-        let pull = self.pull;
-        // `oci:DIR:TAG` images are read from their OCI layout; with --pull
-        // every image is pulled; else images are bundle directories.
-        let render = |image: &str| {
-            if pull || image.starts_with("oci:") {
-                puller.render(image)
-            } else {
-                from_dirs(image)
-            }
-        };
-        let kind = match kind {
-            Some(k) => k,
-            None => template::detect_kind(&text, &path).map_err(anyhow::Error::msg)?,
-        };
-        if kind == template::Kind::Semver
-            && template::parse_semver(&text, &path).is_ok_and(|t| t.avoid_skip_patch)
-        {
-            eprintln!("warning: {}", template::AVOID_SKIP_PATCH_WARNING);
-        }
-        let cfg = template::render_as(kind, &text, &path, &render).map_err(anyhow::Error::msg)?;
         let out = match self.output {
             RenderOutput::Json => template::write(&cfg, template::OutputFormat::Json),
             RenderOutput::Yaml => template::write(&cfg, template::OutputFormat::Yaml),

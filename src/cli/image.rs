@@ -400,6 +400,7 @@ impl BundleBuildArgs {
                 (Ok(digest), None) => progress.suspend(|| println!("{}@{digest}", o.dir.display())),
                 (Err(e), dest) => {
                     let to = dest.as_ref().map(|d| format!(" → {d}")).unwrap_or_default();
+                    let e = olm_catalog::diag::with_causes(e);
                     progress.suspend(|| eprintln!("error: {}{to}: {e}", o.dir.display()));
                 }
             },

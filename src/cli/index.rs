@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use super::CmdResult;
 use olm_catalog::fbc::write::OutputFormat;
 use olm_catalog::graph::modes::Mode;
-use olm_catalog::index::{self, Index};
+use olm_catalog::index;
 use olm_catalog::ops::{self, catalog_source::SourceKind};
 
 use super::common::CliReporter;
@@ -187,17 +187,6 @@ pub struct ExportArgs {
     pub registry: super::image::RegistryFlags,
 }
 
-/// What `index list` lists.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum ListWhat {
-    /// Packages.
-    Packages,
-    /// Channels.
-    Channels,
-    /// Bundles per channel, then bundles in no channel (channel empty).
-    Bundles,
-}
-
 /// Table or JSON.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum ListFormat {
@@ -212,7 +201,7 @@ pub enum ListFormat {
 pub struct ListArgs {
     /// What to list
     #[arg(value_enum)]
-    pub what: ListWhat,
+    pub what: ops::index::ListWhat,
     /// Index database file
     #[arg(long, short = 'd', default_value = "index.db")]
     pub database: PathBuf,
@@ -299,7 +288,7 @@ fn report_stranded(stranded: &[String]) {
 }
 
 /// Prints what an add left out, one line each.
-fn report_left_out(left_out: &[index::add::LeftOut]) {
+fn report_left_out(left_out: &[index::LeftOut]) {
     for l in left_out {
         let what = if !l.bundle.is_empty() {
             format!("bundle {}", l.bundle)
@@ -450,76 +439,12 @@ impl IndexCommand {
                 Ok(0)
             }
             IndexCommand::List(a) => {
-                let idx = Index::open_read(&a.database)?;
-                let (json, rows): (String, Vec<Vec<String>>) = match a.what {
-                    ListWhat::Packages => {
-                        let r = index::ops::list_packages(&idx)?;
-                        let t = std::iter::once(vec![
-                            "PACKAGE".into(),
-                            "DEFAULT CHANNEL".into(),
-                            "CHANNELS".into(),
-                            "BUNDLES".into(),
-                            "ADD MODE".into(),
-                        ])
-                        .chain(r.iter().map(|p| {
-                            vec![
-                                p.package.clone(),
-                                p.default_channel.clone(),
-                                p.channels.to_string(),
-                                p.bundles.to_string(),
-                                p.add_mode.clone(),
-                            ]
-                        }))
-                        .collect();
-                        (serde_json::to_string_pretty(&r)?, t)
-                    }
-                    ListWhat::Channels => {
-                        let r = index::ops::list_channels(&idx)?;
-                        let t = std::iter::once(vec![
-                            "PACKAGE".into(),
-                            "CHANNEL".into(),
-                            "HEAD".into(),
-                            "DEFAULT".into(),
-                        ])
-                        .chain(r.iter().map(|c| {
-                            vec![
-                                c.package.clone(),
-                                c.channel.clone(),
-                                c.head.clone(),
-                                if c.default {
-                                    "yes".into()
-                                } else {
-                                    String::new()
-                                },
-                            ]
-                        }))
-                        .collect();
-                        (serde_json::to_string_pretty(&r)?, t)
-                    }
-                    ListWhat::Bundles => {
-                        let r = index::ops::list_bundles(&idx)?;
-                        let t = std::iter::once(vec![
-                            "PACKAGE".into(),
-                            "CHANNEL".into(),
-                            "BUNDLE".into(),
-                            "VERSION".into(),
-                            "REPLACES".into(),
-                            "IMAGE".into(),
-                        ])
-                        .chain(r.iter().map(|b| {
-                            vec![
-                                b.package.clone(),
-                                b.channel.clone(),
-                                b.name.clone(),
-                                b.version.clone(),
-                                b.replaces.clone(),
-                                b.image.clone(),
-                            ]
-                        }))
-                        .collect();
-                        (serde_json::to_string_pretty(&r)?, t)
-                    }
-                };
+                let listing = ops::index::list(&ops::index::ListOptions {
+                    database: a.database,
+                    what: a.what,
+                })?;
+                let json = serde_json::to_string_pretty(&listing)?;
+                let rows = listing.table();
                 let mut out = std::io::stdout().lock();
                 match a.output {
                     ListFormat::Json => writeln!(out, "{json}")?,
@@ -693,52 +618,22 @@ pub enum ValidateFormat {
     Sarif,
 }
 
-/// The findings report with what `opm validate -o json|yaml` prints:
-/// `passed`, and `error.message` when it did not pass (opm's message is
-/// its error tree; ours lists each error finding on a line).
-fn opm_validate_value(reports: &[olm_catalog::diag::Report]) -> serde_json::Value {
-    let mut value = olm_catalog::diag::report_value(reports);
-    let errors: Vec<String> = reports
-        .iter()
-        .flat_map(|r| &r.findings)
-        .filter(|f| f.level == olm_catalog::diag::Level::Error)
-        .map(|f| match &f.location {
-            Some(at) => format!("{}:{}: {}", at.file.display(), at.line, f.message),
-            None => f.message.clone(),
-        })
-        .collect();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("passed".into(), errors.is_empty().into());
-        if !errors.is_empty() {
-            map.insert(
-                "error".into(),
-                serde_json::json!({ "message": errors.join("\n") }),
-            );
-        }
-    }
-    value
-}
-
 impl ValidateArgs {
     /// Runs `validate`.
     pub fn run(self) -> CmdResult {
-        let report_of = |findings| olm_catalog::diag::Report {
-            subject: self.dir.display().to_string(),
-            findings,
-        };
-        // A path that is missing or unreadable is an I/O failure (exit 2),
-        // not a finding about the catalog.
-        let mut report = report_of(olm_catalog::fbc::validate::validate_path(&self.dir)?);
-        report.sort();
-        let reports = [report];
+        let opts = ops::fbc::ValidateOptions { dir: self.dir };
+        let reports = [ops::fbc::validate(&opts)?];
         let text = match self.format {
             ValidateFormat::Human => olm_catalog::diag::render_human(&reports, false),
             ValidateFormat::Json => {
-                let mut s = serde_json::to_string_pretty(&opm_validate_value(&reports))?;
+                let value = ops::fbc::opm_validate_value(&reports);
+                let mut s = serde_json::to_string_pretty(&value)?;
                 s.push('\n');
                 s
             }
-            ValidateFormat::Yaml => olm_catalog::goyaml::to_string(&opm_validate_value(&reports)),
+            ValidateFormat::Yaml => {
+                olm_catalog::goyaml::to_string(&ops::fbc::opm_validate_value(&reports))
+            }
             ValidateFormat::Sarif => olm_catalog::diag::render_sarif(&reports, &|_| None),
         };
         print!("{text}");
@@ -776,99 +671,16 @@ pub struct InitArgs {
     pub output: OutputFormat,
 }
 
-/// The media type of an icon, from its first bytes as opm's `init` detects
-/// it; SVG (text, which opm's detection rejects) is accepted too.
-pub fn icon_media_type(data: &[u8]) -> Option<&'static str> {
-    let starts = |m: &[u8]| data.starts_with(m);
-    let at = |i: usize, m: &[u8]| data.get(i..i + m.len()) == Some(m);
-    if starts(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if starts(&[0x89, b'P', b'N', b'G']) {
-        Some("image/png")
-    } else if starts(b"GIF") {
-        Some("image/gif")
-    } else if starts(b"RIFF") && at(8, b"WEBP") {
-        Some("image/webp")
-    } else if (starts(b"II*\0") || starts(b"MM\0*")) && at(8, b"CR") {
-        Some("image/x-canon-cr2")
-    } else if starts(b"II*\0") || starts(b"MM\0*") {
-        Some("image/tiff")
-    } else if starts(b"BM") {
-        Some("image/bmp")
-    } else if starts(&[b'I', b'I', 0xBC]) {
-        Some("image/vnd.ms-photo")
-    } else if starts(b"8BPS") {
-        Some("image/vnd.adobe.photoshop")
-    } else if starts(&[0, 0, 1, 0]) {
-        Some("image/x-icon")
-    } else if is_svg(data) {
-        Some("image/svg+xml")
-    } else {
-        None
-    }
-}
-
-/// Whether `data` is an SVG document: text whose first element is `<svg`
-/// (after an XML declaration, comments or a doctype).
-fn is_svg(data: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return false;
-    };
-    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
-    loop {
-        if rest.starts_with("<svg") {
-            return true;
-        }
-        let end = if rest.starts_with("<?") {
-            rest.find("?>").map(|i| i + 2)
-        } else if rest.starts_with("<!--") {
-            rest.find("-->").map(|i| i + 3)
-        } else if rest.starts_with("<!") {
-            rest.find('>').map(|i| i + 1)
-        } else {
-            None
-        };
-        match end {
-            Some(e) => rest = rest[e..].trim_start(),
-            None => return false,
-        }
-    }
-}
-
 impl InitArgs {
     /// Runs `init`: writes one `olm.package` object, as `opm init` does.
     pub fn run(self) -> CmdResult {
-        use base64::Engine as _;
-        let mut pkg = olm_catalog::fbc::Package {
-            schema: "olm.package".into(),
-            name: self.package.clone(),
-            default_channel: self.default_channel.clone(),
-            ..Default::default()
+        let opts = ops::fbc::InitOptions {
+            package: self.package,
+            default_channel: self.default_channel,
+            icon: self.icon,
+            description: self.description,
         };
-        if let Some(p) = &self.description {
-            let data = std::fs::read(p)
-                .with_context(|| format!("{}: reading the description", p.display()))?;
-            // As opm: bytes that are not UTF-8 become U+FFFD in the output.
-            pkg.description = String::from_utf8_lossy(&data).into_owned();
-        }
-        if let Some(p) = &self.icon {
-            let data =
-                std::fs::read(p).with_context(|| format!("{}: reading the icon", p.display()))?;
-            let Some(mediatype) = icon_media_type(&data) else {
-                bail!(
-                    "{}: the icon is not an image (PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, PSD or SVG, by its first bytes)",
-                    p.display()
-                );
-            };
-            pkg.icon = Some(olm_catalog::fbc::Icon {
-                base64data: base64::engine::general_purpose::STANDARD.encode(&data),
-                mediatype: mediatype.into(),
-            });
-        }
-        let cfg = olm_catalog::fbc::DeclarativeConfig {
-            packages: vec![pkg],
-            ..Default::default()
-        };
+        let cfg = ops::fbc::init(&opts)?;
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
         olm_catalog::fbc::write::write(&cfg, self.output, &mut w)?;

@@ -1,16 +1,12 @@
 //! `sign` and `verify` commands: cosign-compatible key-pair signatures.
-use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::anyhow;
 use clap::{Args, Subcommand, ValueEnum};
 
-use olm_catalog::oci::ImageRef;
+use olm_catalog::ops;
 use olm_catalog::sign::password::read_password;
-use olm_catalog::sign::payload::parse_annotations;
-use olm_catalog::sign::{
-    KeySigner, KeyVerifier, PrivateKey, PublicKey, SignFormat, SignOptions, Target, VerifyOptions,
-};
+use olm_catalog::sign::SignFormat;
 
 use super::image::RegistryFlags;
 use super::{CmdResult, EXIT_FINDINGS};
@@ -105,27 +101,21 @@ impl SignArgs {
             return g.run();
         }
         let reference = self.reference.ok_or_else(|| anyhow!("REF is required"))?;
-        let key_path = self.key.ok_or_else(|| anyhow!("--key is required"))?;
-        let annotations = parse_annotations(&self.annotations).map_err(|e| anyhow!(e))?;
-        let image: ImageRef = reference.parse()?;
         let mut registry = self.registry;
         registry.insecure |= self.allow_insecure_registry;
-        // The registry password (--password-stdin) is the first line of
-        // stdin; a key password not in COSIGN_PASSWORD the next one.
-        let client = registry.client(&image)?;
-        // Fail on the key before touching the registry.
-        let password = read_password(false).map_err(|e| anyhow!(e))?;
-        let key = PrivateKey::read_encrypted(&key_path, &password)?;
-        let options = SignOptions {
-            annotations,
+        let opts = ops::sign::SignImageOptions {
+            reference: reference.clone(),
+            key: self.key.ok_or_else(|| anyhow!("--key is required"))?,
+            annotations: self.annotations,
             format: match self.format {
                 FormatArg::Legacy => SignFormat::Legacy,
                 FormatArg::Bundle => SignFormat::Bundle,
             },
+            // The registry password (--password-stdin) is the first line
+            // of stdin; a key password not in COSIGN_PASSWORD the next one.
+            registry: registry.options()?,
         };
-        let rt = super::common::runtime()?;
-        let outcome =
-            rt.block_on(Target::new(&client, &image).sign(&KeySigner::new(key), &options))?;
+        let outcome = ops::sign::sign(&opts, || read_password(false))?;
         if !super::common::quiet() {
             eprintln!(
                 "Signed {reference} ({}); signature stored at {}",
@@ -139,45 +129,20 @@ impl SignArgs {
 
 impl GenerateKeyPairArgs {
     fn run(self) -> CmdResult {
-        let key_path = PathBuf::from(format!("{}.key", self.output_prefix));
-        let pub_path = PathBuf::from(format!("{}.pub", self.output_prefix));
-        if !self.force {
-            for p in [&key_path, &pub_path] {
-                if p.exists() {
-                    bail!("{} already exists (use --force to overwrite)", p.display());
-                }
-            }
-        }
-        let password = read_password(true).map_err(|e| anyhow!(e))?;
-        let key = PrivateKey::generate()?;
-        let private_pem = key.to_encrypted_pem(&password)?;
-        let public_pem = key.public_key().to_pem()?;
-        write_private(&key_path, private_pem.as_bytes())?;
-        std::fs::write(&pub_path, public_pem.as_bytes())
-            .with_context(|| format!("writing {}", pub_path.display()))?;
+        let opts = ops::sign::KeyPairOptions {
+            output_prefix: self.output_prefix,
+            force: self.force,
+        };
+        let files = ops::sign::generate_key_pair(&opts, || read_password(true))?;
         if !super::common::quiet() {
             eprintln!(
                 "Private key written to {}\nPublic key written to {}",
-                key_path.display(),
-                pub_path.display()
+                files.private_key.display(),
+                files.public_key.display()
             );
         }
         Ok(0)
     }
-}
-
-/// Writes the private key readable by the owner only, as cosign does.
-fn write_private(path: &std::path::Path, data: &[u8]) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    f.write_all(data)
-        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// `verify`: check cosign signatures of an image.
@@ -220,17 +185,15 @@ pub struct VerifyArgs {
 impl VerifyArgs {
     /// Runs `verify`.
     pub fn run(self) -> CmdResult {
-        let annotations = parse_annotations(&self.annotations).map_err(|e| anyhow!(e))?;
-        let key = PublicKey::read(&self.key)?;
-        let image: ImageRef = self.reference.parse()?;
         let mut registry = self.registry;
         registry.insecure |= self.allow_insecure_registry;
-        let client = registry.client(&image)?;
-        let rt = super::common::runtime()?;
-        let report = rt.block_on(
-            Target::new(&client, &image)
-                .verify(&KeyVerifier::new(key), &VerifyOptions { annotations }),
-        )?;
+        let opts = ops::sign::VerifyImageOptions {
+            reference: self.reference.clone(),
+            key: self.key.clone(),
+            annotations: self.annotations,
+            registry: registry.options()?,
+        };
+        let report = ops::sign::verify(&opts)?;
         for r in &report.rejected {
             eprintln!("rejected {}: {}", r.source, r.reason);
         }

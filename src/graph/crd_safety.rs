@@ -140,9 +140,9 @@ impl BundleCrds {
     /// Reads the files of `dir/manifests` that mention
     /// `CustomResourceDefinition` (a CSV file that only names CRDs is left
     /// out). Nothing is parsed yet.
-    pub fn read(dir: &Path) -> Result<BundleCrds, String> {
+    pub fn read(dir: &Path) -> Result<BundleCrds, super::Error> {
         let mdir = dir.join("manifests");
-        let entries = std::fs::read_dir(&mdir).map_err(|e| format!("{}: {e}", mdir.display()))?;
+        let entries = std::fs::read_dir(&mdir).map_err(|e| super::Error::io(&mdir, e))?;
         let mut paths: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
@@ -162,7 +162,7 @@ impl BundleCrds {
             if !(lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")) {
                 continue;
             }
-            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let bytes = std::fs::read(&p).map_err(|e| super::Error::io(&p, e))?;
             if crd.find(&bytes).is_none()
                 || (csv_kind.find(&bytes).is_some() && crd_kind.find(&bytes).is_none())
             {
@@ -215,8 +215,8 @@ pub fn compare_dirs(old: &Path, new: &Path) -> Vec<Finding> {
     let label = format!("upgrade {} -> {}", old.display(), new.display());
     match (BundleCrds::read(old), BundleCrds::read(new)) {
         (Ok(o), Ok(n)) => compare_bundles(&o, &n, &label),
-        (Err(e), _) => vec![uncomparable(&label, &e, old)],
-        (_, Err(e)) => vec![uncomparable(&label, &e, new)],
+        (Err(e), _) => vec![uncomparable(&label, &e.to_string(), old)],
+        (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), new)],
     }
 }
 
@@ -299,7 +299,7 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
         })
         .collect();
     let dirs: BTreeSet<&PathBuf> = pairs.iter().flat_map(|p| [&p.4, &p.5]).collect();
-    let read: BTreeMap<&PathBuf, Result<BundleCrds, String>> = dirs
+    let read: BTreeMap<&PathBuf, Result<BundleCrds, super::Error>> = dirs
         .into_par_iter()
         .map(|d| (d, BundleCrds::read(d)))
         .collect();
@@ -313,8 +313,8 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
             );
             match (&read[df], &read[dt]) {
                 (Ok(o), Ok(n)) => compare_bundles(o, n, &label),
-                (Err(e), _) => vec![uncomparable(&label, e, df)],
-                (_, Err(e)) => vec![uncomparable(&label, e, dt)],
+                (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
+                (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
             }
         })
         .collect()
@@ -825,8 +825,8 @@ fn compare_field(
 pub fn compare_dirs_labelled(old: &Path, new: &Path, label: &str) -> Vec<Finding> {
     match (BundleCrds::read(old), BundleCrds::read(new)) {
         (Ok(o), Ok(n)) => compare_bundles(&o, &n, label),
-        (Err(e), _) => vec![uncomparable(label, &e, old)],
-        (_, Err(e)) => vec![uncomparable(label, &e, new)],
+        (Err(e), _) => vec![uncomparable(label, &e.to_string(), old)],
+        (_, Err(e)) => vec![uncomparable(label, &e.to_string(), new)],
     }
 }
 
@@ -835,15 +835,15 @@ pub fn compare_dirs_labelled(old: &Path, new: &Path, label: &str) -> Vec<Finding
 /// of each new subtree) and enum values added. Files with the same bytes in
 /// both bundles are not parsed. Err when a bundle or CRD file cannot be
 /// read (the unsafe comparison reports that file).
-pub fn safe_changes_dirs(old: &Path, new: &Path) -> Result<Vec<String>, String> {
+pub fn safe_changes_dirs(old: &Path, new: &Path) -> Result<Vec<String>, super::Error> {
     let (o, n) = (BundleCrds::read(old)?, BundleCrds::read(new)?);
-    let changed = |a: &BundleCrds, b: &BundleCrds| -> Result<Vec<Manifest>, String> {
+    let changed = |a: &BundleCrds, b: &BundleCrds| -> Result<Vec<Manifest>, super::Error> {
         let mut out = Vec::new();
         for i in 0..a.files.len() {
             if b.files.iter().any(|f| f.bytes == a.files[i].bytes) {
                 continue;
             }
-            out.extend(a.parse(i).clone()?);
+            out.extend(a.parse(i).clone().map_err(super::Error::Crd)?);
         }
         Ok(out)
     };

@@ -64,6 +64,21 @@ pub enum Error {
     /// A graph that cannot be drawn (opm's `render-graph` refuses it).
     #[error("{0}")]
     Draw(String),
+    /// A bundle's CRD file that cannot be parsed (the message names the
+    /// file, and the line where there is one).
+    #[error("{0}")]
+    Crd(String),
+    /// A version whose build metadata opm cannot compare (it reads the
+    /// build id as a pre-release).
+    #[error(
+        "failed to convert build-id of {version} to prerelease version for comparison: {reason}"
+    )]
+    BuildId {
+        /// The version.
+        version: String,
+        /// Why its build id is not a pre-release.
+        reason: String,
+    },
 }
 
 impl Error {

@@ -189,18 +189,19 @@ struct Db {
 
 /// opm's `bundleVersion.compare`: semver precedence, then build metadata
 /// compared as if it were a pre-release, with no build sorting lowest.
-pub fn build_id_compare(a: &Version, b: &Version) -> Result<Ordering, String> {
+pub fn build_id_compare(a: &Version, b: &Version) -> Result<Ordering, super::Error> {
     let c = a.cmp_precedence(b);
     if c != Ordering::Equal {
         return Ok(c);
     }
-    let as_pre = |v: &Version| -> Result<Version, String> {
+    let as_pre = |v: &Version| -> Result<Version, super::Error> {
         if v.build.is_empty() {
             return Ok(Version::new(0, 0, 0));
         }
         let mut p = Version::new(1, 0, 0);
-        p.pre = semver::Prerelease::new(v.build.as_str()).map_err(|e| {
-            format!("failed to convert build-id of {v} to prerelease version for comparison: {e}")
+        p.pre = semver::Prerelease::new(v.build.as_str()).map_err(|e| super::Error::BuildId {
+            version: v.to_string(),
+            reason: e.to_string(),
         })?;
         Ok(p)
     };
@@ -674,30 +675,32 @@ pub fn semver_package_manifest(
                         },
                     );
                 }
-                Some(head) => match build_id_compare(&b.version, &head.version)? {
-                    Ordering::Less => {}
-                    Ordering::Equal => {
-                        let count = head.count + 1;
-                        *head = Best {
-                            name: b.name.clone(),
-                            version: b.version.clone(),
-                            count,
-                        };
+                Some(head) => {
+                    match build_id_compare(&b.version, &head.version).map_err(|e| e.to_string())? {
+                        Ordering::Less => {}
+                        Ordering::Equal => {
+                            let count = head.count + 1;
+                            *head = Best {
+                                name: b.name.clone(),
+                                version: b.version.clone(),
+                                count,
+                            };
+                        }
+                        Ordering::Greater => {
+                            *head = Best {
+                                name: b.name.clone(),
+                                version: b.version.clone(),
+                                count: 1,
+                            };
+                        }
                     }
-                    Ordering::Greater => {
-                        *head = Best {
-                            name: b.name.clone(),
-                            version: b.version.clone(),
-                            count: 1,
-                        };
-                    }
-                },
+                }
             }
         }
         // The zero Version opm starts from sorts below every real version.
         let c = match &max {
             None => Ordering::Greater,
-            Some(m) => build_id_compare(&b.version, &m.version)?,
+            Some(m) => build_id_compare(&b.version, &m.version).map_err(|e| e.to_string())?,
         };
         if c == Ordering::Less {
             continue;

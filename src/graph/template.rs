@@ -26,8 +26,16 @@ pub const SCHEMA_BASIC: &str = "olm.template.basic";
 /// Schema of semver templates.
 pub const SCHEMA_SEMVER: &str = "olm.semver";
 
-/// Renders one bundle image into an `olm.bundle` object.
-pub type BundleRenderer<'a> = dyn Fn(&str) -> Result<fbc::Bundle, String> + 'a;
+/// Renders one bundle image into an `olm.bundle` object; an image that
+/// cannot be rendered is an [`Error::Render`] naming it.
+pub type BundleRenderer<'a> = dyn Fn(&str) -> Result<fbc::Bundle, Error> + 'a;
+
+/// An [`Error::Render`] with a formatted message.
+macro_rules! render_error {
+    ($($arg:tt)*) => {
+        Error::Render(format!($($arg)*))
+    };
+}
 
 /// The tag of an image reference, if it has one (`repo:tag` or
 /// `repo:tag@sha256:...`).
@@ -40,15 +48,15 @@ pub fn image_tag(image: &str) -> Option<&str> {
 }
 
 /// The bundle directory of `image` under `dir`: `dir/<tag>`.
-pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
+pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, Error> {
     let tag = image_tag(image).ok_or_else(|| {
-        format!(
+        render_error!(
             "cannot resolve bundle image {image} offline: it has no tag (only a digest), so it names no directory of {}",
             dir.display()
         )
     })?;
     if tag.contains(['/', '\\']) || tag == ".." || tag == "." {
-        return Err(format!(
+        return Err(render_error!(
             "image tag `{tag}` of {image} is not a directory name"
         ));
     }
@@ -65,7 +73,7 @@ pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
         .map(|t| dir.join(t))
         .find(|p| p.is_dir())
     else {
-        return Err(format!(
+        return Err(render_error!(
             "cannot resolve bundle image {image}: {} is not a directory",
             dir.join(tag).display()
         ));
@@ -75,7 +83,7 @@ pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
         return Ok(p);
     }
     let mut subs: Vec<PathBuf> = std::fs::read_dir(&p)
-        .map_err(|e| format!("{}: {e}", p.display()))?
+        .map_err(|e| render_error!("{}: {e}", p.display()))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|s| s.join("manifests").is_dir())
@@ -83,15 +91,15 @@ pub fn resolve_image(image: &str, dir: &Path) -> Result<PathBuf, String> {
     subs.sort();
     subs.into_iter()
         .next()
-        .ok_or_else(|| format!("{} holds no bundle (no manifests/)", p.display()))
+        .ok_or_else(|| render_error!("{} holds no bundle (no manifests/)", p.display()))
 }
 
 /// A renderer that reads bundle directories under `dir`.
-pub fn dir_renderer(dir: &Path) -> impl Fn(&str) -> Result<fbc::Bundle, String> + '_ {
+pub fn dir_renderer(dir: &Path) -> impl Fn(&str) -> Result<fbc::Bundle, Error> + '_ {
     move |image: &str| {
         let bdir = resolve_image(image, dir)?;
-        let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| e.to_string())?;
-        super::render_bundle::bundle_to_fbc(&b, image).map_err(|e| e.to_string())
+        let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| Error::Render(e.to_string()))?;
+        super::render_bundle::bundle_to_fbc(&b, image)
     }
 }
 
@@ -102,7 +110,7 @@ pub fn dir_renderer(dir: &Path) -> impl Fn(&str) -> Result<fbc::Bundle, String> 
 pub fn dir_renderer_with(
     dir: &Path,
     known: BTreeMap<String, String>,
-) -> impl Fn(&str) -> Result<fbc::Bundle, String> + '_ {
+) -> impl Fn(&str) -> Result<fbc::Bundle, Error> + '_ {
     let by_csv = std::sync::OnceLock::<BTreeMap<String, PathBuf>>::new();
     move |image: &str| {
         let bdir = match resolve_image(image, dir) {
@@ -123,15 +131,15 @@ pub fn dir_renderer_with(
                         .collect()
                 });
                 map.get(csv).cloned().ok_or_else(|| {
-                    format!(
+                    render_error!(
                         "{e}; the image is bundle {csv}, but no directory of {} holds it",
                         dir.display()
                     )
                 })?
             }
         };
-        let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| e.to_string())?;
-        super::render_bundle::bundle_to_fbc(&b, image).map_err(|e| e.to_string())
+        let b = crate::bundle::Bundle::load_dir(&bdir).map_err(|e| Error::Render(e.to_string()))?;
+        super::render_bundle::bundle_to_fbc(&b, image)
     }
 }
 
@@ -820,10 +828,10 @@ fn substitute(
         return Err("substitution name and base cannot be the same".into());
     }
     let new = render(&sub.name).map_err(|e| {
-        format!(
+        Error::Render(format!(
             "failed to render bundle image reference {:?}: {e}",
             sub.name
-        )
+        ))
     })?;
     let new_vr = VersionRelease::of(&new).map_err(|e| {
         format!(
@@ -1401,12 +1409,12 @@ mod tests {
         // A tag and a version directory may differ by a leading `v`.
         let pkg = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/graph/tree/pkg-capital");
         assert_eq!(
-            resolve_image("r/capital:v1.0.0", &pkg),
-            Ok(pkg.join("1.0.0"))
+            resolve_image("r/capital:v1.0.0", &pkg).ok(),
+            Some(pkg.join("1.0.0"))
         );
         assert_eq!(
-            resolve_image("r/capital:1.0.0", &pkg),
-            Ok(pkg.join("1.0.0"))
+            resolve_image("r/capital:1.0.0", &pkg).ok(),
+            Some(pkg.join("1.0.0"))
         );
         assert!(resolve_image("r/capital:v..", &pkg).is_err());
         assert!(resolve_image("r/capital:9.9.9", &pkg).is_err());
@@ -1458,7 +1466,7 @@ mod tests {
     }
 
     /// A renderer for images named `repo/a-v<version>`: bundle `a-v<version>`.
-    fn fake(image: &str) -> Result<fbc::Bundle, String> {
+    fn fake(image: &str) -> Result<fbc::Bundle, Error> {
         let name = image.rsplit('/').next().unwrap_or(image).to_string();
         let version = name.trim_start_matches("a-v").to_string();
         Ok(fbc::Bundle {

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{bail, Context};
+use super::error::{bail, fail, Context, Fail, Res};
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::record::BundleRecord;
@@ -83,7 +83,7 @@ fn nullable(s: &str) -> Option<&str> {
 
 /// Inserts the rows of one bundle (opm's `addOperatorBundle`, `addAPIs`,
 /// `addDependencies`, `addBundleProperties`).
-pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<()> {
+pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
     let exists: Option<String> = tx
         .query_row(
             "SELECT name FROM operatorbundle WHERE name = ?",
@@ -218,7 +218,7 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<(
 pub const DEPRECATED_TYPE: &str = "olm.deprecated";
 
 /// Whether the `deprecated` table names the bundle.
-pub fn is_deprecated(tx: &Transaction<'_>, name: &str) -> anyhow::Result<bool> {
+pub fn is_deprecated(tx: &Transaction<'_>, name: &str) -> Res<bool> {
     Ok(tx
         .prepare_cached("SELECT EXISTS(SELECT 1 FROM deprecated WHERE operatorbundle_name = ?)")?
         .query_row([name], |r| r.get(0))?)
@@ -255,7 +255,7 @@ fn add_entry(
     package: &str,
     bundle: &str,
     depth: i64,
-) -> anyhow::Result<i64> {
+) -> Res<i64> {
     tx.prepare_cached(
         "insert into channel_entry(channel_name, package_name, operatorbundle_name, depth) values(?, ?, ?, ?)",
     )?
@@ -263,7 +263,7 @@ fn add_entry(
     Ok(tx.last_insert_rowid())
 }
 
-fn set_replaces(tx: &Transaction<'_>, entry: i64, replaces: i64) -> anyhow::Result<()> {
+fn set_replaces(tx: &Transaction<'_>, entry: i64, replaces: i64) -> Res<()> {
     tx.prepare_cached("update channel_entry set replaces = ? where entry_id = ?")?
         .execute(params![replaces, entry])?;
     Ok(())
@@ -282,7 +282,7 @@ pub fn write_channel(
     head: &str,
     edges: &BTreeMap<String, Edges>,
     strict: bool,
-) -> anyhow::Result<()> {
+) -> Res<()> {
     let mut visited = BTreeSet::new();
     visited.insert(head.to_string());
     let mut current = head.to_string();
@@ -385,7 +385,7 @@ pub fn write_package(
     g: &PackageGraph,
     strict: bool,
     add_mode: Option<&str>,
-) -> anyhow::Result<()> {
+) -> Res<()> {
     tx.execute(
         "delete from channel_entry where package_name = ?",
         [&g.name],
@@ -438,7 +438,7 @@ pub fn write_package(
 /// none (opm's `addPackageProperty`). opm adds one row per visit, so its
 /// tables hold duplicates that its queries hide with `SELECT DISTINCT`; one
 /// row per bundle reads the same.
-pub fn ensure_package_properties(tx: &Transaction<'_>, package: &str) -> anyhow::Result<()> {
+pub fn ensure_package_properties(tx: &Transaction<'_>, package: &str) -> Res<()> {
     let mut stmt = tx.prepare_cached(
         "SELECT DISTINCT o.name, o.version, o.bundlepath FROM channel_entry c JOIN operatorbundle o ON o.name = c.operatorbundle_name
          WHERE c.package_name = ? AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.type = 'olm.package' AND p.operatorbundle_name = o.name)",
@@ -477,7 +477,7 @@ struct Existing {
 /// The package's bundles in table order (opm's `ListRegistryBundles`: every
 /// bundle with a channel entry in the package; its channels from all its
 /// entries).
-fn existing_bundles(tx: &Transaction<'_>, package: &str) -> anyhow::Result<Vec<Existing>> {
+fn existing_bundles(tx: &Transaction<'_>, package: &str) -> Res<Vec<Existing>> {
     let mut stmt = tx.prepare(
         "SELECT o.name, o.version, o.replaces, o.skips, o.skiprange FROM operatorbundle o
          WHERE o.name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?) ORDER BY o.rowid",
@@ -522,10 +522,10 @@ pub fn split_skips(s: Option<&str>) -> Vec<String> {
 
 /// A version as opm's `SemverPackageManifest` reads it: empty is
 /// `0.0.0-z`, anything else must be semver.
-fn manifest_version(name: &str, raw: &str) -> anyhow::Result<semver::Version> {
+fn manifest_version(name: &str, raw: &str) -> Res<semver::Version> {
     let raw = if raw.is_empty() { "0.0.0-z" } else { raw };
     semver::Version::parse(raw).map_err(|e| {
-        anyhow::anyhow!(
+        fail!(
             "error parsing bundle {name} version {raw}: {e} (opm orders a package's bundles by semver to pick channel heads)"
         )
     })
@@ -546,10 +546,7 @@ fn version_order(records: &mut [BundleRecord]) {
 
 /// The nodes of each channel of the package as opm's graph loader sees them
 /// (one per entry name).
-fn channel_nodes(
-    tx: &Transaction<'_>,
-    package: &str,
-) -> anyhow::Result<BTreeMap<String, BTreeSet<String>>> {
+fn channel_nodes(tx: &Transaction<'_>, package: &str) -> Res<BTreeMap<String, BTreeSet<String>>> {
     let mut st = tx.prepare(
         "SELECT DISTINCT channel_name, operatorbundle_name FROM channel_entry WHERE package_name = ?",
     )?;
@@ -571,7 +568,7 @@ fn pruned_bundles(
     tx: &Transaction<'_>,
     package: &str,
     expected: &BTreeMap<String, BTreeSet<String>>,
-) -> anyhow::Result<Vec<String>> {
+) -> Res<Vec<String>> {
     let mut out = Vec::new();
     for (channel, names) in expected {
         let head: Option<String> = tx
@@ -625,7 +622,7 @@ fn pruned_bundles(
 
 /// opm's `ValidateEdgeBundlePackage`: a bundle, and every bundle it
 /// replaces or skips, belongs to one package only.
-fn check_edge_packages(tx: &Transaction<'_>, records: &[BundleRecord]) -> anyhow::Result<()> {
+fn check_edge_packages(tx: &Transaction<'_>, records: &[BundleRecord]) -> Res<()> {
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     for r in records {
         let names = r
@@ -665,7 +662,7 @@ pub fn add_records(
     tx: &Transaction<'_>,
     mut records: Vec<BundleRecord>,
     opts: &AddOptions,
-) -> anyhow::Result<AddReport> {
+) -> Res<AddReport> {
     let mut report = AddReport::default();
     let mut seen = BTreeSet::new();
     for r in &records {
@@ -733,7 +730,7 @@ fn prunes_message(pruned: &[String], mode: Mode) -> String {
     )
 }
 
-fn check_alpha(r: &BundleRecord, opts: &AddOptions) -> anyhow::Result<()> {
+fn check_alpha(r: &BundleRecord, opts: &AddOptions) -> Res<()> {
     if !r.substitutes_for.is_empty() && !opts.enable_alpha {
         bail!(
             "bundle {}: olm.substitutesFor ({}) is an alpha feature; pass --enable-alpha to use it (opm: \"SubstitutesFor is an alpha-only feature\")",
@@ -757,7 +754,7 @@ pub fn add_records_keep_going(
     records: Vec<(String, BundleRecord)>,
     mut left_out: Vec<LeftOut>,
     opts: &AddOptions,
-) -> anyhow::Result<AddReport> {
+) -> Res<AddReport> {
     let mut report = AddReport::default();
     let mut keep: Vec<Option<(String, BundleRecord)>> = records.into_iter().map(Some).collect();
     let out = |file: &str, r: &BundleRecord, reason: String| LeftOut {
@@ -937,7 +934,7 @@ fn add_package(
     pkg: &str,
     mut recs: Vec<BundleRecord>,
     opts: &AddOptions,
-) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+) -> Res<(Vec<String>, Vec<String>)> {
     let mode_name = opts.mode.as_str();
     let mut added = Vec::new();
     version_order(&mut recs);
@@ -995,7 +992,7 @@ fn replaces_graph(
     existing: &[Existing],
     recs: &[BundleRecord],
     prior_default: Option<&str>,
-) -> anyhow::Result<PackageGraph> {
+) -> Res<PackageGraph> {
     let mut mbs = Vec::new();
     for e in existing {
         mbs.push((
@@ -1031,8 +1028,8 @@ fn replaces_graph(
         .iter()
         .map(|(b, d)| (b, b.channels.clone(), d.clone()))
         .collect();
-    let (heads, default_channel) = modes::semver_package_manifest(&inputs)
-        .map_err(|e| anyhow::anyhow!("package {pkg}: {e}"))?;
+    let (heads, default_channel) =
+        modes::semver_package_manifest(&inputs).map_err(|e| fail!("package {pkg}: {e}"))?;
     // Edges from the columns (after substitutesFor rewrote them).
     let mut edges: BTreeMap<String, Edges> = BTreeMap::new();
     let mut all = tx.prepare("SELECT name, replaces, skips FROM operatorbundle")?;
@@ -1069,11 +1066,11 @@ fn semver_graph(
     existing: &[Existing],
     recs: &[BundleRecord],
     prior_default: Option<&str>,
-) -> anyhow::Result<PackageGraph> {
+) -> Res<PackageGraph> {
     let mut old = Vec::new();
     for e in existing {
         let version = semver::Version::parse(&e.version).map_err(|err| {
-            anyhow::anyhow!(
+            fail!(
                 "bundle {} in the index has version {:?}, not semver ({err}); semver modes need semver versions",
                 e.name, e.version
             )
@@ -1097,7 +1094,7 @@ fn semver_graph(
     let mut mbs = old;
     for r in recs {
         let version = r.semver().ok_or_else(|| {
-            anyhow::anyhow!(
+            fail!(
                 "bundle {}: spec.version {:?} is not semver; --mode {} orders bundles by semver",
                 r.name,
                 r.version,
@@ -1116,9 +1113,9 @@ fn semver_graph(
         });
     }
     let outcome = modes::build(mode, &mbs)
-        .map_err(|e| anyhow::anyhow!("package {pkg}: {e}"))?
+        .map_err(|e| fail!("package {pkg}: {e}"))?
         .remove(pkg)
-        .ok_or_else(|| anyhow::anyhow!("package {pkg}: no channels"))?;
+        .ok_or_else(|| fail!("package {pkg}: no channels"))?;
     let mut graph = PackageGraph {
         name: pkg.to_string(),
         default_channel: outcome.default_channel,
@@ -1132,7 +1129,7 @@ fn semver_graph(
 }
 
 /// Names of the bundles whose `substitutesfor` is `name`.
-fn substitutions_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<Vec<String>> {
+fn substitutions_of(tx: &Transaction<'_>, name: &str) -> Res<Vec<String>> {
     let mut st = tx.prepare_cached("SELECT name FROM operatorbundle WHERE substitutesfor = ?")?;
     let v = st
         .query_map([name], |r| r.get::<_, Option<String>>(0))?
@@ -1141,7 +1138,7 @@ fn substitutions_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<Vec<Stri
 }
 
 /// The `substitutesfor` of `name` ("" if none).
-fn substitution(tx: &Transaction<'_>, name: &str) -> anyhow::Result<String> {
+fn substitution(tx: &Transaction<'_>, name: &str) -> Res<String> {
     Ok(tx
         .prepare_cached("SELECT substitutesfor FROM operatorbundle WHERE name = ?")?
         .query_row([name], |r| r.get::<_, Option<String>>(0))
@@ -1150,10 +1147,7 @@ fn substitution(tx: &Transaction<'_>, name: &str) -> anyhow::Result<String> {
         .unwrap_or_default())
 }
 
-fn bundle_columns(
-    tx: &Transaction<'_>,
-    name: &str,
-) -> anyhow::Result<(String, Vec<String>, String)> {
+fn bundle_columns(tx: &Transaction<'_>, name: &str) -> Res<(String, Vec<String>, String)> {
     let row: Option<(Option<String>, Option<String>, Option<String>)> = tx
         .prepare_cached("SELECT replaces, skips, version FROM operatorbundle WHERE name = ?")?
         .query_row([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
@@ -1169,7 +1163,7 @@ fn bundle_columns(
 }
 
 /// Adds `skips` (without duplicates) to the skips column of `name`.
-fn append_skips(tx: &Transaction<'_>, skips: &[String], name: &str) -> anyhow::Result<()> {
+fn append_skips(tx: &Transaction<'_>, skips: &[String], name: &str) -> Res<()> {
     let (_, mut current, _) = bundle_columns(tx, name)?;
     let had: BTreeSet<String> = current.iter().cloned().collect();
     for s in skips {
@@ -1187,7 +1181,7 @@ fn append_skips(tx: &Transaction<'_>, skips: &[String], name: &str) -> anyhow::R
 /// the substituted bundle now replaces the substitute; of several
 /// substitutes for one bundle the highest version wins and skips the
 /// others; the substitute skips what it substitutes for, down the chain.
-fn add_substitutes_for(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result<()> {
+fn add_substitutes_for(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
     let csv = b.name.as_str();
     let mut replaces = b.replaces.clone();
     let mut skips = b.skips.clone();
@@ -1202,10 +1196,10 @@ fn add_substitutes_for(tx: &Transaction<'_>, b: &BundleRecord) -> anyhow::Result
             }
             let (_, _, raw) = bundle_columns(tx, &other)?;
             let theirs = semver::Version::parse(&raw)
-                .map_err(|e| anyhow::anyhow!("bundle {other}: version {raw:?}: {e}"))?;
+                .map_err(|e| fail!("bundle {other}: version {raw:?}: {e}"))?;
             let ours = semver::Version::parse(&b.version)
-                .map_err(|e| anyhow::anyhow!("bundle {csv}: version {:?}: {e}", b.version))?;
-            match modes::build_id_compare(&theirs, &ours).map_err(anyhow::Error::msg)? {
+                .map_err(|e| fail!("bundle {csv}: version {:?}: {e}", b.version))?;
+            match modes::build_id_compare(&theirs, &ours).map_err(Fail::msg)? {
                 std::cmp::Ordering::Less => {
                     // The other substitute is older: this one substitutes for it.
                     tx.prepare_cached(
@@ -1345,7 +1339,7 @@ pub fn entries_to_edges(entries: &[ChannelEntry]) -> BTreeMap<String, Edges> {
 /// opm's `ClearNonHeadBundles` (after semver-mode adds): drop the manifests
 /// of bundles that have an image reference and head no channel (OLM pulls
 /// those from the image).
-pub fn clear_non_head_bundles(tx: &Transaction<'_>) -> anyhow::Result<usize> {
+pub fn clear_non_head_bundles(tx: &Transaction<'_>) -> Res<usize> {
     Ok(tx.execute(
         "update operatorbundle set bundle = null, csv = null
          where (bundlepath != null or bundlepath != '')

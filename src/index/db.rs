@@ -20,9 +20,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+use super::error::{DbError, Res};
+
 /// The `schema_migrations` version this tool writes: opm's last migration
 /// (013). Older versions are migrated before a write (see
-/// [`super::schema`]).
+/// `index/schema.rs`).
 pub const SCHEMA_VERSION: i64 = super::schema::OPM_VERSION;
 
 /// Start of the names of temporary databases (see the module docs).
@@ -56,42 +58,6 @@ const REQUIRED_TABLES: &[&str] = &[
     "schema_migrations",
 ];
 
-/// Why a database could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    /// Another process holds the write lock, or is creating the same new
-    /// database.
-    #[error("{0}: database is locked by another process (another index command is writing it); try again when it has finished")]
-    Locked(PathBuf),
-    /// Not an SQLite file, or not an opm index.
-    #[error("{path}: not an opm index database: {reason}")]
-    NotAnIndex {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// The file does not exist.
-    #[error("{0}: no such index database")]
-    Missing(PathBuf),
-    /// Any other SQLite error.
-    #[error("{path}: {source}")]
-    Sqlite {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: super::SqliteError,
-    },
-    /// An I/O error.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-}
-
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e,
@@ -117,7 +83,7 @@ fn map_err(path: &Path, e: rusqlite::Error) -> DbError {
     }
     DbError::Sqlite {
         path: path.to_path_buf(),
-        source: super::SqliteError::new(&e),
+        source: super::error::SqliteError::new(&e),
     }
 }
 
@@ -131,10 +97,7 @@ fn map_err(path: &Path, e: rusqlite::Error) -> DbError {
 /// them and remove unused `api` rows themselves. Statements must be
 /// prepared inside `f` (SQLite codes triggers into a statement when it is
 /// prepared).
-pub fn without_triggers<T>(
-    conn: &Connection,
-    f: impl FnOnce() -> anyhow::Result<T>,
-) -> anyhow::Result<T> {
+pub(crate) fn without_triggers<T>(conn: &Connection, f: impl FnOnce() -> Res<T>) -> Res<T> {
     use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER as TRIGGERS;
     conn.set_db_config(TRIGGERS, false)?;
     let out = f();
@@ -142,34 +105,10 @@ pub fn without_triggers<T>(
     out
 }
 
-/// A text column as opm's Go code reads it into a string, whatever the
-/// value's storage class: opm (Go `database/sql`) writes `[]byte` values such
-/// as `operatorbundle.csv` and `.bundle` as BLOBs, our tool and older opm as
-/// TEXT; both give their bytes. NULL gives `None`; a number its decimal form
-/// (SQLite's own text conversion), as Go's `Scan` into a string does.
-pub fn text(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
-    use rusqlite::types::ValueRef;
-    Ok(match r.get_ref(i)? {
-        ValueRef::Null => None,
-        ValueRef::Text(b) | ValueRef::Blob(b) => Some(match std::str::from_utf8(b) {
-            Ok(s) => s.to_owned(),
-            // Go keeps the bytes; the closest string here.
-            Err(_) => String::from_utf8_lossy(b).into_owned(),
-        }),
-        ValueRef::Integer(n) => Some(n.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-    })
-}
-
-/// [`text`], NULL read as the empty string (Go's `sql.NullString.String`).
-pub fn text_or_empty(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
-    Ok(text(r, i)?.unwrap_or_default())
-}
-
 /// An open index database.
 pub struct Index {
     /// The connection.
-    pub conn: Connection,
+    pub(crate) conn: Connection,
     /// The path it was opened from (for messages).
     pub path: PathBuf,
     /// Where the file goes once committed, when this is a new database built
@@ -471,22 +410,24 @@ impl Index {
 
     /// Runs `f` in one immediate transaction, committed only if it succeeds.
     /// Opening the transaction, migrating the schema and committing fail
-    /// with an [`super::Error`] (inside the `anyhow::Error`).
-    pub fn write<T>(
+    /// with an [`super::Error`] (as `E`).
+    pub(crate) fn write<T, E: From<super::Error>>(
         &mut self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
         let path = self.path.clone();
-        let db = |e| super::Error::Db(map_err(&path, e));
+        let db = |e| E::from(super::Error::Db(map_err(&path, e)));
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db)?;
         if self.upgrade {
-            super::schema::upgrade(&tx).map_err(|e| super::Error::Migrate {
-                path: path.clone(),
-                version: SCHEMA_VERSION,
-                source: Box::new(e),
+            super::schema::upgrade(&tx).map_err(|e| {
+                E::from(super::Error::Migrate {
+                    path: path.clone(),
+                    version: SCHEMA_VERSION,
+                    source: Box::new(e),
+                })
             })?;
         }
         let out = f(&tx)?;

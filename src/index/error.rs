@@ -4,7 +4,41 @@
 
 use std::path::PathBuf;
 
-pub use super::db::DbError;
+/// Why a database could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// Another process holds the write lock, or is creating the same new
+    /// database.
+    #[error("{0}: database is locked by another process (another index command is writing it); try again when it has finished")]
+    Locked(PathBuf),
+    /// Not an SQLite file, or not an opm index.
+    #[error("{path}: not an opm index database: {reason}")]
+    NotAnIndex {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The file does not exist.
+    #[error("{0}: no such index database")]
+    Missing(PathBuf),
+    /// Any other SQLite error.
+    #[error("{path}: {source}")]
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: SqliteError,
+    },
+    /// An I/O error.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
 
 /// An error of SQLite itself (I/O, constraint, corrupt file, …), opaque:
 /// its message, and whether it is a constraint violation.
@@ -129,65 +163,190 @@ impl Error {
             source: SqliteError::new(e),
         }
     }
+}
 
-    /// The error of an internal step that still returns `anyhow`: a typed
-    /// error inside it (this enum, [`DbError`], an FBC error) is taken as
-    /// it is; SQLite and I/O errors become [`Error::Sqlite`] and
-    /// [`Error::Io`] with the contexts around them; a plain message is a
-    /// [`Error::Conflict`], which is what the remaining `bail!`s of `add`
-    /// and `fbc_import` say (bundles that cannot go in together).
-    pub(crate) fn from_internal(e: anyhow::Error) -> Error {
-        let e = match e.downcast::<Error>() {
-            Ok(x) => return x,
-            Err(e) => e,
-        };
-        let e = match e.downcast::<DbError>() {
-            Ok(x) => return Error::Db(x),
-            Err(e) => e,
-        };
-        let e = match e.downcast::<crate::fbc::FbcError>() {
-            Ok(x) => return Error::Fbc(x),
-            Err(e) => e,
-        };
-        // The contexts above the cause found, outermost first.
-        let context = |upto: usize| {
-            e.chain()
-                .take(upto)
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(": ")
-        };
-        for (i, cause) in e.chain().enumerate() {
-            if let Some(s) = cause.downcast_ref::<rusqlite::Error>() {
-                let context = context(i);
-                return Error::Sqlite {
-                    // No context: the message alone, as before.
-                    context: if context.is_empty() {
-                        s.to_string()
-                    } else {
-                        context
-                    },
-                    source: SqliteError::new(s),
-                };
+/// How a step inside this module fails, until the step's error leaves the
+/// module as an [`Error`] ([`Fail::into_error`], or `?` where the function
+/// returns [`Result`]): SQLite and I/O errors with the contexts added on
+/// their way up, plain messages (what `bail!` and `fail!` make), and
+/// errors that are already typed. Crate-private, so that no rusqlite type
+/// is part of the API while `?` still works on rusqlite's results.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    /// An [`Error`] already: it leaves as it is (a context added on the way
+    /// is dropped, so a caller matches the variant it was raised as).
+    Typed(Error),
+    /// A statement failed; `context` is what was being done, outermost
+    /// first.
+    Sqlite {
+        context: Vec<String>,
+        source: rusqlite::Error,
+    },
+    /// Reading or writing a file failed.
+    Io {
+        context: Vec<String>,
+        source: std::io::Error,
+    },
+    /// Bundles or packages that cannot go in together (a conflict, a
+    /// cycle, an edge to another package): an [`Error::Conflict`], with
+    /// its contexts joined in front.
+    Msg(String),
+}
+
+/// `Result` of an internal step (see [`Fail`]).
+pub(crate) type Res<T> = std::result::Result<T, Fail>;
+
+impl Fail {
+    /// A plain message (an [`Error::Conflict`] once it leaves the module).
+    pub(crate) fn msg(m: impl std::fmt::Display) -> Fail {
+        Fail::Msg(m.to_string())
+    }
+
+    /// Adds what was being done (outermost first, as `anyhow`'s contexts).
+    pub(crate) fn context(self, c: impl std::fmt::Display) -> Fail {
+        match self {
+            Fail::Typed(e) => Fail::Typed(e),
+            Fail::Sqlite {
+                mut context,
+                source,
+            } => {
+                context.insert(0, c.to_string());
+                Fail::Sqlite { context, source }
             }
-            if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-                let context = context(i);
-                return Error::Io {
-                    context: if context.is_empty() {
-                        io.to_string()
-                    } else {
-                        context
-                    },
-                    source: std::io::Error::new(io.kind(), io.to_string()),
-                };
+            Fail::Io {
+                mut context,
+                source,
+            } => {
+                context.insert(0, c.to_string());
+                Fail::Io { context, source }
             }
+            Fail::Msg(m) => Fail::Msg(format!("{c}: {m}")),
         }
-        Error::Conflict(format!("{e:#}"))
+    }
+
+    /// The error a caller sees.
+    pub(crate) fn into_error(self) -> Error {
+        // No context: the cause's message alone.
+        let join = |context: Vec<String>, cause: &dyn std::fmt::Display| {
+            if context.is_empty() {
+                cause.to_string()
+            } else {
+                context.join(": ")
+            }
+        };
+        match self {
+            Fail::Typed(e) => e,
+            Fail::Sqlite { context, source } => Error::Sqlite {
+                context: join(context, &source),
+                source: SqliteError::new(&source),
+            },
+            Fail::Io { context, source } => Error::Io {
+                context: join(context, &source),
+                source,
+            },
+            Fail::Msg(m) => Error::Conflict(m),
+        }
     }
 }
 
-/// Runs an internal step that returns `anyhow` and gives its error as an
-/// [`Error`] (see [`Error::from_internal`]).
-pub(crate) fn internal<T>(f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
-    f().map_err(Error::from_internal)
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fail::Typed(e) => write!(f, "{e}"),
+            Fail::Sqlite { context, source } if context.is_empty() => write!(f, "{source}"),
+            Fail::Sqlite { context, source } => write!(f, "{}: {source}", context.join(": ")),
+            Fail::Io { context, source } if context.is_empty() => write!(f, "{source}"),
+            Fail::Io { context, source } => write!(f, "{}: {source}", context.join(": ")),
+            Fail::Msg(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        Fail::Typed(e)
+    }
+}
+
+impl From<DbError> for Fail {
+    fn from(e: DbError) -> Fail {
+        Fail::Typed(Error::Db(e))
+    }
+}
+
+impl From<crate::fbc::FbcError> for Fail {
+    fn from(e: crate::fbc::FbcError) -> Fail {
+        Fail::Typed(Error::Fbc(e))
+    }
+}
+
+impl From<rusqlite::Error> for Fail {
+    fn from(source: rusqlite::Error) -> Fail {
+        Fail::Sqlite {
+            context: Vec::new(),
+            source,
+        }
+    }
+}
+
+impl From<std::io::Error> for Fail {
+    fn from(source: std::io::Error) -> Fail {
+        Fail::Io {
+            context: Vec::new(),
+            source,
+        }
+    }
+}
+
+/// Data that does not decode or encode (an `olm.bundle.object`, a
+/// manifest written on export): a message, with the context that names
+/// the bundle.
+macro_rules! fail_from_message {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Fail {
+            fn from(e: $t) -> Fail {
+                Fail::Msg(e.to_string())
+            }
+        }
+    )*};
+}
+fail_from_message!(base64::DecodeError, serde_json::Error, yaml_serde::Error);
+
+impl From<Fail> for Error {
+    fn from(f: Fail) -> Error {
+        f.into_error()
+    }
+}
+
+/// `anyhow::Context` for the steps of this module.
+pub(crate) trait Context<T> {
+    /// Adds what was being done, computed only on failure.
+    fn with_context<C: std::fmt::Display>(self, c: impl FnOnce() -> C) -> Res<T>;
+}
+
+impl<T, E: Into<Fail>> Context<T> for std::result::Result<T, E> {
+    fn with_context<C: std::fmt::Display>(self, c: impl FnOnce() -> C) -> Res<T> {
+        self.map_err(|e| e.into().context(c()))
+    }
+}
+
+/// Returns a [`Fail::Msg`] (an [`Error::Conflict`] for the caller).
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::index::error::Fail::Msg(format!($($arg)*)))
+    };
+}
+pub(crate) use bail;
+
+/// A [`Fail::Msg`] (an [`Error::Conflict`] for the caller).
+macro_rules! fail {
+    ($($arg:tt)*) => {
+        $crate::index::error::Fail::Msg(format!($($arg)*))
+    };
+}
+pub(crate) use fail;
+
+/// Runs an internal step and gives its error as an [`Error`].
+pub(crate) fn internal<T>(f: impl FnOnce() -> Res<T>) -> Result<T> {
+    f().map_err(Fail::into_error)
 }

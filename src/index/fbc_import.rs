@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{bail, Context};
+use super::error::{bail, fail, Context, Res};
 use base64::Engine;
 use rusqlite::Transaction;
 use serde_json::Value;
@@ -22,7 +22,7 @@ fn record_of(
     b: &crate::fbc::Bundle,
     channels: Vec<String>,
     entry: Option<&crate::fbc::ChannelEntry>,
-) -> anyhow::Result<BundleRecord> {
+) -> Res<BundleRecord> {
     let mut objects: Vec<Value> = Vec::new();
     for p in b
         .properties
@@ -51,7 +51,7 @@ fn record_of(
     }
     let typed = match csv {
         Some(c) => Some(crate::bundle::Csv::from_json(c).map_err(|e| {
-            anyhow::anyhow!(
+            fail!(
                 "bundle {}: CSV does not decode at {}: {}",
                 b.name,
                 e.path,
@@ -228,11 +228,11 @@ pub struct ImportReport {
 /// deprecated head: its next add would drop the channel). A bundle that
 /// carries `olm.deprecated` (what rendering a truncated index gives) gets
 /// its `deprecated` row back.
-pub fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> super::Result<ImportReport> {
+pub(crate) fn import(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> super::Result<ImportReport> {
     super::error::internal(|| import_steps(tx, cfg))
 }
 
-fn import_steps(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result<ImportReport> {
+fn import_steps(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> Res<ImportReport> {
     let mut report = ImportReport::default();
     let mut bundle_deprecations: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for d in &cfg.deprecations {
@@ -292,9 +292,8 @@ fn import_steps(tx: &Transaction<'_>, cfg: &DeclarativeConfig) -> anyhow::Result
                 membership.entry(&e.name).or_default().push(c.name.clone());
                 first_entry.entry(&e.name).or_insert(e);
             }
-            let head = add::channel_head(&c.entries).ok_or_else(|| {
-                anyhow::anyhow!("package {}, channel {}: no channel head", p.name, c.name)
-            })?;
+            let head = add::channel_head(&c.entries)
+                .ok_or_else(|| fail!("package {}, channel {}: no channel head", p.name, c.name))?;
             graph.heads.insert(c.name.clone(), head);
             graph
                 .edges

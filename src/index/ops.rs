@@ -4,13 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use anyhow::Context;
+use super::error::{Context, Fail, Res};
 
 use super::error::{internal, Error, Result};
 use rusqlite::{params, OptionalExtension, Transaction};
 
 /// Deletes one bundle and everything that refers to it by name.
-fn rm_bundle(tx: &Transaction<'_>, name: &str) -> anyhow::Result<()> {
+fn rm_bundle(tx: &Transaction<'_>, name: &str) -> Res<()> {
     // Without opm's api cleanup triggers (see `db::without_triggers`);
     // unused api rows go in `rm_dangling_apis`.
     super::db::without_triggers(tx, || {
@@ -34,7 +34,7 @@ fn rm_bundle(tx: &Transaction<'_>, name: &str) -> anyhow::Result<()> {
 }
 
 /// Drops `api` rows no bundle provides or requires any more.
-fn rm_dangling_apis(tx: &Transaction<'_>) -> anyhow::Result<()> {
+fn rm_dangling_apis(tx: &Transaction<'_>) -> Res<()> {
     tx.execute(
         "DELETE FROM api WHERE NOT EXISTS (SELECT 1 FROM api_provider p WHERE p.group_name = api.group_name AND p.version = api.version AND p.kind = api.kind)
          AND NOT EXISTS (SELECT 1 FROM api_requirer r WHERE r.group_name = api.group_name AND r.version = api.version AND r.kind = api.kind)",
@@ -59,7 +59,7 @@ fn names_of_packages(conn: &rusqlite::Connection) -> Result<Vec<String>> {
 }
 
 /// Removes bundles by name with their entries.
-fn rm_named(tx: &Transaction<'_>, names: &[String]) -> anyhow::Result<()> {
+fn rm_named(tx: &Transaction<'_>, names: &[String]) -> Res<()> {
     for n in names {
         rm_bundle(tx, n)?;
         tx.execute(
@@ -77,7 +77,7 @@ fn rm_named(tx: &Transaction<'_>, names: &[String]) -> anyhow::Result<()> {
 /// opm's `rmStrandedDeprecated`: removes bundles whose `olm.package`
 /// property names a package that is gone, and `deprecated` rows of bundles
 /// that are gone. Returns the removed bundles.
-fn rm_stranded_deprecated(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
+fn rm_stranded_deprecated(tx: &Transaction<'_>) -> Res<Vec<String>> {
     let orphans: Vec<String> = {
         let mut st = tx.prepare(
             "SELECT DISTINCT p.operatorbundle_name FROM properties p WHERE p.type = 'olm.package'
@@ -99,7 +99,7 @@ fn rm_stranded_deprecated(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
 /// opm's `RemoveStrandedBundles`: removes bundles in no channel, except
 /// deprecated ones (which keep their tombstone), then
 /// [`rm_stranded_deprecated`]. Returns the removed names.
-fn rm_stranded(tx: &Transaction<'_>) -> anyhow::Result<Vec<String>> {
+fn rm_stranded(tx: &Transaction<'_>) -> Res<Vec<String>> {
     let mut names: Vec<String> = {
         let mut st = tx.prepare(
             "SELECT name FROM operatorbundle WHERE name NOT IN (SELECT operatorbundle_name FROM channel_entry)
@@ -130,7 +130,7 @@ pub struct Removed {
 /// `index rm --packages`: removes packages with their bundles, then every
 /// bundle left in no channel (opm's `DeleteFromRegistry`: the
 /// deprecation-aware `RemovePackage`, then the stranded-bundle remover).
-pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> Result<Removed> {
+pub(crate) fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> Result<Removed> {
     internal(|| {
         let known: BTreeSet<String> = names_of_packages(tx)?.into_iter().collect();
         for p in packages {
@@ -177,7 +177,7 @@ pub fn remove_packages(tx: &Transaction<'_>, packages: &[String]) -> Result<Remo
 }
 
 /// `index prune --keep`: removes every package not kept.
-pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> Result<Removed> {
+pub(crate) fn prune(tx: &Transaction<'_>, keep: &[String]) -> Result<Removed> {
     internal(|| {
         let all = names_of_packages(tx)?;
         for k in keep {
@@ -195,7 +195,7 @@ pub fn prune(tx: &Transaction<'_>, keep: &[String]) -> Result<Removed> {
 
 /// `index prune-stranded`: removes bundles that are in no channel (opm's
 /// `RemoveStrandedBundles`; deprecated bundles stay).
-pub fn prune_stranded(tx: &Transaction<'_>) -> Result<Vec<String>> {
+pub(crate) fn prune_stranded(tx: &Transaction<'_>) -> Result<Vec<String>> {
     internal(|| rm_stranded(tx))
 }
 
@@ -210,7 +210,7 @@ struct TailBundle {
 
 /// The deprecated bundle and everything below it along the channel entries
 /// (replaces and skips, across channels), with each one's channels.
-fn tail_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<BTreeMap<String, TailBundle>> {
+fn tail_of(tx: &Transaction<'_>, name: &str) -> Res<BTreeMap<String, TailBundle>> {
     let default_head: Option<Option<String>> = tx
         .query_row(
             "SELECT channel.head_operatorbundle_name FROM channel
@@ -276,7 +276,7 @@ fn tail_of(tx: &Transaction<'_>, name: &str) -> anyhow::Result<BTreeMap<String, 
 fn find_bundle(
     tx: &Transaction<'_>,
     reference: &str,
-) -> anyhow::Result<(String, Option<String>, Option<String>)> {
+) -> Res<(String, Option<String>, Option<String>)> {
     let by = |sql: &str| {
         tx.query_row(sql, [reference], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .optional()
@@ -288,7 +288,7 @@ fn find_bundle(
         None => by("SELECT name, version, bundlepath FROM operatorbundle WHERE name = ? LIMIT 1")?,
     };
     found.ok_or_else(|| {
-        anyhow::Error::from(Error::NotInIndex(format!("bundle {reference} is not in the index (give its image reference or CSV name; opm: \"target bundlepaths for deprecation missing from registry\")")))
+        Fail::from(Error::NotInIndex(format!("bundle {reference} is not in the index (give its image reference or CSV name; opm: \"target bundlepaths for deprecation missing from registry\")")))
     })
 }
 
@@ -307,7 +307,7 @@ pub struct Deprecated {
 /// `allow_package_removal`, a package whose default channel head is among
 /// `references` is removed whole, provided the heads of all its channels
 /// are; then each remaining bundle is deprecated ([`deprecate_truncate`]).
-pub fn deprecate_bundles(
+pub(crate) fn deprecate_bundles(
     tx: &Transaction<'_>,
     references: &[String],
     allow_package_removal: bool,
@@ -381,7 +381,7 @@ pub fn deprecate_bundles(
 /// row, so later adds truncate channels there. Refused when the package's
 /// default channel head would go. `reference` is a bundle image or a CSV
 /// name. Returns the removed bundles.
-pub fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> Result<Vec<String>> {
+pub(crate) fn deprecate_truncate(tx: &Transaction<'_>, reference: &str) -> Result<Vec<String>> {
     internal(|| {
         let (name, version, path) = find_bundle(tx, reference)?;
         let tail = tail_of(tx, &name)?;
@@ -853,9 +853,9 @@ fn metadata_lists(
     bundle: &str,
     package: &str,
     csv: Option<&serde_json::Value>,
-) -> anyhow::Result<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
+) -> Res<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
     use serde_json::{json, Value};
-    let gvks = |table: &str| -> anyhow::Result<Vec<Value>> {
+    let gvks = |table: &str| -> Res<Vec<Value>> {
         let mut st = conn.prepare(&format!(
             "SELECT group_name, version, kind FROM {table} WHERE operatorbundle_name = ? ORDER BY rowid"
         ))?;
@@ -870,7 +870,7 @@ fn metadata_lists(
             .collect::<Result<_, _>>()?;
         Ok(v)
     };
-    let rows = |table: &str| -> anyhow::Result<Vec<(String, String)>> {
+    let rows = |table: &str| -> Res<Vec<(String, String)>> {
         let mut st = conn.prepare(&format!(
             "SELECT type, value FROM {table} WHERE operatorbundle_name = ? ORDER BY rowid"
         ))?;
@@ -878,8 +878,8 @@ fn metadata_lists(
             // opm writes olm.gvk dependency values as BLOBs.
             .query_map([bundle], |r| {
                 Ok((
-                    super::db::text_or_empty(r, 0)?,
-                    super::db::text_or_empty(r, 1)?,
+                    super::column::text_or_empty(r, 0)?,
+                    super::column::text_or_empty(r, 1)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
@@ -933,4 +933,74 @@ fn metadata_lists(
         .map(|(t, v)| typed_value(t, v))
         .collect();
     Ok((properties, dependencies))
+}
+
+/// The writes of this module, each in one transaction of the index,
+/// committed only if it succeeds (what `index rm`, `index prune`,
+/// `index prune-stranded`, `index deprecatetruncate` and `index add
+/// --from-fbc` run; `crate::ops::index` opens the database and calls these).
+impl super::Index {
+    /// Removes packages with their bundles, then every bundle left in no
+    /// channel, as `opm index rm` does. A package not in the index is
+    /// [`Error::NotInIndex`].
+    pub fn remove_packages(&mut self, packages: &[String]) -> Result<Removed> {
+        self.write(|tx| remove_packages(tx, packages))
+    }
+
+    /// Keeps only the packages `keep`, as `opm index prune` does.
+    pub fn prune(&mut self, keep: &[String]) -> Result<Removed> {
+        self.write(|tx| prune(tx, keep))
+    }
+
+    /// Removes bundles in no channel; their names.
+    pub fn prune_stranded(&mut self) -> Result<Vec<String>> {
+        self.write(prune_stranded)
+    }
+
+    /// Deprecates bundles (image references or CSV names) and removes
+    /// everything below them in their upgrade chains, as
+    /// `opm index deprecatetruncate` does; see [`Deprecated`]. A bundle not
+    /// in the index is [`Error::NotInIndex`], a deprecation opm refuses
+    /// [`Error::Deprecate`].
+    pub fn deprecate_bundles(
+        &mut self,
+        references: &[String],
+        allow_package_removal: bool,
+    ) -> Result<Deprecated> {
+        self.write(|tx| deprecate_bundles(tx, references, allow_package_removal))
+    }
+
+    /// Adds bundles in `opts.mode`, as one `opm index add` does, in one
+    /// transaction. Each record comes with its source (bundle directory or
+    /// image), which names it in [`super::LeftOut`] when `opts.keep_going`
+    /// leaves it out. Bundles that do not fit the index (a `replaces` it
+    /// lacks, an edge into another package, a cycle, an add that would
+    /// strand bundles without `permissive`) are [`Error::Conflict`].
+    /// `crate::ops::index::add` reads bundle directories and images, and
+    /// picks each package's mode, on top of this.
+    pub fn add_bundles(
+        &mut self,
+        records: Vec<(String, super::record::BundleRecord)>,
+        opts: &super::AddOptions,
+    ) -> Result<super::AddReport> {
+        self.write(|tx| {
+            let report = if opts.keep_going {
+                super::add::add_records_keep_going(tx, records, Vec::new(), opts)?
+            } else {
+                let records = records.into_iter().map(|(_, r)| r).collect();
+                super::add::add_records(tx, records, opts)?
+            };
+            Ok(report)
+        })
+    }
+
+    /// Adds the packages of a file-based catalog (`index add --from-fbc`;
+    /// the packages must be new). What SQLite cannot hold is in the
+    /// report's warnings; bundles that cannot go in are [`Error::Conflict`].
+    pub fn import_fbc(
+        &mut self,
+        cfg: &crate::fbc::DeclarativeConfig,
+    ) -> Result<super::ImportReport> {
+        self.write(|tx| super::fbc_import::import(tx, cfg))
+    }
 }

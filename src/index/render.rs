@@ -8,6 +8,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use super::db::Index;
+use super::error::Res;
 use super::tables::{self, EntryEdges};
 use crate::bundle::Gvk;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
@@ -67,7 +68,7 @@ pub fn index_to_fbc_filtered(
     super::error::internal(|| read_fbc(index, only))
 }
 
-fn read_fbc(index: &Index, only: Option<&BTreeSet<String>>) -> anyhow::Result<DeclarativeConfig> {
+fn read_fbc(index: &Index, only: Option<&BTreeSet<String>>) -> Res<DeclarativeConfig> {
     let conn = &index.conn;
     let graph = tables::read_graph(conn)?;
     let details = tables::read_bundle_details(conn)?;

@@ -16,9 +16,11 @@
 //!   [`BOOKKEEPING_TABLE`], the column is dropped, the triggers are created
 //!   and the version becomes 13.
 //!
-//! [`Index::open_read`]: super::db::Index::open_read
+//! [`Index::open_read`]: super::Index::open_read
 
 use rusqlite::{params, Connection, OptionalExtension};
+
+use super::error::Res;
 
 /// The schema of a new database (see the file's comments).
 pub const SCHEMA_SQL: &str = include_str!("../../schema/index.sql");
@@ -129,7 +131,7 @@ pub fn upgrade(conn: &Connection) -> super::Result<()> {
     super::error::internal(|| upgrade_steps(conn))
 }
 
-fn upgrade_steps(conn: &Connection) -> anyhow::Result<()> {
+fn upgrade_steps(conn: &Connection) -> Res<()> {
     let v = version(conn)?.unwrap_or(-1);
     if v == OPM_VERSION {
         return Ok(());
@@ -169,7 +171,7 @@ fn upgrade_steps(conn: &Connection) -> anyhow::Result<()> {
 }
 
 /// Version 14 of earlier olm-catalog releases to opm's 13 with our table.
-fn from_legacy(conn: &Connection) -> anyhow::Result<()> {
+fn from_legacy(conn: &Connection) -> Res<()> {
     conn.execute_batch(BOOKKEEPING_SQL)?;
     if has_column(conn, "package", "add_mode")? {
         conn.execute(
@@ -243,6 +245,8 @@ pub fn add_mode(conn: &Connection, package: &str) -> rusqlite::Result<String> {
 /// the schema ends as opm's) and their row changes.
 mod migrations {
     use rusqlite::{params, Connection};
+
+    use super::super::error::{bail, Res};
     use serde_json::Value;
 
     pub const TRIGGER_PROVIDER: &str = "CREATE TRIGGER api_provider_cleanup
@@ -396,7 +400,7 @@ mod migrations {
             .query_row(
                 "SELECT csv FROM operatorbundle WHERE name = ?",
                 [name],
-                |r| crate::index::db::text(r, 0),
+                |r| crate::index::column::text(r, 0),
             )
             .ok()
             .flatten();
@@ -406,7 +410,7 @@ mod migrations {
     fn bundle_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
         let mut st = conn.prepare("SELECT DISTINCT name FROM operatorbundle")?;
         let names: Vec<Option<String>> = st
-            .query_map([], |r| crate::index::db::text(r, 0))?
+            .query_map([], |r| crate::index::column::text(r, 0))?
             .collect::<Result<_, _>>()?;
         Ok(names.into_iter().flatten().collect())
     }
@@ -457,7 +461,7 @@ mod migrations {
 		  INNER JOIN operatorbundle ON operatorbundle.name = channel_entry.operatorbundle_name",
         )?;
         let entries: Vec<(i64, Option<String>)> = st
-            .query_map([], |r| Ok((r.get(0)?, crate::index::db::text(r, 1)?)))?
+            .query_map([], |r| Ok((r.get(0)?, crate::index::column::text(r, 1)?)))?
             .collect::<Result<_, _>>()?;
         for (entry, name) in entries {
             let Some(csv) = name.and_then(|n| csv_of(conn, &n)) else {
@@ -533,7 +537,7 @@ mod migrations {
     	ORDER BY channel_entry.depth ASC",
             )?;
             let found: Vec<Option<String>> = st
-                .query_map([&name], |r| crate::index::db::text(r, 0))?
+                .query_map([&name], |r| crate::index::column::text(r, 0))?
                 .collect::<Result<_, _>>()?;
             let mut it = found.into_iter();
             let replaces = it.next().flatten().unwrap_or_default();
@@ -547,7 +551,7 @@ mod migrations {
     }
 
     /// Runs opm's migration `id` (1..=13).
-    pub fn up(conn: &Connection, id: i64) -> anyhow::Result<()> {
+    pub fn up(conn: &Connection, id: i64) -> Res<()> {
         match id {
             0 => conn.execute_batch(INIT)?,
             1 => {
@@ -749,7 +753,7 @@ mod migrations {
             13 => conn.execute_batch(
                 "DELETE FROM deprecated WHERE deprecated.operatorbundle_name NOT IN (SELECT DISTINCT deprecated.operatorbundle_name FROM (deprecated INNER JOIN operatorbundle ON deprecated.operatorbundle_name = operatorbundle.name))",
             )?,
-            other => anyhow::bail!("opm has no migration {other}"),
+            other => bail!("opm has no migration {other}"),
         }
         Ok(())
     }
@@ -814,7 +818,7 @@ mod tests {
             st.query_map([], |r| {
                 Ok((0..n)
                     .map(|i| {
-                        crate::index::db::text(r, i)
+                        crate::index::column::text(r, i)
                             .ok()
                             .flatten()
                             .unwrap_or("NULL".into())

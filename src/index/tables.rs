@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::db::{text, text_or_empty};
+use super::column::{text, text_or_empty};
 
 /// A `package` row.
 #[derive(Clone, Debug)]

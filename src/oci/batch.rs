@@ -240,20 +240,23 @@ async fn build_and_push(
         Ok::<_, OciError>((image, dest))
     })
     .await
-    .map_err(|e| OciError::Other(format!("building {}: {e}", job.dir.display())))??;
+    .map_err(|e| OciError::Task {
+        what: format!("building {}", job.dir.display()),
+        reason: e.to_string(),
+    })??;
     if let Some(d) = templated {
         *dest_out = Some(d);
     }
     let dest = dest_out
         .clone()
-        .ok_or_else(|| OciError::Other("no destination".into()))?;
+        .ok_or_else(|| OciError::NoDestination(job.dir.clone()))?;
     {
         let mut claimed = claimed.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(first) = claimed.get(&dest.to_string()) {
-            return Err(OciError::Other(format!(
-                "{dest} is also the destination of {}; the tag template must tell the bundles apart",
-                first.display()
-            )));
+            return Err(OciError::DuplicateDestination {
+                destination: dest.to_string(),
+                first: first.clone(),
+            });
         }
         claimed.insert(dest.to_string(), job.dir.clone());
     }

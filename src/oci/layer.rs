@@ -96,12 +96,15 @@ impl LayerBuilder {
     /// Writes the tar and compresses it. `mtime` is the timestamp of every
     /// entry (seconds since the epoch).
     pub fn build(&self, mtime: u64) -> Result<BuiltLayer, OciError> {
-        let tar_bytes = self
-            .tar(mtime)
-            .map_err(|e| OciError::Other(format!("writing layer: {e}")))?;
+        let tar_bytes = self.tar(mtime).map_err(|e| OciError::Io {
+            context: "writing layer".into(),
+            source: e,
+        })?;
         let diff_id = sha256_digest(&tar_bytes);
-        let blob =
-            gzip(&tar_bytes).map_err(|e| OciError::Other(format!("compressing layer: {e}")))?;
+        let blob = gzip(&tar_bytes).map_err(|e| OciError::Io {
+            context: "compressing layer".into(),
+            source: e,
+        })?;
         let digest = sha256_digest(&blob);
         Ok(BuiltLayer {
             blob,

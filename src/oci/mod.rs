@@ -141,9 +141,88 @@ pub enum OciError {
         /// Why.
         reason: String,
     },
-    /// Anything else.
+    /// A digest that is not `sha256:` and 64 lowercase hex digits.
+    #[error("`{digest}` is not a sha256 digest (only sha256:<64 hex digits> is supported)")]
+    BadDigest {
+        /// The digest as given.
+        digest: String,
+    },
+    /// `SOURCE_DATE_EPOCH` is set but is not a number of seconds.
+    #[error("SOURCE_DATE_EPOCH={0} is not a whole number of seconds since 1970")]
+    SourceDateEpoch(String),
+    /// The HTTP client could not be set up (unreadable CA certificates, TLS
+    /// backend).
     #[error("{0}")]
-    Other(String),
+    ClientSetup(String),
+    /// The registry broke the upload protocol (no upload location, an
+    /// upload sent to plain HTTP, an upload that never completed).
+    #[error("{what}: {reason}")]
+    Upload {
+        /// The upload (blob and repository).
+        what: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Reading or writing local data failed (a layer's tar or gzip stream).
+    #[error("{context}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The default base image (the running executable and its shared
+    /// libraries) could not be built.
+    #[error("building the default base image from {}: {reason}; pass --base with an image that holds /bin/olm-catalog (see docs/images.md), or use a statically linked olm-catalog", exe.display())]
+    RuntimeLayer {
+        /// The executable.
+        exe: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// A background task of a transfer or build stopped (panicked or was
+    /// cancelled).
+    #[error("{what}: {reason}")]
+    Task {
+        /// What the task was doing.
+        what: String,
+        /// How it stopped.
+        reason: String,
+    },
+    /// Two bundles of one batch would be pushed to the same destination.
+    #[error("{destination} is also the destination of {}; the tag template must tell the bundles apart", first.display())]
+    DuplicateDestination {
+        /// The destination.
+        destination: String,
+        /// The bundle directory that has it already.
+        first: PathBuf,
+    },
+    /// A bundle of a batch has no destination (neither given nor templated).
+    #[error("{}: no destination for the bundle image", .0.display())]
+    NoDestination(PathBuf),
+    /// The destination names a digest other than the built image's.
+    #[error("{destination}: the built image has digest {digest}, not the one in the destination")]
+    DestinationDigest {
+        /// The destination.
+        destination: String,
+        /// The built image's digest.
+        digest: String,
+    },
+    /// The step run between storing an image by digest and moving its tag
+    /// (signing it) failed; the tag was not moved.
+    #[error("{step} {image} ({digest}); the tag was not moved")]
+    BeforeTag {
+        /// What the step does (`signing`).
+        step: String,
+        /// The destination.
+        image: String,
+        /// The stored image's digest.
+        digest: String,
+        /// Why it failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Where an image is read from or written to.
@@ -390,11 +469,10 @@ pub fn looks_like_image_ref(arg: &str) -> bool {
 /// when set (reproducible-builds.org convention), else 0.
 pub fn source_date_epoch() -> Result<u64, OciError> {
     match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
-            OciError::Other(format!(
-                "SOURCE_DATE_EPOCH={v} is not a whole number of seconds since 1970"
-            ))
-        }),
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| OciError::SourceDateEpoch(v.clone())),
         _ => Ok(0),
     }
 }

@@ -92,7 +92,10 @@ pub async fn pull_bundle(
         })
     })
     .await
-    .map_err(|e| OciError::Other(format!("unpacking {src}: {e}")))?
+    .map_err(|e| OciError::Task {
+        what: format!("unpacking {src}"),
+        reason: e.to_string(),
+    })?
 }
 
 fn bundle_from_fs(reference: &str, fs: &LayerFs, labels: &BTreeMap<String, String>) -> Bundle {

@@ -212,13 +212,13 @@ impl RegistryClient {
                 String::new()
             };
             let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
-                OciError::Other(format!(
+                OciError::ClientSetup(format!(
                     "CA certificates{which}: not PEM: {}",
                     error_chain(&e)
                 ))
             })?;
             if certs.is_empty() {
-                return Err(OciError::Other(format!(
+                return Err(OciError::ClientSetup(format!(
                     "CA certificates{which}: no PEM certificate found (expected -----BEGIN CERTIFICATE-----)"
                 )));
             }
@@ -249,7 +249,7 @@ impl RegistryClient {
             .tls_danger_accept_invalid_certs(opts.insecure)
             .tls_certs_merge(roots)
             .build()
-            .map_err(|e| OciError::Other(format!("cannot set up the HTTP client: {e}")))?;
+            .map_err(|e| OciError::ClientSetup(format!("cannot set up the HTTP client: {e}")))?;
         Ok(RegistryClient {
             inner: Arc::new(Inner {
                 http,
@@ -569,7 +569,9 @@ impl RegistryClient {
 
     /// Whether the repository has the blob.
     pub async fn blob_exists(&self, repo: &Repo, digest: &str) -> Result<bool, OciError> {
-        media::check_digest(digest).map_err(OciError::Other)?;
+        media::check_digest(digest).map_err(|_| OciError::BadDigest {
+            digest: digest.to_string(),
+        })?;
         let scopes = [pull_scope(repo)];
         let what = format!("checking blob {digest} in {repo}");
         let url_path = format!("/v2/{}/blobs/{digest}", repo.name);
@@ -711,7 +713,9 @@ impl RegistryClient {
         repo: &Repo,
         digest: &str,
     ) -> Result<serde_json::Value, OciError> {
-        media::check_digest(digest).map_err(OciError::Other)?;
+        media::check_digest(digest).map_err(|_| OciError::BadDigest {
+            digest: digest.to_string(),
+        })?;
         let what = format!("listing the referrers of {repo}@{digest}");
         let url_path = format!("/v2/{}/referrers/{digest}", repo.name);
         let api = self
@@ -774,7 +778,9 @@ impl RegistryClient {
         limit: u64,
         progress: Option<&Progress>,
     ) -> Result<Vec<u8>, OciError> {
-        media::check_digest(&desc.digest).map_err(OciError::Other)?;
+        media::check_digest(&desc.digest).map_err(|_| OciError::BadDigest {
+            digest: desc.digest.to_string(),
+        })?;
         let what = format!("blob {repo}@{}", desc.digest);
         if desc.size > limit {
             return Err(OciError::TooLarge {
@@ -832,7 +838,9 @@ impl RegistryClient {
         digest: &str,
         from: &str,
     ) -> Result<bool, OciError> {
-        media::check_digest(digest).map_err(OciError::Other)?;
+        media::check_digest(digest).map_err(|_| OciError::BadDigest {
+            digest: digest.to_string(),
+        })?;
         let scopes = [push_scope(repo), format!("repository:{from}:pull")];
         let what = format!("mounting blob {digest} from {from} into {repo}");
         let uploads = format!("/v2/{}/blobs/uploads/", repo.name);
@@ -898,16 +906,18 @@ impl RegistryClient {
                 .get(LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(String::from)
-                .ok_or_else(|| {
-                    OciError::Other(format!("{what}: the registry gave no upload Location"))
+                .ok_or_else(|| OciError::Upload {
+                    what: what.clone(),
+                    reason: "the registry gave no upload Location".into(),
                 })?;
             let state = self.host_state(&repo.host);
             let base = self.base_url(&repo.host, &state).await;
             let mut url = if location.starts_with("http://") || location.starts_with("https://") {
                 if let Some(h) = plain_http_host(&location, self.inner.opts.insecure) {
-                    return Err(OciError::Other(format!(
-                        "{what}: the registry sent the upload to plain HTTP on {h}, a non-loopback host; refused, so no credential or content goes over plain HTTP (--insecure allows it)"
-                    )));
+                    return Err(OciError::Upload {
+                        what: what.clone(),
+                        reason: format!("the registry sent the upload to plain HTTP on {h}, a non-loopback host; refused, so no credential or content goes over plain HTTP (--insecure allows it)"),
+                    });
                 }
                 location
             } else {
@@ -953,9 +963,10 @@ impl RegistryClient {
             }
             return Err(status_error(&repo.host, &what, status, resp).await);
         }
-        Err(OciError::Other(format!(
-            "{what}: the upload did not complete"
-        )))
+        Err(OciError::Upload {
+            what,
+            reason: "the upload did not complete".into(),
+        })
     }
 
     /// Puts a manifest or index under `reference` (a tag or its digest).

@@ -167,8 +167,9 @@ pub struct RuntimeLayer {
 /// library (and theirs) at the first of [`library_dirs`] that has it.
 /// A library that is not found is an error with a hint.
 pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
-    let fail = |reason: String| {
-        OciError::Other(format!("building the default base image from {}: {reason}; pass --base with an image that holds /bin/olm-catalog (see docs/images.md), or use a statically linked olm-catalog", exe.display()))
+    let fail = |reason: String| OciError::RuntimeLayer {
+        exe: exe.to_path_buf(),
+        reason,
     };
     let bin = std::fs::read(exe).map_err(|e| fail(format!("reading the executable: {e}")))?;
     let deps = elf_deps(&bin).map_err(|e| fail(format!("the executable: {e}")))?;
@@ -232,8 +233,10 @@ pub fn self_runtime_layer(epoch: u64) -> Result<RuntimeLayer, OciError> {
     if exe.exists() {
         return runtime_layer(exe, epoch);
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| OciError::Other(format!("finding the running executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| OciError::Io {
+        context: "finding the running executable".into(),
+        source: e,
+    })?;
     runtime_layer(&exe, epoch)
 }
 

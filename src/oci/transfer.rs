@@ -67,7 +67,10 @@ pub async fn fetch_blob(
             let desc = desc.clone();
             let data = tokio::task::spawn_blocking(move || layout.get_blob(&desc, limit))
                 .await
-                .map_err(|e| OciError::Other(format!("reading the layout: {e}")))??;
+                .map_err(|e| OciError::Task {
+                    what: "reading the layout".into(),
+                    reason: e.to_string(),
+                })??;
             if let Some(p) = progress {
                 p.inc(data.len() as u64);
             }
@@ -258,10 +261,10 @@ async fn push(
             ImageRef::Registry { reference, .. } | ImageRef::Layout { reference, .. } => reference,
         };
         if want != &set.top.digest {
-            return Err(OciError::Other(format!(
-                "{dest}: the built image has digest {}, not the one in the destination",
-                set.top.digest
-            )));
+            return Err(OciError::DestinationDigest {
+                destination: dest.to_string(),
+                digest: set.top.digest.clone(),
+            });
         }
     }
     let progress = Progress::new(mode, &format!("pushing {dest}"), set.total_size(), true);

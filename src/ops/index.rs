@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::graph::modes::Mode;
-use crate::index::add::{AddReport, LeftOut};
 use crate::index::record::{BundleRecord, ImageNaming};
 use crate::index::{self, Index};
+use crate::index::{AddReport, LeftOut};
 use crate::oci::progress::ProgressMode;
 use crate::oci::RegistryClient;
 
@@ -18,16 +18,12 @@ use super::{chain_text, Error, Reporter};
 const PULL_CONCURRENCY: usize = 16;
 
 /// Runs `f` in one write transaction of `idx`; an [`Error`] raised inside
-/// comes out as it was, anything else as [`Error::Index`].
+/// comes out as it was, the index's own as [`Error::Index`].
 fn write<T>(
     idx: &mut Index,
     f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    idx.write(|tx| f(tx).map_err(anyhow::Error::new))
-        .map_err(|e| match e.downcast::<Error>() {
-            Ok(e) => e,
-            Err(e) => Error::index(e),
-        })
+    idx.write(f)
 }
 
 /// What to add to an index.
@@ -121,10 +117,10 @@ pub fn add(
         Vec::new()
     };
     let mut idx = Index::open_or_create(&opts.database).map_err(Error::index)?;
-    let outcome = write(&mut idx, |tx| match &fbc {
+    let outcome = match &fbc {
         Some(cfg) => {
-            let r = index::fbc_import::import(tx, cfg).map_err(Error::index)?;
-            Ok(AddOutcome {
+            let r = idx.import_fbc(cfg).map_err(Error::index)?;
+            AddOutcome {
                 summary: format!(
                     "added {} package(s) from FBC: {}",
                     r.packages.len(),
@@ -134,10 +130,12 @@ pub fn add(
                     packages: r.packages,
                 },
                 warnings: r.warnings,
-            })
+            }
         }
-        None => add_bundles(tx, opts, units, client, reporter),
-    })?;
+        None => write(&mut idx, |tx| {
+            add_bundles(tx, opts, units, client, reporter)
+        })?,
+    };
     idx.finish().map_err(Error::index)?;
     Ok(outcome)
 }
@@ -179,7 +177,7 @@ fn add_bundles(
     // As when every semver-mode package comes after the replaces-mode
     // ones: opm's ClearNonHeadBundles covers the whole database.
     if cleared {
-        index::add::clear_non_head_bundles(tx).map_err(Error::index)?;
+        index::add::clear_non_head_bundles(tx).map_err(index::Error::from)?;
     }
     let mut warnings = Vec::new();
     if !r.stranded.is_empty() {
@@ -452,7 +450,9 @@ fn pull_records(
 
 /// The add mode a package was added with, as recorded in the index.
 fn recorded_mode(tx: &rusqlite::Transaction<'_>, package: &str) -> Result<Mode, Error> {
-    let recorded = index::schema::add_mode(tx, package).map_err(Error::index)?;
+    let recorded = index::schema::add_mode(tx, package).map_err(|e| {
+        index::Error::sqlite(format!("reading the add mode of package {package}"), &e)
+    })?;
     Ok(match recorded.as_str() {
         "semver" => Mode::Semver,
         "semver-skippatch" => Mode::SemverSkipPatch,
@@ -523,7 +523,7 @@ fn add_by_mode(
             let recs = recs.into_iter().map(|(_, r)| r).collect();
             index::add::add_records(tx, recs, &o)
         }
-        .map_err(Error::index)?;
+        .map_err(index::Error::from)?;
         total.added.extend(r.added);
         total.packages.extend(r.packages);
         total.stranded.extend(r.stranded);
@@ -536,25 +536,19 @@ fn add_by_mode(
 /// in no channel.
 pub fn remove_packages(database: &Path, packages: &[String]) -> Result<index::ops::Removed, Error> {
     let mut idx = Index::open_write(database).map_err(Error::index)?;
-    write(&mut idx, |tx| {
-        index::ops::remove_packages(tx, packages).map_err(Error::index)
-    })
+    idx.remove_packages(packages).map_err(Error::index)
 }
 
 /// `index prune`: keeps only `keep`.
 pub fn prune(database: &Path, keep: &[String]) -> Result<index::ops::Removed, Error> {
     let mut idx = Index::open_write(database).map_err(Error::index)?;
-    write(&mut idx, |tx| {
-        index::ops::prune(tx, keep).map_err(Error::index)
-    })
+    idx.prune(keep).map_err(Error::index)
 }
 
 /// `index prune-stranded`: removes bundles in no channel; their names.
 pub fn prune_stranded(database: &Path) -> Result<Vec<String>, Error> {
     let mut idx = Index::open_write(database).map_err(Error::index)?;
-    write(&mut idx, |tx| {
-        index::ops::prune_stranded(tx).map_err(Error::index)
-    })
+    idx.prune_stranded().map_err(Error::index)
 }
 
 /// `index deprecatetruncate`: deprecates `bundles` (images or CSV names)
@@ -570,9 +564,8 @@ pub fn deprecate_truncate(
         ));
     }
     let mut idx = Index::open_write(database).map_err(Error::index)?;
-    write(&mut idx, |tx| {
-        index::ops::deprecate_bundles(tx, bundles, allow_package_removal).map_err(Error::index)
-    })
+    idx.deprecate_bundles(bundles, allow_package_removal)
+        .map_err(Error::index)
 }
 
 /// What to export.
@@ -770,4 +763,103 @@ fn bundle_files(b: &crate::bundle::Bundle) -> Result<index::ops::BundleFiles, Er
         files.push(("metadata/annotations.yaml".into(), text.into_bytes()));
     }
     Ok(files)
+}
+
+/// What `index list` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum ListWhat {
+    /// Packages.
+    Packages,
+    /// Channels.
+    Channels,
+    /// Bundles per channel, then bundles in no channel (channel empty).
+    Bundles,
+}
+
+/// What to list.
+#[derive(Clone, Debug)]
+pub struct ListOptions {
+    /// The index database.
+    pub database: PathBuf,
+    /// Packages, channels or bundles.
+    pub what: ListWhat,
+}
+
+/// The rows `index list` shows; serialized, the JSON array it prints.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum Listing {
+    /// One row per package.
+    Packages(Vec<index::ops::PackageRow>),
+    /// One row per channel.
+    Channels(Vec<index::ops::ChannelRow>),
+    /// One row per bundle and channel.
+    Bundles(Vec<index::ops::BundleRow>),
+}
+
+impl Listing {
+    /// The rows as table cells, headers first.
+    pub fn table(&self) -> Vec<Vec<String>> {
+        let header = |h: &[&str]| h.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        match self {
+            Listing::Packages(r) => std::iter::once(header(&[
+                "PACKAGE",
+                "DEFAULT CHANNEL",
+                "CHANNELS",
+                "BUNDLES",
+                "ADD MODE",
+            ]))
+            .chain(r.iter().map(|p| {
+                vec![
+                    p.package.clone(),
+                    p.default_channel.clone(),
+                    p.channels.to_string(),
+                    p.bundles.to_string(),
+                    p.add_mode.clone(),
+                ]
+            }))
+            .collect(),
+            Listing::Channels(r) => {
+                std::iter::once(header(&["PACKAGE", "CHANNEL", "HEAD", "DEFAULT"]))
+                    .chain(r.iter().map(|c| {
+                        vec![
+                            c.package.clone(),
+                            c.channel.clone(),
+                            c.head.clone(),
+                            if c.default {
+                                "yes".into()
+                            } else {
+                                String::new()
+                            },
+                        ]
+                    }))
+                    .collect()
+            }
+            Listing::Bundles(r) => std::iter::once(header(&[
+                "PACKAGE", "CHANNEL", "BUNDLE", "VERSION", "REPLACES", "IMAGE",
+            ]))
+            .chain(r.iter().map(|b| {
+                vec![
+                    b.package.clone(),
+                    b.channel.clone(),
+                    b.name.clone(),
+                    b.version.clone(),
+                    b.replaces.clone(),
+                    b.image.clone(),
+                ]
+            }))
+            .collect(),
+        }
+    }
+}
+
+/// `index list`: the packages, channels or bundles of an index.
+pub fn list(opts: &ListOptions) -> Result<Listing, Error> {
+    let idx = Index::open_read(&opts.database).map_err(Error::index)?;
+    Ok(match opts.what {
+        ListWhat::Packages => Listing::Packages(index::ops::list_packages(&idx)?),
+        ListWhat::Channels => Listing::Channels(index::ops::list_channels(&idx)?),
+        ListWhat::Bundles => Listing::Bundles(index::ops::list_bundles(&idx)?),
+    })
 }

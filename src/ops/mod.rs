@@ -17,8 +17,11 @@
 //! - [`image`]: bundle, index and catalog images built, pushed and
 //!   signed.
 //! - [`index`]: the `index` commands on a database (add, rm, prune,
-//!   deprecatetruncate, export).
+//!   deprecatetruncate, export, list).
+//! - [`fbc`]: `validate` and `init` on file-based catalogs.
 //! - [`render`]: `render` and `migrate`.
+//! - [`template`]: the `render-template` command.
+//! - [`sign`]: `sign`, `sign generate-key-pair` and `verify`.
 //! - [`mirror`]: `catalog mirror`, copying a catalog's images to another
 //!   registry and rewriting its references.
 //! - [`registry`]: the registry client of a command, and which registry
@@ -27,11 +30,14 @@
 //! [`DeclarativeConfig`]: crate::fbc::DeclarativeConfig
 
 pub mod catalog_source;
+pub mod fbc;
 pub mod image;
 pub mod index;
 pub mod mirror;
 pub mod registry;
 pub mod render;
+pub mod sign;
+pub mod template;
 
 pub use catalog_source::SourceOptions;
 
@@ -71,6 +77,9 @@ pub enum Error {
     /// A file-based catalog could not be read.
     #[error(transparent)]
     Fbc(#[from] crate::fbc::FbcError),
+    /// A catalog template could not be read or rendered, or a graph made.
+    #[error(transparent)]
+    Graph(#[from] crate::graph::Error),
     /// A bundle could not be read or turned into a record or FBC bundle.
     #[error(transparent)]
     Bundle(BoxError),
@@ -145,6 +154,12 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+}
+
+impl From<crate::index::Error> for Error {
+    fn from(e: crate::index::Error) -> Error {
+        Error::index(e)
     }
 }
 

@@ -4,7 +4,19 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Context};
+/// Content opm's model conversion refuses: an [`super::Error::Inconsistent`].
+macro_rules! inconsistent {
+    ($($arg:tt)*) => {
+        super::Error::Inconsistent(format!($($arg)*))
+    };
+}
+
+/// Returns an [`super::Error::Inconsistent`].
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err(inconsistent!($($arg)*))
+    };
+}
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -84,7 +96,7 @@ fn gvk_of(v: &Value) -> Gvk {
 }
 
 /// Manifests from `olm.bundle.object` properties (base64 `data`).
-fn bundle_objects(b: &fbc::Bundle) -> anyhow::Result<(Option<Str>, Vec<Str>)> {
+fn bundle_objects(b: &fbc::Bundle) -> super::Result<(Option<Str>, Vec<Str>)> {
     let mut csv = None;
     let mut objects = Vec::new();
     for p in b
@@ -99,11 +111,15 @@ fn bundle_objects(b: &fbc::Bundle) -> anyhow::Result<(Option<Str>, Vec<Str>)> {
         };
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data)
-            .with_context(|| {
-                format!("bundle {:?}: olm.bundle.object data is not base64", b.name)
+            .map_err(|e| {
+                inconsistent!(
+                    "bundle {:?}: olm.bundle.object data is not base64: {e}",
+                    b.name
+                )
             })?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| anyhow!("bundle {:?}: olm.bundle.object data is not UTF-8", b.name))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            inconsistent!("bundle {:?}: olm.bundle.object data is not UTF-8", b.name)
+        })?;
         let kind = serde_json::from_str::<Value>(&text)
             .ok()
             .and_then(|v| v.get("kind").and_then(Value::as_str).map(str::to_string));
@@ -133,10 +149,10 @@ impl FbcRegistry {
     /// Builds the registry from a loaded config; content opm's model
     /// conversion refuses is an [`super::Error::Inconsistent`].
     pub fn from_config(cfg: &DeclarativeConfig) -> super::Result<FbcRegistry> {
-        Self::build(cfg).map_err(|e| super::Error::Inconsistent(format!("{e:#}")))
+        Self::build(cfg)
     }
 
-    fn build(cfg: &DeclarativeConfig) -> anyhow::Result<FbcRegistry> {
+    fn build(cfg: &DeclarativeConfig) -> super::Result<FbcRegistry> {
         // Deprecation messages by (package, schema, name).
         let mut deprecations: HashMap<(&str, &str, &str), &str> = HashMap::new();
         for d in &cfg.deprecations {
@@ -193,7 +209,7 @@ impl FbcRegistry {
         let mut bundle_count = 0;
         for c in &cfg.channels {
             let pkg = packages.get_mut(c.package.as_str()).ok_or_else(|| {
-                anyhow!("channel {:?}: package {:?} not found", c.name, c.package)
+                inconsistent!("channel {:?}: package {:?} not found", c.name, c.package)
             })?;
             if pkg.channels.contains_key(c.name.as_str()) {
                 bail!(
@@ -207,7 +223,7 @@ impl FbcRegistry {
                 let data = datas
                     .get(&(c.package.as_str(), e.name.as_str()))
                     .ok_or_else(|| {
-                        anyhow!(
+                        inconsistent!(
                             "package {:?}, channel {:?}: bundle {:?} not found",
                             c.package,
                             c.name,
@@ -238,7 +254,7 @@ impl FbcRegistry {
                 );
             }
             let head = channel_head(&entries)
-                .map_err(|e| anyhow!("package {:?}, channel {:?}: {e}", c.package, c.name))?;
+                .map_err(|e| inconsistent!("package {:?}, channel {:?}: {e}", c.package, c.name))?;
             bundle_count += entries.len();
             pkg.channels.insert(
                 s(&c.name),
@@ -342,7 +358,7 @@ fn bundle_data(
     b: &fbc::Bundle,
     meta: &fbc::Package,
     dep: &dyn Fn(&str, &str, &str) -> Option<Str>,
-) -> anyhow::Result<BundleData> {
+) -> super::Result<BundleData> {
     let mut version = None;
     let mut provided = Vec::new();
     let mut required = Vec::new();
@@ -364,7 +380,7 @@ fn bundle_data(
                             );
                         }
                         semver::Version::parse(v).map_err(|e| {
-                            anyhow!("bundle {:?}: version {v:?} is not semver: {e}", b.name)
+                            inconsistent!("bundle {:?}: version {v:?} is not semver: {e}", b.name)
                         })?;
                         version = Some(v.to_string());
                     }

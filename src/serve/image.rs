@@ -6,8 +6,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
-
 use super::Error;
 
 use crate::oci::{self, ImageRef, RegistryClient};
@@ -93,7 +91,7 @@ pub async fn fetch_catalog_with(
         found |=
             unpack_matching(&blob, &wanted, dir.path(), &mut total).map_err(|e| Error::Image {
                 context: format!("unpacking layer {} of {reference}", layer.digest),
-                source: e.into(),
+                source: Box::new(e),
             })?;
     }
     let target = dir.path().join(&wanted);
@@ -116,12 +114,7 @@ pub async fn fetch_catalog_with(
 
 /// Unpacks the entries of one (gzip or plain) tar layer at or under `wanted`
 /// into `into`, refusing paths that leave it. Returns whether any matched.
-fn unpack_matching(
-    blob: &[u8],
-    wanted: &str,
-    into: &Path,
-    total: &mut u64,
-) -> anyhow::Result<bool> {
+fn unpack_matching(blob: &[u8], wanted: &str, into: &Path, total: &mut u64) -> Result<bool, Error> {
     let reader: Box<dyn Read + '_> = if blob.starts_with(&[0x1f, 0x8b]) {
         Box::new(flate2::read::GzDecoder::new(blob))
     } else {
@@ -129,11 +122,12 @@ fn unpack_matching(
     };
     let mut archive = tar::Archive::new(reader);
     let mut found = false;
-    for entry in archive.entries().context("reading the layer")? {
-        let mut entry = entry.context("reading the layer")?;
+    let layer = |e| Error::io("reading the layer", e);
+    for entry in archive.entries().map_err(layer)? {
+        let mut entry = entry.map_err(layer)?;
         let raw = entry
             .path()
-            .context("an entry path")?
+            .map_err(|e| Error::io("reading the layer: an entry path", e))?
             .to_string_lossy()
             .into_owned();
         let Ok(name) = oci::layer::normalize_entry_path(&raw) else {
@@ -145,19 +139,25 @@ fn unpack_matching(
         let out: PathBuf = into.join(&name);
         match entry.header().entry_type() {
             tar::EntryType::Directory => {
-                std::fs::create_dir_all(&out)?;
+                std::fs::create_dir_all(&out)
+                    .map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 *total += entry.size();
                 if *total > MAX_CATALOG_BYTES {
-                    bail!("the catalog is larger than {} MiB", MAX_CATALOG_BYTES >> 20);
+                    return Err(Error::NotACatalogImage(format!(
+                        "the catalog is larger than {} MiB",
+                        MAX_CATALOG_BYTES >> 20
+                    )));
                 }
                 if let Some(parent) = out.parent() {
-                    std::fs::create_dir_all(parent)?;
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
                 }
-                let mut f = std::fs::File::create(&out)
-                    .with_context(|| format!("writing {}", out.display()))?;
-                std::io::copy(&mut (&mut entry).take(MAX_CATALOG_BYTES), &mut f)?;
+                let writing = |e| Error::io(format!("writing {}", out.display()), e);
+                let mut f = std::fs::File::create(&out).map_err(writing)?;
+                std::io::copy(&mut (&mut entry).take(MAX_CATALOG_BYTES), &mut f)
+                    .map_err(writing)?;
                 found = true;
             }
             // Links and devices are not catalog content.

@@ -69,11 +69,11 @@ pub fn sign_before_tag(
                 .sign_digest(&digest, signer.as_ref(), &options)
                 .await
                 .map(|_| ())
-                .map_err(|e| {
-                    OciError::Other(format!(
-                        "signing {dest} ({digest}); the tag was not moved: {}",
-                        crate::diag::with_causes(&e)
-                    ))
+                .map_err(|e| OciError::BeforeTag {
+                    step: "signing".into(),
+                    image: dest.to_string(),
+                    digest: digest.clone(),
+                    source: Box::new(e),
                 })
         }
         .boxed()

@@ -1,0 +1,168 @@
+//! `sign`, `sign generate-key-pair` and `verify`: cosign key-pair
+//! signatures of an image (a registry reference or an OCI layout).
+//!
+//! Passwords are given, never asked for: the caller reads them (the CLI
+//! from `COSIGN_PASSWORD`, a prompt or standard input).
+
+use std::path::{Path, PathBuf};
+
+use crate::oci::ImageRef;
+use crate::sign::payload::parse_annotations;
+use crate::sign::{
+    KeySigner, KeyVerifier, PrivateKey, PublicKey, SignFormat, SignOptions, SignOutcome, Target,
+    VerifyOptions, VerifyReport,
+};
+
+use super::registry::{client, credential_host_of, RegistryOptions};
+use super::Error;
+
+/// What to sign, and with which key.
+#[derive(Clone, Debug)]
+pub struct SignImageOptions {
+    /// The image: `REGISTRY/REPO[:TAG|@DIGEST]` or `oci:DIR[:TAG]`.
+    pub reference: String,
+    /// The encrypted cosign private key file.
+    pub key: PathBuf,
+    /// `KEY=VALUE` annotations put in the signed payload.
+    pub annotations: Vec<String>,
+    /// How the signature is stored.
+    pub format: SignFormat,
+    /// How to reach the image's registry.
+    pub registry: RegistryOptions,
+}
+
+/// The image of `reference` and the client of a command that reads and
+/// writes only that image (an explicit credential is for its registry).
+fn image_and_client(
+    reference: &str,
+    registry: &RegistryOptions,
+) -> Result<(ImageRef, crate::oci::RegistryClient), Error> {
+    let image: ImageRef = reference.parse().map_err(Error::registry)?;
+    let hosts = match registry.credential {
+        Some(_) => credential_host_of(&image)?,
+        None => Vec::new(),
+    };
+    Ok((image, client(registry, &hosts)?))
+}
+
+/// Signs an image as `cosign sign --key` does: its manifest digest, in a
+/// simple-signing payload, stored as `opts.format` says. `password` (the
+/// key's) is asked for once the arguments are known to be good, and the key
+/// is read and decrypted before the registry is touched.
+pub fn sign(
+    opts: &SignImageOptions,
+    password: impl FnOnce() -> Result<Vec<u8>, String>,
+) -> Result<SignOutcome, Error> {
+    let annotations = parse_annotations(&opts.annotations).map_err(Error::Usage)?;
+    let (image, client) = image_and_client(&opts.reference, &opts.registry)?;
+    let password = password().map_err(Error::Usage)?;
+    let key = PrivateKey::read_encrypted(&opts.key, &password).map_err(Error::sign)?;
+    let options = SignOptions {
+        annotations,
+        format: opts.format,
+    };
+    runtime()?
+        .block_on(Target::new(&client, &image).sign(&KeySigner::new(key), &options))
+        .map_err(Error::sign)
+}
+
+/// What to verify, and with which key.
+#[derive(Clone, Debug)]
+pub struct VerifyImageOptions {
+    /// The image: `REGISTRY/REPO[:TAG|@DIGEST]` or `oci:DIR[:TAG]`.
+    pub reference: String,
+    /// The PEM public key file (ECDSA P-256).
+    pub key: PathBuf,
+    /// `KEY=VALUE` annotations every accepted payload must carry.
+    pub annotations: Vec<String>,
+    /// How to reach the image's registry.
+    pub registry: RegistryOptions,
+}
+
+/// Checks every signature of an image (legacy `.sig` layers and Sigstore
+/// bundles attached as referrers) as `cosign verify --key` does. The report
+/// says which verified and why the others were refused; none verifying is
+/// not an error here (the CLI exits 1).
+pub fn verify(opts: &VerifyImageOptions) -> Result<VerifyReport, Error> {
+    let annotations = parse_annotations(&opts.annotations).map_err(Error::Usage)?;
+    let key = PublicKey::read(&opts.key).map_err(Error::sign)?;
+    let (image, client) = image_and_client(&opts.reference, &opts.registry)?;
+    runtime()?
+        .block_on(
+            Target::new(&client, &image)
+                .verify(&KeyVerifier::new(key), &VerifyOptions { annotations }),
+        )
+        .map_err(Error::sign)
+}
+
+/// Where to write a new key pair.
+#[derive(Clone, Debug)]
+pub struct KeyPairOptions {
+    /// `PREFIX.key` and `PREFIX.pub` are written.
+    pub output_prefix: String,
+    /// Overwrite existing files.
+    pub force: bool,
+}
+
+/// The files [`generate_key_pair`] wrote.
+#[derive(Clone, Debug)]
+pub struct KeyPairFiles {
+    /// The encrypted private key (mode 0600).
+    pub private_key: PathBuf,
+    /// The PEM public key.
+    pub public_key: PathBuf,
+}
+
+/// Generates an ECDSA P-256 key pair in cosign's formats. `password` is
+/// asked for only once the files are known to be writable (neither exists,
+/// or `force`), so nobody types a password for nothing.
+pub fn generate_key_pair(
+    opts: &KeyPairOptions,
+    password: impl FnOnce() -> Result<Vec<u8>, String>,
+) -> Result<KeyPairFiles, Error> {
+    let private_key = PathBuf::from(format!("{}.key", opts.output_prefix));
+    let public_key = PathBuf::from(format!("{}.pub", opts.output_prefix));
+    if !opts.force {
+        for p in [&private_key, &public_key] {
+            if p.exists() {
+                return Err(Error::Destination(format!(
+                    "{} already exists (use --force to overwrite)",
+                    p.display()
+                )));
+            }
+        }
+    }
+    let password = password().map_err(Error::Usage)?;
+    let key = PrivateKey::generate().map_err(Error::sign)?;
+    let private_pem = key.to_encrypted_pem(&password).map_err(Error::sign)?;
+    let public_pem = key.public_key().to_pem().map_err(Error::sign)?;
+    write_private(&private_key, private_pem.as_bytes())?;
+    std::fs::write(&public_key, public_pem.as_bytes())
+        .map_err(|e| Error::io(format!("writing {}", public_key.display()), e))?;
+    Ok(KeyPairFiles {
+        private_key,
+        public_key,
+    })
+}
+
+/// Writes the private key readable by the owner only, as cosign does.
+fn write_private(path: &Path, data: &[u8]) -> Result<(), Error> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let writing = |e| Error::io(format!("writing {}", path.display()), e);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(writing)?;
+    f.write_all(data).map_err(writing)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the async runtime", e))
+}
