@@ -78,10 +78,28 @@ pub fn compare(a: &Version, b: &Version) -> Ordering {
     a.cmp_precedence(b)
 }
 
+/// A range blang/semver v4 refuses; the message names the part that is
+/// wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RangeError {
+    /// The range as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
 impl Range {
     /// Parses a range as blang/semver v4 `ParseRange` does; the error names
     /// the part that is wrong.
-    pub fn parse(text: &str) -> Result<Range, String> {
+    pub fn parse(text: &str) -> Result<Range, RangeError> {
+        Self::parse_message(text).map_err(|message| RangeError {
+            text: text.to_string(),
+            message,
+        })
+    }
+
+    fn parse_message(text: &str) -> Result<Range, String> {
         let parts = split_and_trim(text);
         if parts.is_empty() {
             return Err(if text.trim().is_empty() {
@@ -400,26 +418,32 @@ mod tests {
 
     #[test]
     fn errors_name_the_part() {
-        let e = Range::parse(">=1.0 <2.0.0").expect_err("short version");
+        let e = Range::parse(">=1.0 <2.0.0")
+            .expect_err("short version")
+            .to_string();
         assert!(
             e.contains("`>=1.0`") && e.contains("major.minor.patch"),
             "{e}"
         );
-        let e = Range::parse(">=v1.0.0").expect_err("v");
+        let e = Range::parse(">=v1.0.0").expect_err("v").to_string();
         assert!(e.contains("`>=v`") && e.contains("leading `v`"), "{e}");
-        let e = Range::parse(">=*").expect_err("star");
+        let e = Range::parse(">=*").expect_err("star").to_string();
         assert!(e.contains("no `*` wildcard"), "{e}");
-        let e = Range::parse("*").expect_err("star alone");
+        let e = Range::parse("*").expect_err("star alone").to_string();
         assert!(e.contains("one-character"), "{e}");
-        let e = Range::parse("1.2.*").expect_err("star");
+        let e = Range::parse("1.2.*").expect_err("star").to_string();
         assert!(e.contains("lowercase `x`"), "{e}");
-        let e = Range::parse("1.X").expect_err("X");
+        let e = Range::parse("1.X").expect_err("X").to_string();
         assert!(e.contains("lowercase `x`"), "{e}");
-        let e = Range::parse("~1.2.3").expect_err("tilde");
+        let e = Range::parse("~1.2.3").expect_err("tilde").to_string();
         assert!(e.contains("no `~` or `^`"), "{e}");
-        let e = Range::parse("1.x.3").expect_err("wildcard in the middle, no operator");
+        let e = Range::parse("1.x.3")
+            .expect_err("wildcard in the middle, no operator")
+            .to_string();
         assert!(e.contains("expands to `<`"), "{e}");
-        let e = Range::parse(">=1.0.0\t<2.0.0").expect_err("tab");
+        let e = Range::parse(">=1.0.0\t<2.0.0")
+            .expect_err("tab")
+            .to_string();
         assert!(e.contains("spaces only"), "{e}");
         for bad in [
             "",

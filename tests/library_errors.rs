@@ -213,3 +213,47 @@ fn sign_names_a_directory_that_is_not_a_layout() {
         other => panic!("expected NotALayout, got {other:?}"),
     }
 }
+
+/// The parsers a library user calls directly answer with their module's
+/// error type, not a bare string.
+#[test]
+fn parsers_answer_with_their_modules_error_types() {
+    let mut cfg = fbc::DeclarativeConfig::default();
+    assert!(matches!(
+        cfg.push_object(serde_json::json!({"name": "no-schema"})),
+        Err(fbc::FbcError::InvalidObject(m)) if m.contains("schema")
+    ));
+    assert!(matches!(
+        cfg.push_object(serde_json::json!({"schema": "olm.package", "name": 3})),
+        Err(fbc::FbcError::InvalidObject(m)) if m.contains("olm.package")
+    ));
+    assert!(matches!(
+        fbc::migrate::migrate(&mut cfg, "split-icon"),
+        Err(fbc::FbcError::UnknownMigrationLevel { level, .. }) if level == "split-icon"
+    ));
+    let range = olm_catalog::semver_range::Range::parse(">=1.0 <2.0.0").expect_err("short");
+    assert_eq!(range.text, ">=1.0 <2.0.0");
+    assert!(range.message.contains("`>=1.0`"), "{range}");
+    assert!(matches!(
+        sign::payload::parse_annotations(&["novalue".to_string()]),
+        Err(sign::Error::Annotation(m)) if m.contains("novalue")
+    ));
+    assert!(matches!(
+        sign::payload::SimpleSigning::parse(b"{}"),
+        Err(sign::Error::Payload(_))
+    ));
+    let f = Path::new("sub.yaml");
+    assert!(matches!(
+        graph::rehearse::Subscription::parse("kind: Subscription\nspec:\n  channel: x\n", f),
+        Err(graph::Error::Request(m)) if m.contains("sub.yaml") && m.contains("spec.name")
+    ));
+    let b = olm_catalog::bundle::Bundle::from_files(Path::new("empty"), Vec::new());
+    assert!(matches!(
+        fbc::from_bundle::bundle_to_fbc(&b, ""),
+        Err(fbc::FbcError::Bundle(m)) if m.contains("empty")
+    ));
+    assert!(matches!(
+        index::record::BundleRecord::from_bundle(&b, ""),
+        Err(index::Error::Bundle(_))
+    ));
+}

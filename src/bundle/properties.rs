@@ -64,6 +64,24 @@ pub struct BundleProperties {
     pub annotation_error: Option<String>,
 }
 
+/// What opm's bundle parser refuses while deriving properties; the message
+/// names the file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PropertyError(pub String);
+
+impl From<PropertyError> for String {
+    fn from(e: PropertyError) -> Self {
+        e.0
+    }
+}
+
+impl From<String> for PropertyError {
+    fn from(message: String) -> Self {
+        PropertyError(message)
+    }
+}
+
 impl BundleProperties {
     /// Derives the properties of `bundle`, whose CSV is `csv_manifest`
     /// (decoded as `csv`). Err for what opm's parser refuses: a
@@ -73,7 +91,7 @@ impl BundleProperties {
         bundle: &Bundle,
         csv_manifest: &Manifest,
         csv: &Csv,
-    ) -> Result<BundleProperties, String> {
+    ) -> Result<BundleProperties, PropertyError> {
         let csv_file = csv_manifest.file.display_path.display();
         let package = bundle.package().unwrap_or("").to_string();
         let version = csv.spec.version.clone().unwrap_or_default();
@@ -279,7 +297,11 @@ pub const PROPERTIES_ANNOTATION: &str = "olm.properties";
 /// whose `type` is a string, and whose `value`, for the types opm checks
 /// (`olm.label`, `olm.package`, `olm.gvk`), is an object (or `null`) with
 /// string fields. Err says what is wrong and where in the array.
-pub fn check_annotation_properties(text: &str) -> Result<(), String> {
+pub fn check_annotation_properties(text: &str) -> Result<(), PropertyError> {
+    check_annotation_message(text).map_err(PropertyError)
+}
+
+fn check_annotation_message(text: &str) -> Result<(), String> {
     let parsed: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
     let items = match &parsed {
         Value::Null => return Ok(()),
@@ -491,7 +513,11 @@ fn compact_go(raw: &str) -> String {
 /// operator-registry #1792, #1909): a string as written, a number as its
 /// integer digits when whole (else Go's `%g`), absent or null as none;
 /// anything else is an error.
-pub fn csv_release(csv: &Value) -> Result<String, String> {
+pub fn csv_release(csv: &Value) -> Result<String, PropertyError> {
+    release_message(csv).map_err(PropertyError)
+}
+
+fn release_message(csv: &Value) -> Result<String, String> {
     match csv.pointer("/spec/release") {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
@@ -564,7 +590,7 @@ mod tests {
                 "[0].value.version: expected a string",
             ),
         ] {
-            let e = check(bad).expect_err(bad);
+            let e = check(bad).expect_err(bad).to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

@@ -508,12 +508,8 @@ impl RehearseArgs {
             Ce(rehearse::ClusterExtension),
         }
         let req = match (&self.subscription, &self.cluster_extension) {
-            (Some(f), _) => Request::Sub(
-                rehearse::Subscription::parse(&read(f)?, f).map_err(anyhow::Error::msg)?,
-            ),
-            (None, Some(f)) => Request::Ce(
-                rehearse::ClusterExtension::parse(&read(f)?, f).map_err(anyhow::Error::msg)?,
-            ),
+            (Some(f), _) => Request::Sub(rehearse::Subscription::parse(&read(f)?, f)?),
+            (None, Some(f)) => Request::Ce(rehearse::ClusterExtension::parse(&read(f)?, f)?),
             (None, None) => anyhow::bail!("give --subscription FILE or --cluster-extension FILE"),
         };
         let cfg = self.registry.load_catalog(&self.catalog)?;

@@ -519,7 +519,7 @@ fn filter_package(
                 errors.push(FilterError::InvalidRange {
                     package: name.to_string(),
                     range: r.to_string(),
-                    reason,
+                    reason: reason.to_string(),
                 });
                 None
             }

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use super::{Bundle, Property, RelatedImage, SCHEMA_BUNDLE};
+use super::{Bundle, FbcError, Property, RelatedImage, SCHEMA_BUNDLE};
 use crate::bundle::properties::{package_value, BundleProperties, GVK_TYPE, PACKAGE_TYPE};
 use crate::bundle::Gvk;
 
@@ -32,7 +32,11 @@ pub const CSV_METADATA_TYPE: &str = "olm.csv.metadata";
 /// The `olm.bundle` object of a bundle directory pulled from `image`
 /// (empty for a directory with no image), with `olm.bundle.object`
 /// properties. Err names the file for what opm refuses to render.
-pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<Bundle, String> {
+pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<Bundle, FbcError> {
+    render_bundle(bundle, image).map_err(FbcError::Bundle)
+}
+
+fn render_bundle(bundle: &crate::bundle::Bundle, image: &str) -> Result<Bundle, String> {
     let dir = bundle.dir.display();
     let csv_m = bundle.csv_manifest().ok_or_else(|| {
         bundle
@@ -121,7 +125,10 @@ pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<Bund
 /// The `olm.bundle` properties of a bundle (see the module documentation),
 /// with one `olm.bundle.object` per JSON object of `objects`. Err for an
 /// `olm.gvk` or `olm.package` value opm cannot decode.
-pub fn fbc_properties(p: &BundleProperties, objects: &[String]) -> Result<Vec<Property>, String> {
+pub(crate) fn fbc_properties(
+    p: &BundleProperties,
+    objects: &[String],
+) -> Result<Vec<Property>, String> {
     let mut provided: BTreeSet<Gvk> = p.provided.iter().map(|a| a.gvk.clone()).collect();
     let mut required: BTreeSet<Gvk> = p.required.iter().map(|a| a.gvk.clone()).collect();
     let mut package: Option<Value> = None;

@@ -89,7 +89,7 @@ impl DeclarativeConfig {
                     path: f.clone(),
                     line: span.line,
                     column: span.column,
-                    message: m,
+                    message: m.to_string(),
                 })?;
                 let src = |node| ObjectSource { file, node, span };
                 match schema.as_str() {

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{DeclarativeConfig, Property};
+use super::{DeclarativeConfig, FbcError, Property};
 
 /// The levels known, in the order they run, as opm v1.73.0 lists them;
 /// `all` runs every one of them.
@@ -21,14 +21,14 @@ pub const ALL: &str = "all";
 /// Runs the migrations up to `level` (or all of them for `all`); returns
 /// how many bundles changed. Levels of opm releases after v1.73.0 (such as
 /// `split-icon`) are unknown here, as they are to opm v1.73.0.
-pub fn migrate(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, String> {
+pub fn migrate(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, FbcError> {
     match level {
         "none" => Ok(0),
         BUNDLE_OBJECT_TO_CSV_METADATA | ALL => bundle_object_to_csv_metadata(cfg),
-        l => Err(format!(
-            "unknown migration level {l:?} (known: {}, {ALL})",
-            LEVELS.join(", ")
-        )),
+        l => Err(FbcError::UnknownMigrationLevel {
+            level: l.to_string(),
+            known: format!("{}, {ALL}", LEVELS.join(", ")),
+        }),
     }
 }
 
@@ -37,7 +37,7 @@ pub fn migrate(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, String
 /// (opm's conditions); the others lose every `olm.bundle.object` and get
 /// `olm.csv.metadata` last. A CSV object that is not JSON is an error
 /// naming the bundle.
-pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usize, String> {
+pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usize, FbcError> {
     let mut changed = 0;
     for b in &mut cfg.bundles {
         if b.properties.iter().any(|p| p.kind == "olm.csv.metadata") {
@@ -55,20 +55,20 @@ pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usiz
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(data)
                 .map_err(|e| {
-                    format!(
+                    FbcError::Migration(format!(
                         "bundle {} ({}): property {i} (olm.bundle.object): data is not base64: {e}",
                         b.name, b.package
-                    )
+                    ))
                 })?;
             let obj: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
                 Err(e) => {
                     // Only the CSV has to be read.
                     if String::from_utf8_lossy(&bytes).contains("ClusterServiceVersion") {
-                        return Err(format!(
+                        return Err(FbcError::Migration(format!(
                             "bundle {} ({}): property {i} (olm.bundle.object): the CSV is not JSON: {e}",
                             b.name, b.package
-                        ));
+                        )));
                     }
                     continue;
                 }

@@ -236,17 +236,38 @@ pub enum FbcError {
     /// An object could not be encoded as JSON.
     #[error("encoding the catalog as JSON: {0}")]
     Encode(#[from] serde_json::Error),
+    /// An object the catalog cannot hold: no `schema`, or a known schema's
+    /// object that does not decode.
+    #[error("{0}")]
+    InvalidObject(String),
+    /// A migration level opm v1.73.0 does not know.
+    #[error("unknown migration level {level:?} (known: {known})")]
+    UnknownMigrationLevel {
+        /// The level asked for.
+        level: String,
+        /// The levels there are, comma-separated.
+        known: String,
+    },
+    /// A bundle a migration cannot change (its CSV object is unreadable).
+    #[error("{0}")]
+    Migration(String),
+    /// A bundle directory opm refuses to render as an `olm.bundle` (no CSV,
+    /// no package annotation, an undecodable property); the message names
+    /// the file.
+    #[error("{0}")]
+    Bundle(String),
 }
 
 impl DeclarativeConfig {
     /// Adds one FBC object, dispatching on its `schema`.
-    pub fn push_object(&mut self, obj: Value) -> Result<(), String> {
+    pub fn push_object(&mut self, obj: Value) -> Result<(), FbcError> {
         let schema = obj
             .get("schema")
             .and_then(Value::as_str)
-            .ok_or_else(|| "object has no `schema` field".to_string())?
+            .ok_or_else(|| FbcError::InvalidObject("object has no `schema` field".to_string()))?
             .to_string();
-        let err = |e: serde_json::Error| format!("invalid {schema} object: {e}");
+        let err =
+            |e: serde_json::Error| FbcError::InvalidObject(format!("invalid {schema} object: {e}"));
         match schema.as_str() {
             SCHEMA_PACKAGE => self
                 .packages
@@ -279,7 +300,8 @@ impl DeclarativeConfig {
             for obj in stream {
                 let obj =
                     obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
-                self.push_object(obj).map_err(|m| invalid(0, 0, m))?;
+                self.push_object(obj)
+                    .map_err(|m| invalid(0, 0, m.to_string()))?;
             }
             return Ok(());
         }
@@ -291,7 +313,7 @@ impl DeclarativeConfig {
             }
             let (line, column) = (doc.root.span.line, doc.root.span.column);
             self.push_object(doc.root.to_json())
-                .map_err(|m| invalid(line, column, m))?;
+                .map_err(|m| invalid(line, column, m.to_string()))?;
         }
         Ok(())
     }

@@ -195,11 +195,6 @@ impl Constraint {
     pub fn admits(&self, v: &Version) -> bool {
         self.groups.iter().any(|g| g.iter().all(|c| c.check(v)))
     }
-
-    /// The constraint as written.
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
 }
 
 fn cmp(a: &Version, b: &Version) -> Ordering {

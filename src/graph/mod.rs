@@ -23,7 +23,7 @@ pub mod crd_safety;
 pub mod draw;
 mod error;
 pub mod load;
-pub mod masterminds;
+pub(crate) mod masterminds;
 pub mod modes;
 pub mod path;
 pub mod rehearse;

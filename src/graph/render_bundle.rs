@@ -11,11 +11,12 @@ use crate::fbc::{self, migrate, DeclarativeConfig};
 
 /// The `olm.bundle` object for a bundle directory pulled from `image`.
 pub fn bundle_to_fbc(bundle: &crate::bundle::Bundle, image: &str) -> Result<fbc::Bundle, Error> {
-    let b = fbc::from_bundle::bundle_to_fbc(bundle, image).map_err(Error::Render)?;
+    let b =
+        fbc::from_bundle::bundle_to_fbc(bundle, image).map_err(|e| Error::Render(e.to_string()))?;
     let mut cfg = DeclarativeConfig {
         bundles: vec![b],
         ..DeclarativeConfig::default()
     };
-    migrate::bundle_object_to_csv_metadata(&mut cfg).map_err(Error::Render)?;
+    migrate::bundle_object_to_csv_metadata(&mut cfg).map_err(|e| Error::Render(e.to_string()))?;
     Ok(cfg.bundles.remove(0))
 }

@@ -518,7 +518,7 @@ impl Entry {
     /// Adds the object to `cfg`.
     fn push(self, cfg: &mut DeclarativeConfig) -> Result<(), String> {
         match self {
-            Entry::Object(v) => cfg.push_object(v),
+            Entry::Object(v) => cfg.push_object(v).map_err(|e| e.to_string()),
             Entry::Other(v) => {
                 cfg.others.push(v);
                 Ok(())

@@ -124,6 +124,11 @@ pub enum Error {
     /// cannot be exported.
     #[error("{0}")]
     Conflict(String),
+    /// A bundle opm refuses to add as it is (two CSVs, no package
+    /// annotation, an invalid `olm.properties` annotation); the message
+    /// names the file.
+    #[error("{0}")]
+    Bundle(String),
     /// A package cannot be exported (a bundle's manifests are not in the
     /// index nor pulled, or its image holds a path outside the bundle).
     #[error("{0}")]

@@ -63,7 +63,11 @@ fn encode_line(v: &Value) -> String {
 impl BundleRecord {
     /// Builds the record of a loaded bundle. `image` is the bundle image
     /// reference (empty for a plain directory).
-    pub fn from_bundle(bundle: &Bundle, image: &str) -> Result<BundleRecord, String> {
+    pub fn from_bundle(bundle: &Bundle, image: &str) -> Result<BundleRecord, super::Error> {
+        Self::from_bundle_message(bundle, image).map_err(super::Error::Bundle)
+    }
+
+    fn from_bundle_message(bundle: &Bundle, image: &str) -> Result<BundleRecord, String> {
         let dir = bundle.dir.display();
         let mut csv_count = 0;
         let mut csv_json = String::new();

@@ -323,7 +323,7 @@ fn is_limit(e: &io::Error) -> bool {
 
 /// Normalizes a tar entry name to a root-relative path: strips `./` and a
 /// leading `/`, rejects `..`.
-pub fn normalize_entry_path(name: &str) -> Result<String, String> {
+pub(crate) fn normalize_entry_path(name: &str) -> Result<String, String> {
     let mut parts: Vec<&str> = Vec::new();
     for part in name.split('/') {
         match part {
@@ -466,7 +466,11 @@ impl LayerFs {
 
     /// The content of `path`, following links inside `allowed` (a predicate on
     /// root-relative paths) for at most 16 hops.
-    pub fn resolve(&self, path: &str, allowed: &dyn Fn(&str) -> bool) -> Result<&[u8], String> {
+    pub(crate) fn resolve(
+        &self,
+        path: &str,
+        allowed: &dyn Fn(&str) -> bool,
+    ) -> Result<&[u8], String> {
         let mut current = path.to_string();
         for _ in 0..16 {
             match self.entries.get(&current) {

@@ -101,7 +101,7 @@ pub fn sha256_digest(data: &[u8]) -> String {
 
 /// Checks that `digest` is `sha256:` followed by 64 lowercase hex digits, so
 /// it is safe to use in URLs and as a file name in an OCI layout.
-pub fn check_digest(digest: &str) -> Result<&str, String> {
+pub(crate) fn check_digest(digest: &str) -> Result<&str, String> {
     match digest.strip_prefix("sha256:") {
         Some(h)
             if h.len() == 64

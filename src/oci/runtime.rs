@@ -51,9 +51,18 @@ fn c_string(d: &[u8], at: usize) -> Option<String> {
     String::from_utf8(rest[..end].to_vec()).ok()
 }
 
+/// A file that is not a 64-bit little-endian ELF file this reader follows.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ElfError(pub String);
+
 /// Reads `PT_INTERP` and `DT_NEEDED` of a 64-bit little-endian ELF file
 /// (x86-64, arm64, ppc64le, riscv64: what Linux containers run).
-pub fn elf_deps(data: &[u8]) -> Result<ElfDeps, String> {
+pub fn elf_deps(data: &[u8]) -> Result<ElfDeps, ElfError> {
+    read_elf_deps(data).map_err(ElfError)
+}
+
+fn read_elf_deps(data: &[u8]) -> Result<ElfDeps, String> {
     if data.get(..4) != Some(b"\x7fELF") {
         return Err("not an ELF file".into());
     }

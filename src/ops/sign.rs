@@ -51,11 +51,12 @@ fn image_and_client(
 /// is read and decrypted before the registry is touched.
 pub fn sign(
     opts: &SignImageOptions,
-    password: impl FnOnce() -> Result<Vec<u8>, String>,
+    password: impl FnOnce() -> Result<Vec<u8>, crate::sign::Error>,
 ) -> Result<SignOutcome, Error> {
-    let annotations = parse_annotations(&opts.annotations).map_err(Error::Usage)?;
+    let annotations =
+        parse_annotations(&opts.annotations).map_err(|e| Error::Usage(e.to_string()))?;
     let (image, client) = image_and_client(&opts.reference, &opts.registry)?;
-    let password = password().map_err(Error::Usage)?;
+    let password = password().map_err(|e| Error::Usage(e.to_string()))?;
     let key = PrivateKey::read_encrypted(&opts.key, &password).map_err(Error::sign)?;
     let options = SignOptions {
         annotations,
@@ -84,7 +85,8 @@ pub struct VerifyImageOptions {
 /// says which verified and why the others were refused; none verifying is
 /// not an error here (the CLI exits 1).
 pub fn verify(opts: &VerifyImageOptions) -> Result<VerifyReport, Error> {
-    let annotations = parse_annotations(&opts.annotations).map_err(Error::Usage)?;
+    let annotations =
+        parse_annotations(&opts.annotations).map_err(|e| Error::Usage(e.to_string()))?;
     let key = PublicKey::read(&opts.key).map_err(Error::sign)?;
     let (image, client) = image_and_client(&opts.reference, &opts.registry)?;
     runtime()?
@@ -118,7 +120,7 @@ pub struct KeyPairFiles {
 /// or `force`), so nobody types a password for nothing.
 pub fn generate_key_pair(
     opts: &KeyPairOptions,
-    password: impl FnOnce() -> Result<Vec<u8>, String>,
+    password: impl FnOnce() -> Result<Vec<u8>, crate::sign::Error>,
 ) -> Result<KeyPairFiles, Error> {
     let private_key = PathBuf::from(format!("{}.key", opts.output_prefix));
     let public_key = PathBuf::from(format!("{}.pub", opts.output_prefix));
@@ -132,7 +134,7 @@ pub fn generate_key_pair(
             }
         }
     }
-    let password = password().map_err(Error::Usage)?;
+    let password = password().map_err(|e| Error::Usage(e.to_string()))?;
     let key = PrivateKey::generate().map_err(Error::sign)?;
     let private_pem = key.to_encrypted_pem(&password).map_err(Error::sign)?;
     let public_pem = key.public_key().to_pem().map_err(Error::sign)?;

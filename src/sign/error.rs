@@ -38,6 +38,16 @@ pub enum Error {
         #[source]
         source: Box<OciError>,
     },
+    /// An annotation argument that is not `key=value` with a key.
+    #[error("{0}")]
+    Annotation(String),
+    /// Bytes that are not a simple-signing payload.
+    #[error("not a simple-signing payload: {0}")]
+    Payload(String),
+    /// No password could be read (none in `COSIGN_PASSWORD`, no terminal,
+    /// the two entries differ, standard input failed).
+    #[error("{0}")]
+    Password(String),
     /// The [`crate::sign::Signer`] refused or failed.
     #[error("signing: {0}")]
     Signer(String),

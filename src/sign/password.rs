@@ -8,7 +8,11 @@ use std::io::{BufRead, IsTerminal, Write};
 pub const PASSWORD_ENV: &str = "COSIGN_PASSWORD";
 
 /// Reads the password. `confirm` asks twice on a terminal (for new keys).
-pub fn read_password(confirm: bool) -> Result<Vec<u8>, String> {
+pub fn read_password(confirm: bool) -> Result<Vec<u8>, super::Error> {
+    read(confirm).map_err(super::Error::Password)
+}
+
+fn read(confirm: bool) -> Result<Vec<u8>, String> {
     if let Some(p) = std::env::var_os(PASSWORD_ENV) {
         return Ok(p.into_encoded_bytes());
     }

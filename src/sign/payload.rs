@@ -90,8 +90,8 @@ impl SimpleSigning {
     }
 
     /// Parses a payload.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("not a simple-signing payload: {e}"))
+    pub fn parse(bytes: &[u8]) -> Result<Self, super::Error> {
+        serde_json::from_slice(bytes).map_err(|e| super::Error::Payload(e.to_string()))
     }
 
     /// Required annotations that are missing or differ, as `key=value` of what
@@ -116,14 +116,16 @@ impl SimpleSigning {
 }
 
 /// Parses `key=value` annotation arguments.
-pub fn parse_annotations(args: &[String]) -> Result<BTreeMap<String, String>, String> {
+pub fn parse_annotations(args: &[String]) -> Result<BTreeMap<String, String>, super::Error> {
     let mut out = BTreeMap::new();
     for a in args {
-        let (k, v) = a
-            .split_once('=')
-            .ok_or_else(|| format!("annotation {a:?} is not key=value"))?;
+        let (k, v) = a.split_once('=').ok_or_else(|| {
+            super::Error::Annotation(format!("annotation {a:?} is not key=value"))
+        })?;
         if k.is_empty() {
-            return Err(format!("annotation {a:?} has an empty key"));
+            return Err(super::Error::Annotation(format!(
+                "annotation {a:?} has an empty key"
+            )));
         }
         out.insert(k.to_string(), v.to_string());
     }

@@ -69,7 +69,7 @@ impl SignatureLayer {
             .map_err(|e| format!("{SIGNATURE_ANNOTATION} is not base64: {e}"))?;
         verifier.verify(&self.payload, &signature, &self.annotations)?;
         // Claims are read only after the signature holds, as cosign does.
-        let parsed = SimpleSigning::parse(&self.payload)?;
+        let parsed = SimpleSigning::parse(&self.payload).map_err(|e| e.to_string())?;
         if parsed.critical.kind != COSIGN_SIGNATURE_TYPE {
             return Err(format!(
                 "payload type is {:?}, not {COSIGN_SIGNATURE_TYPE:?}",

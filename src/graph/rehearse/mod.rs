@@ -239,6 +239,7 @@ mod tests {
         assert!(
             Subscription::parse("kind: Subscription\nspec:\n  channel: x\n", f)
                 .expect_err("no package")
+                .to_string()
                 .contains("spec.name")
         );
         let ce = ClusterExtension::parse(

@@ -94,7 +94,11 @@ fn string_at(v: &Value, path: &[&str], file: &Path) -> Result<String, String> {
 
 impl Subscription {
     /// Reads a Subscription from YAML; errors name the file and field.
-    pub fn parse(text: &str, file: &Path) -> Result<Subscription, String> {
+    pub fn parse(text: &str, file: &Path) -> Result<Subscription, crate::graph::Error> {
+        Self::read(text, file).map_err(crate::graph::Error::Request)
+    }
+
+    fn read(text: &str, file: &Path) -> Result<Subscription, String> {
         let v = read_yaml(text, file)?;
         check_kind(&v, "Subscription", file)?;
         let s = |p: &[&str]| string_at(&v, p, file);
@@ -129,7 +133,11 @@ impl Subscription {
 impl ClusterExtension {
     /// Reads a ClusterExtension from YAML: `spec.source.catalog` (v1), else
     /// the v1alpha1 fields directly under `spec`.
-    pub fn parse(text: &str, file: &Path) -> Result<ClusterExtension, String> {
+    pub fn parse(text: &str, file: &Path) -> Result<ClusterExtension, crate::graph::Error> {
+        Self::read(text, file).map_err(crate::graph::Error::Request)
+    }
+
+    fn read(text: &str, file: &Path) -> Result<ClusterExtension, String> {
         let v = read_yaml(text, file)?;
         check_kind(&v, "ClusterExtension", file)?;
         let base: &[&str] = if v.pointer("/spec/source/catalog").is_some() {

@@ -22,7 +22,7 @@
 
 pub mod deprecated_apis;
 pub mod good_practices;
-pub mod goparse;
+pub(crate) mod goparse;
 pub mod multiarch;
 pub mod operatorhub;
 pub mod rules;
