@@ -24,7 +24,7 @@
 //! **OLM v1** (operator-controller `resolve/catalog.go`): the candidates
 //! are the package's bundles in any of `channels` (all bundles when none is
 //! given) whose version satisfies `version` (Masterminds syntax,
-//! [`super::masterminds`]), non-deprecated first, highest version first.
+//! `graph::masterminds`), non-deprecated first, highest version first.
 //! Once installed, with the default `upgradeConstraintPolicy:
 //! CatalogProvided` only successors ([`super::successors::v1_successors`])
 //! or the installed version qualify; `SelfCertified` lifts that. A bundle
