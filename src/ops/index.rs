@@ -136,7 +136,14 @@ pub fn add(
                 warnings: r.warnings,
             })
         }
-        None => add_bundles(tx, opts, units, client, reporter),
+        None => {
+            // Indexes that keep lookups fast as the database grows, gone
+            // again before the commit (opm's schema has none there).
+            index::add::create_lookup_indexes(tx).map_err(Error::index)?;
+            let out = add_bundles(tx, opts, units, client, reporter)?;
+            index::add::drop_lookup_indexes(tx).map_err(Error::index)?;
+            Ok(out)
+        }
     })?;
     idx.finish().map_err(Error::index)?;
     Ok(outcome)
