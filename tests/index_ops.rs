@@ -1186,6 +1186,49 @@ fn same_bundles_give_the_same_database_bytes() {
     );
 }
 
+/// The lookup indexes an add creates inside its transaction are gone once
+/// it commits, and when it fails: the database keeps opm's indexes only,
+/// whether it was new or opm built it.
+#[test]
+fn add_leaves_no_index_of_its_own() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let golden = common::golden().join("sqlite/etcd/index.db");
+    // Our bookkeeping table (and its primary key) is not opm's.
+    let indexes = |db: &Path| {
+        rows(
+            db,
+            "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name != 'olm_catalog_package'",
+        )
+    };
+    let want = indexes(&golden);
+    assert!(want.iter().any(|r| r[0] == "pk"), "{want:?}");
+    let dirs = chain(tmp.path());
+    let paths: Vec<&str> = dirs.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    let db = tmp.path().join("new.db");
+    let dbs = db.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "--database", dbs];
+    args.extend(&paths[..1]);
+    ok(olm(&args));
+    assert_eq!(indexes(&db), want);
+    // An add into an existing database, then one that fails (the bundle is
+    // already there) and rolls back.
+    let mut args = vec!["index", "add", "--database", dbs];
+    args.extend(&paths[1..]);
+    ok(olm(&args));
+    assert_eq!(indexes(&db), want);
+    let mut args = vec!["index", "add", "--database", dbs];
+    args.extend(&paths[..1]);
+    fails(olm(&args));
+    assert_eq!(indexes(&db), want);
+    let opm = tmp.path().join("opm.db");
+    std::fs::copy(&golden, &opm).expect("copy");
+    let opms = opm.to_str().expect("utf-8");
+    let mut args = vec!["index", "add", "--database", opms];
+    args.extend(&paths);
+    ok(olm(&args));
+    assert_eq!(indexes(&opm), want);
+}
+
 /// opm's own `index.db` (etcd, built by opm v1.26.5) is extended and cut
 /// down in place: add of another package, rm of etcd; the schema stays
 /// opm's (version 13, triggers, no column of ours), and opm's triggers do

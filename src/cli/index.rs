@@ -524,10 +524,9 @@ impl RenderArgs {
             },
             migrate_level: self.migrate_level.clone(),
         };
-        let all = ops::render::render(&self.source, &opts)?;
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());
-        olm_catalog::fbc::write::write(&all, self.output, &mut w)?;
+        ops::render::render_to(&self.source, &opts, self.output, &mut w)?;
         w.flush()?;
         Ok(0)
     }

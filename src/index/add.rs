@@ -214,6 +214,53 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
     Ok(())
 }
 
+/// Indexes on the columns an add looks rows up by. opm's schema has none
+/// there, so every lookup scanned its table and adds slowed down as the
+/// database grew. They live only inside the write transaction
+/// ([`create_lookup_indexes`] ... [`drop_lookup_indexes`]): the database
+/// written keeps opm's schema byte for byte.
+const LOOKUP_INDEXES: &[(&str, &str)] = &[
+    (
+        "olm_catalog_lookup_bundlepath",
+        "operatorbundle(bundlepath)",
+    ),
+    (
+        "olm_catalog_lookup_entry_package",
+        "channel_entry(package_name, channel_name)",
+    ),
+    (
+        "olm_catalog_lookup_entry_bundle",
+        "channel_entry(operatorbundle_name)",
+    ),
+    // The foreign key channel_entry.replaces: deleting a package's entries
+    // looks up the entries that replace each one.
+    (
+        "olm_catalog_lookup_entry_replaces",
+        "channel_entry(replaces)",
+    ),
+    (
+        "olm_catalog_lookup_properties_bundle",
+        "properties(operatorbundle_name)",
+    ),
+];
+
+/// Creates the lookup indexes of an add in the open transaction; drop them
+/// with [`drop_lookup_indexes`] before it commits.
+pub fn create_lookup_indexes(tx: &Transaction<'_>) -> Res<()> {
+    for (name, on) in LOOKUP_INDEXES {
+        tx.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
+    }
+    Ok(())
+}
+
+/// Drops what [`create_lookup_indexes`] created.
+pub fn drop_lookup_indexes(tx: &Transaction<'_>) -> Res<()> {
+    for (name, _) in LOOKUP_INDEXES {
+        tx.execute_batch(&format!("DROP INDEX IF EXISTS {name};"))?;
+    }
+    Ok(())
+}
+
 /// The property type opm gives deprecated bundles.
 pub const DEPRECATED_TYPE: &str = "olm.deprecated";
 
@@ -1030,31 +1077,49 @@ fn replaces_graph(
         .collect();
     let (heads, default_channel) =
         modes::semver_package_manifest(&inputs).map_err(|e| fail!("package {pkg}: {e}"))?;
-    // Edges from the columns (after substitutesFor rewrote them).
-    let mut edges: BTreeMap<String, Edges> = BTreeMap::new();
-    let mut all = tx.prepare("SELECT name, replaces, skips FROM operatorbundle")?;
-    for row in all.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, Option<String>>(2)?,
-        ))
-    })? {
-        let (n, rep, sk) = row?;
-        edges.insert(
-            n,
-            Edges {
-                replaces: rep.unwrap_or_default(),
-                skips: split_skips(sk.as_deref()),
-            },
-        );
-    }
+    // Edges from the columns (after substitutesFor rewrote them), of the
+    // bundles the heads reach: the channel walk reads no others, and
+    // reading the whole table for each package made a streamed add of many
+    // packages quadratic.
+    let edges = reachable_edges(tx, heads.values())?;
     Ok(PackageGraph {
         name: pkg.to_string(),
         default_channel,
         edges: heads.keys().map(|c| (c.clone(), edges.clone())).collect(),
         heads,
     })
+}
+
+/// The `replaces` and `skips` columns of the bundles reachable from `heads`
+/// through them; a name with no row is left out, as the walk expects of a
+/// bundle missing from the index.
+fn reachable_edges<'a>(
+    tx: &Transaction<'_>,
+    heads: impl Iterator<Item = &'a String>,
+) -> Res<BTreeMap<String, Edges>> {
+    let mut edges: BTreeMap<String, Edges> = BTreeMap::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut todo: Vec<String> = heads.cloned().collect();
+    let mut st = tx.prepare_cached("SELECT replaces, skips FROM operatorbundle WHERE name = ?")?;
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n.clone()) {
+            continue;
+        }
+        let row: Option<(Option<String>, Option<String>)> = st
+            .query_row([&n], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((rep, sk)) = row else { continue };
+        let e = Edges {
+            replaces: rep.unwrap_or_default(),
+            skips: split_skips(sk.as_deref()),
+        };
+        todo.extend(e.skips.iter().cloned());
+        if !e.replaces.is_empty() {
+            todo.push(e.replaces.clone());
+        }
+        edges.insert(n, e);
+    }
+    Ok(edges)
 }
 
 /// Semver modes (opm's `loadManifestsSemver`, one bundle at a time): the

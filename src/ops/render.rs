@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::fbc::write::OutputFormat;
 use crate::fbc::DeclarativeConfig;
+use crate::index;
 use crate::oci::RegistryClient;
 
 use super::catalog_source::{self, SourceKind, SourceOptions};
@@ -27,6 +28,46 @@ pub fn render(sources: &[String], opts: &RenderOptions) -> Result<DeclarativeCon
     let mut all = catalog_source::load_all(sources, &opts.source)?;
     migrate_level(&mut all, &opts.migrate_level)?;
     Ok(all)
+}
+
+/// Renders `sources` as [`render`] does and writes the result to `w` in
+/// `format`. A single local index database is read and written one package
+/// at a time ([`index::render::index_packages`]): the same bytes, while
+/// memory holds one package's manifests instead of the whole index's. A
+/// read error past the first package leaves the packages before it written.
+pub fn render_to(
+    sources: &[String],
+    opts: &RenderOptions,
+    format: OutputFormat,
+    w: &mut dyn std::io::Write,
+) -> Result<(), Error> {
+    if let [one] = sources {
+        if let Some(idx) = local_index(one)? {
+            migrate_level(&mut DeclarativeConfig::default(), &opts.migrate_level)?;
+            for part in index::render::index_packages(&idx, None).map_err(Error::index)? {
+                let mut part = part.map_err(Error::index)?;
+                migrate_level(&mut part, &opts.migrate_level)?;
+                crate::fbc::write::write(&part, format, w)?;
+            }
+            return Ok(());
+        }
+    }
+    let all = render(sources, opts)?;
+    crate::fbc::write::write(&all, format, w)?;
+    Ok(())
+}
+
+/// The index database `source` names when it is a local SQLite file (what
+/// [`catalog_source::load`] renders from a file with an SQLite header),
+/// opened for reading.
+fn local_index(source: &str) -> Result<Option<index::Index>, Error> {
+    let p = std::path::Path::new(source);
+    if SourceKind::of(source) != SourceKind::File || !index::render::is_index_file(p) {
+        return Ok(None);
+    }
+    index::Index::open_read(p)
+        .map(Some)
+        .map_err(|e| Error::index(index::Error::from(e)))
 }
 
 /// Runs opm's migrations up to `level` on `cfg`; how many bundles changed.
@@ -72,6 +113,23 @@ pub fn migrate(opts: &MigrateOptions, reporter: &dyn Reporter) -> Result<Migrate
             "{source}: a bundle directory; migrate takes an index database, FBC directory or image (render a bundle with `render`)"
         )));
     }
+    // A local index is read and written one package at a time, so memory
+    // follows the largest package (see `render_to`).
+    if let Some(idx) = local_index(source)? {
+        migrate_level(&mut DeclarativeConfig::default(), &opts.migrate_level)?;
+        let parts = index::render::index_packages(&idx, None).map_err(Error::index)?;
+        let (mut packages, mut migrated) = (0, 0);
+        write_new_dir(&opts.out_dir, |tmp| {
+            for part in parts {
+                let mut part = part.map_err(Error::index)?;
+                migrated += migrate_level(&mut part, &opts.migrate_level)?;
+                packages += part.packages.len();
+                write_dir(&part, opts.format, tmp, &opts.out_dir)?;
+            }
+            Ok(())
+        })?;
+        return Ok(migrated_notes(opts, reporter, packages, migrated));
+    }
     let mut cfg = catalog_source::load(
         source,
         &SourceOptions {
@@ -85,31 +143,55 @@ pub fn migrate(opts: &MigrateOptions, reporter: &dyn Reporter) -> Result<Migrate
         )));
     }
     let migrated = migrate_level(&mut cfg, &opts.migrate_level)?;
+    write_new_dir(&opts.out_dir, |tmp| {
+        write_dir(&cfg, opts.format, tmp, &opts.out_dir)
+    })?;
+    Ok(migrated_notes(opts, reporter, cfg.packages.len(), migrated))
+}
+
+/// What [`migrate`] tells the user once the directory is in place.
+fn migrated_notes(
+    opts: &MigrateOptions,
+    reporter: &dyn Reporter,
+    packages: usize,
+    migrated: usize,
+) -> Migrated {
     if !opts.migrate_level.is_empty() && opts.migrate_level != "none" {
         reporter.note(&format!(
             "migrated {migrated} bundle(s) to level {}",
             opts.migrate_level
         ));
     }
-    write_new_dir(&cfg, opts.format, &opts.out_dir)?;
     reporter.note(&format!(
-        "wrote {} package(s) to {}",
-        cfg.packages.len(),
+        "wrote {packages} package(s) to {}",
         opts.out_dir.display()
     ));
-    Ok(Migrated {
-        packages: cfg.packages.len(),
-        migrated,
+    Migrated { packages, migrated }
+}
+
+/// Writes `cfg` into `tmp` (one directory per package); errors name
+/// `out_dir`.
+fn write_dir(
+    cfg: &DeclarativeConfig,
+    format: OutputFormat,
+    tmp: &std::path::Path,
+    out_dir: &std::path::Path,
+) -> Result<(), Error> {
+    crate::fbc::write::write_dir(cfg, format, tmp).map_err(|e| {
+        Error::Destination(format!(
+            "{}: cannot write the catalog: {}",
+            out_dir.display(),
+            io_cause(&e)
+        ))
     })
 }
 
-/// Writes `cfg` as the FBC directory `out_dir` (absent or empty) through a
-/// temporary sibling renamed into place. Errors name `out_dir`, never the
-/// temporary directory the user did not ask for.
+/// Makes the FBC directory `out_dir` (absent or empty): `fill` writes into
+/// a temporary sibling, renamed into place when it succeeds. Errors name
+/// `out_dir`, never the temporary directory the user did not ask for.
 fn write_new_dir(
-    cfg: &DeclarativeConfig,
-    format: OutputFormat,
     out_dir: &std::path::Path,
+    fill: impl FnOnce(&std::path::Path) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let out = out_dir.display();
     if out_dir.exists() && !out_dir.is_dir() {
@@ -147,9 +229,7 @@ fn write_new_dir(
                 e.kind()
             ))
         })?;
-    crate::fbc::write::write_dir(cfg, format, tmp.path()).map_err(|e| {
-        Error::Destination(format!("{out}: cannot write the catalog: {}", io_cause(&e)))
-    })?;
+    fill(tmp.path())?;
     if out_dir.exists() {
         std::fs::remove_dir(out_dir)
             .map_err(|e| Error::io(format!("{out}: cannot replace the empty directory"), e))?;
