@@ -1227,6 +1227,21 @@ fn add_leaves_no_index_of_its_own() {
     args.extend(&paths);
     ok(olm(&args));
     assert_eq!(indexes(&opm), want);
+    // The library's add (no CLI, no ops) leaves none either.
+    let lib = tmp.path().join("lib.db");
+    let mut idx = olm_catalog::index::Index::create_new(&lib).expect("create");
+    let records = dirs
+        .iter()
+        .map(|d| {
+            let b = olm_catalog::bundle::Bundle::load_dir(d).expect("load");
+            let r = olm_catalog::index::record::BundleRecord::from_bundle(&b, "").expect("record");
+            (d.display().to_string(), r)
+        })
+        .collect();
+    idx.add_bundles(records, &olm_catalog::index::AddOptions::default())
+        .expect("add");
+    idx.finish().expect("finish");
+    assert_eq!(indexes(&lib), want);
 }
 
 /// opm's own `index.db` (etcd, built by opm v1.26.5) is extended and cut
