@@ -30,20 +30,42 @@ enum Obj<'a> {
     Other(&'a Value),
 }
 
-/// The objects of `cfg` in opm's output order (`declcfg.writeToEncoder`):
-/// grouped by package name in sorted order (objects of other schemas with
-/// no package form the group `""`, which comes first); within a group the
-/// package, its channels and bundles by name, its deprecations, then the
-/// other objects by schema and name.
-fn ordered(cfg: &DeclarativeConfig) -> Vec<Obj<'_>> {
-    #[derive(Default)]
-    struct Group<'a> {
-        packages: Vec<&'a super::Package>,
-        channels: Vec<&'a super::Channel>,
-        bundles: Vec<&'a super::Bundle>,
-        deprecations: Vec<&'a super::Deprecation>,
-        others: Vec<&'a Value>,
+/// One package's objects (the package `""`: objects of other schemas
+/// with no package).
+#[derive(Default)]
+struct Group<'a> {
+    packages: Vec<&'a super::Package>,
+    channels: Vec<&'a super::Channel>,
+    bundles: Vec<&'a super::Bundle>,
+    deprecations: Vec<&'a super::Deprecation>,
+    others: Vec<&'a Value>,
+}
+
+impl<'a> Group<'a> {
+    /// The group's objects in opm's order: the package, its channels and
+    /// bundles by name, its deprecations, then the other objects by schema
+    /// and name.
+    fn into_objects(mut self) -> impl Iterator<Item = Obj<'a>> {
+        let key = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        // Names are unique in a valid catalog, so stability does not matter.
+        self.packages.sort_by(|a, b| a.name.cmp(&b.name));
+        self.channels.sort_by(|a, b| a.name.cmp(&b.name));
+        self.bundles.sort_by(|a, b| a.name.cmp(&b.name));
+        self.others
+            .sort_by_key(|v| (key(v, "schema"), key(v, "name")));
+        self.packages
+            .into_iter()
+            .map(Obj::Package)
+            .chain(self.channels.into_iter().map(Obj::Channel))
+            .chain(self.bundles.into_iter().map(Obj::Bundle))
+            .chain(self.deprecations.into_iter().map(Obj::Deprecation))
+            .chain(self.others.into_iter().map(Obj::Other))
     }
+}
+
+/// The objects of `cfg` by package name, in sorted order, as opm groups
+/// them (`declcfg.organizeByPackage`).
+fn groups(cfg: &DeclarativeConfig) -> BTreeMap<&str, Group<'_>> {
     let mut groups: BTreeMap<&str, Group<'_>> = BTreeMap::new();
     for p in &cfg.packages {
         groups.entry(&p.name).or_default().packages.push(p);
@@ -57,32 +79,24 @@ fn ordered(cfg: &DeclarativeConfig) -> Vec<Obj<'_>> {
     for d in &cfg.deprecations {
         groups.entry(&d.package).or_default().deprecations.push(d);
     }
-    let key = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     for o in &cfg.others {
         let pkg = o.get("package").and_then(Value::as_str).unwrap_or("");
         groups.entry(pkg).or_default().others.push(o);
     }
-    let mut out = Vec::new();
-    for (_, mut g) in groups {
-        // Names are unique in a valid catalog, so stability does not matter.
-        g.packages.sort_by(|a, b| a.name.cmp(&b.name));
-        g.channels.sort_by(|a, b| a.name.cmp(&b.name));
-        g.bundles.sort_by(|a, b| a.name.cmp(&b.name));
-        g.others.sort_by_key(|v| (key(v, "schema"), key(v, "name")));
-        out.extend(g.packages.into_iter().map(Obj::Package));
-        out.extend(g.channels.into_iter().map(Obj::Channel));
-        out.extend(g.bundles.into_iter().map(Obj::Bundle));
-        out.extend(g.deprecations.into_iter().map(Obj::Deprecation));
-        out.extend(g.others.into_iter().map(Obj::Other));
-    }
-    out
+    groups
+}
+
+/// The objects of `cfg` in opm's output order (`declcfg.writeToEncoder`):
+/// the [`groups`] in package-name order (the group `""` first), each in
+/// [`Group::into_objects`]'s order.
+fn ordered(cfg: &DeclarativeConfig) -> impl Iterator<Item = Obj<'_>> {
+    groups(cfg).into_values().flat_map(Group::into_objects)
 }
 
 /// The objects of `cfg` as JSON values, in the order opm writes them.
 pub fn ordered_values(cfg: &DeclarativeConfig) -> Vec<Value> {
     ordered(cfg)
-        .iter()
-        .map(|o| value_of(o).unwrap_or(Value::Null))
+        .map(|o| value_of(&o).unwrap_or(Value::Null))
         .collect()
 }
 
@@ -120,7 +134,15 @@ pub fn write(
     format: OutputFormat,
     w: &mut dyn Write,
 ) -> Result<(), FbcError> {
-    for o in ordered(cfg) {
+    write_objects(ordered(cfg), format, w)
+}
+
+fn write_objects<'a>(
+    objects: impl Iterator<Item = Obj<'a>>,
+    format: OutputFormat,
+    w: &mut dyn Write,
+) -> Result<(), FbcError> {
+    for o in objects {
         match format {
             OutputFormat::Json => {
                 let s = match &o {
@@ -157,47 +179,15 @@ pub fn write_dir(
         let path = path.to_path_buf();
         move |source| FbcError::Io { path, source }
     };
-    let mut per: BTreeMap<String, DeclarativeConfig> = BTreeMap::new();
-    for p in &cfg.packages {
-        per.entry(p.name.clone())
-            .or_default()
-            .packages
-            .push(p.clone());
-    }
-    for c in &cfg.channels {
-        per.entry(c.package.clone())
-            .or_default()
-            .channels
-            .push(c.clone());
-    }
-    for b in &cfg.bundles {
-        per.entry(b.package.clone())
-            .or_default()
-            .bundles
-            .push(b.clone());
-    }
-    for d in &cfg.deprecations {
-        per.entry(d.package.clone())
-            .or_default()
-            .deprecations
-            .push(d.clone());
-    }
-    for o in &cfg.others {
-        let pkg = o.get("package").and_then(Value::as_str).unwrap_or("");
-        per.entry(pkg.to_string())
-            .or_default()
-            .others
-            .push(o.clone());
-    }
-    for (pkg, part) in per {
+    for (pkg, group) in groups(cfg) {
         if pkg.contains('/') || pkg.contains('\\') || pkg == "." || pkg == ".." {
-            return Err(FbcError::UnsafePackageName(pkg));
+            return Err(FbcError::UnsafePackageName(pkg.to_string()));
         }
         // The package "" is the catalog's global objects: `dir` itself.
         let sub = if pkg.is_empty() {
             dir.to_path_buf()
         } else {
-            dir.join(&pkg)
+            dir.join(pkg)
         };
         std::fs::create_dir_all(&sub).map_err(io(&sub))?;
         let file = sub.join(match format {
@@ -205,7 +195,7 @@ pub fn write_dir(
             OutputFormat::Yaml => "catalog.yaml",
         });
         let mut buf = Vec::new();
-        write(&part, format, &mut buf)?;
+        write_objects(group.into_objects(), format, &mut buf)?;
         std::fs::write(&file, buf).map_err(io(&file))?;
     }
     Ok(())
