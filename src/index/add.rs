@@ -217,7 +217,7 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
 /// Indexes on the columns an add looks rows up by. opm's schema has none
 /// there, so every lookup scanned its table and adds slowed down as the
 /// database grew. They live only inside the write transaction
-/// ([`create_lookup_indexes`] ... [`drop_lookup_indexes`]): the database
+/// ([`with_lookup_indexes`]): the database
 /// written keeps opm's schema byte for byte.
 const LOOKUP_INDEXES: &[(&str, &str)] = &[
     (
@@ -244,21 +244,25 @@ const LOOKUP_INDEXES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Creates the lookup indexes of an add in the open transaction; drop them
-/// with [`drop_lookup_indexes`] before it commits.
-pub fn create_lookup_indexes(tx: &Transaction<'_>) -> Res<()> {
+/// Runs `add` in the open transaction with the lookup indexes in place,
+/// and drops them again when it succeeds (a failed add rolls the whole
+/// transaction back, indexes included).
+pub(crate) fn with_lookup_indexes<T, E: From<super::Error>>(
+    tx: &Transaction<'_>,
+    add: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+) -> Result<T, E> {
+    let sql = |stmt: String| {
+        tx.execute_batch(&stmt)
+            .map_err(|e| E::from(super::Error::sqlite("the lookup indexes of the add", &e)))
+    };
     for (name, on) in LOOKUP_INDEXES {
-        tx.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
+        sql(format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
     }
-    Ok(())
-}
-
-/// Drops what [`create_lookup_indexes`] created.
-pub fn drop_lookup_indexes(tx: &Transaction<'_>) -> Res<()> {
+    let out = add(tx)?;
     for (name, _) in LOOKUP_INDEXES {
-        tx.execute_batch(&format!("DROP INDEX IF EXISTS {name};"))?;
+        sql(format!("DROP INDEX IF EXISTS {name};"))?;
     }
-    Ok(())
+    Ok(out)
 }
 
 /// The property type opm gives deprecated bundles.

@@ -159,9 +159,9 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// A failed statement, with what was being done (`serve` reads
-    /// through `tables` itself).
-    #[cfg(feature = "serve")]
+    /// A failed statement, with what was being done, for code that runs
+    /// statements outside this module's `Fail` steps (`serve` reading
+    /// through `tables`, the add's lookup indexes around a caller's add).
     pub(crate) fn sqlite(context: impl Into<String>, e: &rusqlite::Error) -> Error {
         Error::Sqlite {
             context: context.into(),

@@ -984,17 +984,15 @@ impl super::Index {
         opts: &super::AddOptions,
     ) -> Result<super::AddReport> {
         self.write(|tx| {
-            // Lookup indexes for the add's queries, gone again before the
-            // commit (opm's schema has none there).
-            super::add::create_lookup_indexes(tx)?;
-            let report = if opts.keep_going {
-                super::add::add_records_keep_going(tx, records, Vec::new(), opts)?
-            } else {
-                let records = records.into_iter().map(|(_, r)| r).collect();
-                super::add::add_records(tx, records, opts)?
-            };
-            super::add::drop_lookup_indexes(tx)?;
-            Ok(report)
+            super::add::with_lookup_indexes(tx, |tx| {
+                let report = if opts.keep_going {
+                    super::add::add_records_keep_going(tx, records, Vec::new(), opts)?
+                } else {
+                    let records = records.into_iter().map(|(_, r)| r).collect();
+                    super::add::add_records(tx, records, opts)?
+                };
+                Ok::<_, super::Error>(report)
+            })
         })
     }
 

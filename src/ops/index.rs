@@ -133,12 +133,7 @@ pub fn add(
             }
         }
         None => write(&mut idx, |tx| {
-            // Indexes that keep lookups fast as the database grows, gone
-            // again before the commit (opm's schema has none there).
-            index::add::create_lookup_indexes(tx).map_err(index::Error::from)?;
-            let out = add_bundles(tx, opts, units, client, reporter)?;
-            index::add::drop_lookup_indexes(tx).map_err(index::Error::from)?;
-            Ok(out)
+            index::add::with_lookup_indexes(tx, |tx| add_bundles(tx, opts, units, client, reporter))
         })?,
     };
     idx.finish().map_err(Error::index)?;
