@@ -246,9 +246,6 @@ pub fn build_bundle(
     signing: Option<&Signing>,
     reporter: &dyn Reporter,
 ) -> Result<(ImageRef, String), Error> {
-    if let Some(d) = &dest {
-        check_layout_format(d, build)?;
-    }
     let built = oci::build_bundle_image(dir, build).map_err(|e| {
         Error::build(e).context(format!("building the bundle image of {}", dir.display()))
     })?;
