@@ -217,3 +217,73 @@ fn findings_point_at_file_and_line_and_carry_opms_verdict() {
     assert_eq!(v["passed"], true);
     assert!(v.get("error").is_none());
 }
+
+/// The findings of the whole catalog read at once, sorted as a report.
+fn whole_catalog_findings(dir: &std::path::Path) -> Vec<olm_catalog::diag::Finding> {
+    use olm_catalog::fbc::{validate, DeclarativeConfig};
+    let (cfg, sources) = DeclarativeConfig::load_path_located(dir).expect("loads");
+    sorted(validate::validate_located(&cfg, &sources))
+}
+
+fn sorted(findings: Vec<olm_catalog::diag::Finding>) -> Vec<olm_catalog::diag::Finding> {
+    let mut r = olm_catalog::diag::Report {
+        subject: String::new(),
+        findings,
+    };
+    r.sort();
+    r.findings
+}
+
+/// validate_path reads a package's files together and the packages one
+/// group at a time; its findings are those of reading everything at once,
+/// for packages split over files, files holding several packages, and
+/// the first unreadable file in path order.
+#[test]
+fn validation_by_package_group_finds_what_the_whole_catalog_does() {
+    use olm_catalog::fbc::validate::validate_path;
+    let v418 = common::corpus().join("catalogs/v4.18");
+    let by_group = sorted(validate_path(&v418).expect("validates"));
+    assert_eq!(by_group, whole_catalog_findings(&v418));
+
+    let t = tempfile::tempdir().expect("tmp");
+    let w = |name: &str, text: &str| {
+        let path = t.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    // p: package in one file, a channel in another, its bundle in a third
+    // that also holds q's package; the channel is declared twice.
+    w(
+        "a/package.yaml",
+        "schema: olm.package\nname: p\ndefaultChannel: stable\n",
+    );
+    w("b/channel.json", "{\"schema\":\"olm.channel\",\"name\":\"stable\",\"package\":\"p\",\"entries\":[{\"name\":\"p.v1\"},{\"name\":\"p.v2\",\"replaces\":\"p.v1\"}]}\n{\"schema\":\"olm.channel\",\"name\":\"stable\",\"package\":\"p\",\"entries\":[{\"name\":\"p.v1\"}]}");
+    w("c/mixed.yaml", "schema: olm.bundle\nname: p.v1\npackage: p\nimage: x\nproperties:\n- type: olm.package\n  value: {packageName: p, version: 1.0.0}\n---\nschema: olm.package\nname: q\n");
+    // r: a channel of a package declared nowhere.
+    w(
+        "d/r.yaml",
+        "schema: olm.channel\nname: s\npackage: r\nentries:\n- name: r.v1\n",
+    );
+    let by_group = sorted(validate_path(t.path()).expect("validates"));
+    assert!(by_group.len() >= 4, "{by_group:#?}");
+    assert_eq!(by_group, whole_catalog_findings(t.path()));
+
+    // Two unreadable files: the first in path order is the finding.
+    w("e/bad.yaml", "schema: olm.channel\nname: [\n");
+    w(
+        "f/bad.json",
+        "{\"schema\":\"olm.bundle\",\"name\":5,\"package\":\"p\"}",
+    );
+    w(
+        "c/worse.json",
+        "{\"schema\":\"olm.channel\",\"name\":\"x\",\"package\":\"q\",\"entries\":7}",
+    );
+    let found = validate_path(t.path()).expect("validates");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, "fbc-load");
+    let at = found[0].location.as_ref().expect("placed");
+    assert!(at.file.ends_with("c/worse.json"), "{at:?}");
+    let whole = olm_catalog::fbc::DeclarativeConfig::load_path_located(t.path())
+        .expect_err("the whole catalog does not load");
+    assert!(whole.to_string().contains("c/worse.json"), "{whole}");
+}

@@ -70,9 +70,17 @@ impl DeclarativeConfig {
     /// [`DeclarativeConfig::load_path`], also returning where each object is
     /// written.
     pub fn load_path_located(path: &Path) -> Result<(DeclarativeConfig, Sources), FbcError> {
+        DeclarativeConfig::load_files_located(catalog_files(path)?)
+    }
+
+    /// [`DeclarativeConfig::load_path_located`] of the given files, in the
+    /// order given (one of the groups of `groups::package_groups`).
+    pub fn load_files_located(
+        files: impl IntoIterator<Item = PathBuf>,
+    ) -> Result<(DeclarativeConfig, Sources), FbcError> {
         let mut cfg = DeclarativeConfig::default();
         let mut sources = Sources::default();
-        for f in catalog_files(path)? {
+        for f in files {
             let text = std::fs::read_to_string(&f).map_err(|e| FbcError::Io {
                 path: f.clone(),
                 source: e,

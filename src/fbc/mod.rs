@@ -9,6 +9,7 @@
 pub mod diff;
 pub mod filter;
 pub mod from_bundle;
+pub mod groups;
 mod located;
 pub mod migrate;
 pub mod validate;

@@ -62,18 +62,65 @@ pub fn validate_located(cfg: &DeclarativeConfig, sources: &Sources) -> Vec<Findi
 
 /// Reads the catalog at `path` (a directory or one file) with positions
 /// and validates it, as `opm validate DIR` does. An object that cannot be
-/// read is a finding at its file and line (`fbc-load`); only a path that
-/// cannot be read at all is an error.
+/// read is a finding at its file and line (`fbc-load`): the first such
+/// object in path order, and then no other finding, as when the whole
+/// catalog is read at once; only a path that cannot be read at all is an
+/// error.
+///
+/// The files are read and checked one group at a time (the files that
+/// share a package, see [`super::groups`]), groups in parallel, so memory
+/// follows the largest package rather than the catalog.
 pub fn validate_path(path: &std::path::Path) -> Result<Vec<Finding>, super::FbcError> {
-    match DeclarativeConfig::load_path_located(path) {
-        Ok((cfg, sources)) => Ok(validate_located(&cfg, &sources)),
-        Err(e @ super::FbcError::Io { .. }) => Err(e),
-        Err(super::FbcError::Invalid {
+    use rayon::prelude::*;
+    let groups = super::groups::package_groups(path)?;
+    // Each group's findings, or the index of the file that failed to load
+    // with its error.
+    let results: Vec<Result<Vec<Finding>, (usize, super::FbcError)>> = groups
+        .into_par_iter()
+        .map(|group| {
+            let index_of: std::collections::HashMap<std::path::PathBuf, usize> =
+                group.files.iter().map(|(i, f)| (f.clone(), *i)).collect();
+            let first = group.files.first().map_or(0, |(i, _)| *i);
+            match DeclarativeConfig::load_files_located(group.files.into_iter().map(|(_, f)| f)) {
+                Ok((cfg, sources)) => Ok(validate_located(&cfg, &sources)),
+                Err(e) => {
+                    let at = match &e {
+                        super::FbcError::Io { path, .. }
+                        | super::FbcError::Invalid { path, .. } => {
+                            index_of.get(path).copied().unwrap_or(first)
+                        }
+                        _ => first,
+                    };
+                    Err((at, e))
+                }
+            }
+        })
+        .collect();
+    let mut findings = Vec::new();
+    let mut failed: Option<(usize, super::FbcError)> = None;
+    for r in results {
+        match r {
+            Ok(f) => findings.extend(f),
+            Err((at, e)) if failed.as_ref().is_none_or(|(b, _)| at < *b) => failed = Some((at, e)),
+            Err(_) => {}
+        }
+    }
+    match failed {
+        None => Ok(findings),
+        Some((_, e)) => load_failure(e),
+    }
+}
+
+/// What [`validate_path`] answers when an object cannot be read: the
+/// `fbc-load` finding at its place, or the I/O error.
+fn load_failure(e: super::FbcError) -> Result<Vec<Finding>, super::FbcError> {
+    match e {
+        super::FbcError::Invalid {
             path,
             line,
             column,
             message,
-        }) => {
+        } => {
             let text = std::fs::read_to_string(&path).ok();
             let span = crate::yaml::Span {
                 line,
@@ -84,7 +131,7 @@ pub fn validate_path(path: &std::path::Path) -> Result<Vec<Finding>, super::FbcE
             let at = crate::diag::Location::new(&path, span, text.as_deref());
             Ok(vec![Finding::error("fbc-load", message).at(at)])
         }
-        Err(e) => Err(e),
+        e => Err(e),
     }
 }
 
