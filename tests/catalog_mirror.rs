@@ -59,7 +59,7 @@ fn push_multiarch(reg: &Registry, name: &str, tag: &str) -> String {
             let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
             for (d, data) in [(&layer_desc, layer.clone()), (&config_desc, config.clone())] {
                 client
-                    .push_blob(&repo, d, &BlobBody(std::sync::Arc::new(data)), None)
+                    .push_blob(&repo, d, &BlobBody::from(data), None)
                     .await
                     .expect("push blob");
             }

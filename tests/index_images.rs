@@ -222,7 +222,6 @@ fn index_add_with_credentials_pulls_and_pushes() {
 async fn push_crafted_bundle(reference: &str, extra: &dyn Fn(&mut tar::Builder<Vec<u8>>)) {
     use olm_catalog::oci::build::{BlobItem, BlobSource, ImageSet};
     use olm_catalog::oci::media::{self, Descriptor, Format, ImageManifest};
-    use std::sync::Arc;
     let dir = common::fixtures().join("graph/pkg-semver/1.0.0");
     let mut b = tar::Builder::new(Vec::new());
     for rel in [
@@ -267,11 +266,11 @@ async fn push_crafted_bundle(reference: &str, extra: &dyn Fn(&mut tar::Builder<V
         blobs: vec![
             BlobItem {
                 descriptor: layer,
-                source: BlobSource::Data(Arc::new(blob)),
+                source: BlobSource::Data(olm_catalog::oci::BlobBody::from(blob)),
             },
             BlobItem {
                 descriptor: config_desc,
-                source: BlobSource::Data(Arc::new(config_bytes)),
+                source: BlobSource::Data(olm_catalog::oci::BlobBody::from(config_bytes)),
             },
         ],
         children: Vec::new(),

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::blob::BlobBody;
 use super::layer::{BuiltLayer, LayerBuilder};
 use super::media::{self, Descriptor, Format, ImageIndex, ImageManifest, Platform};
 use super::{rfc3339, ImageRef, OciError};
@@ -95,7 +95,7 @@ impl BuildOptions {
 #[derive(Debug, Clone)]
 pub enum BlobSource {
     /// Built here.
-    Data(Arc<Vec<u8>>),
+    Data(BlobBody),
     /// A blob of an existing image (a base image layer), fetched or mounted
     /// only when the destination lacks it.
     Image(ImageRef),
@@ -255,7 +255,7 @@ fn single_image(
     let config_desc = Descriptor::of(format.config(), &config_bytes);
     set.push_blob(BlobItem {
         descriptor: config_desc.clone(),
-        source: BlobSource::Data(Arc::new(config_bytes)),
+        source: BlobSource::Data(BlobBody::from(config_bytes)),
     });
     let manifest = ImageManifest {
         schema_version: 2,
@@ -403,13 +403,13 @@ fn layer_item(set: &mut ImageSet, built: BuiltLayer, format: Format) -> Descript
     let desc = Descriptor {
         media_type: format.layer_gzip().to_string(),
         digest: built.digest,
-        size: built.blob.len() as u64,
+        size: built.blob.len(),
         platform: None,
         annotations: None,
     };
     set.push_blob(BlobItem {
         descriptor: desc.clone(),
-        source: BlobSource::Data(Arc::new(built.blob)),
+        source: BlobSource::Data(built.blob),
     });
     desc
 }
@@ -712,13 +712,14 @@ pub fn catalog_layer(dir: &Path, epoch: u64) -> Result<BuiltLayer, OciError> {
         if entry.file_type().is_dir() {
             layer.dir(&name);
         } else if entry.file_type().is_file() {
-            let data = std::fs::read(path).map_err(|e| io_err(path, e))?;
-            layer.file(&name, data, 0o644);
+            layer.file_from_disk(&name, path, 0o644);
         } else {
             return Err(io_err(path, "not a regular file or directory"));
         }
     }
-    layer.build(epoch)
+    // A whole catalog's files and its compressed layer can be GiBs: the
+    // files are read one at a time and the layer goes to a temporary file.
+    layer.build_spooled(epoch)
 }
 
 /// What a catalog image is built on.

@@ -313,7 +313,7 @@ impl Copier {
                     super::transfer::fetch_blob(&self.client, src, blob, MAX_COPIED_BLOB, None)
                         .await?;
                 self.client
-                    .push_blob(repo, blob, &BlobBody(Arc::new(data)), None)
+                    .push_blob(repo, blob, &BlobBody::from(data), None)
                     .await?;
                 stats.blobs_copied += 1;
                 stats.bytes_copied += blob.size;

@@ -22,6 +22,9 @@ use flate2::read::GzDecoder;
 use flate2::{Compression, GzBuilder};
 use sha2::{Digest as _, Sha256};
 
+use std::path::{Path, PathBuf};
+
+use super::blob::{BlobBody, HashingWriter, SpoolWriter};
 use super::media::sha256_digest;
 use super::OciError;
 
@@ -29,8 +32,19 @@ use super::OciError;
 #[derive(Debug, Clone)]
 enum Entry {
     Dir,
-    File { data: Vec<u8>, mode: u32 },
-    Symlink { target: String },
+    File {
+        data: Vec<u8>,
+        mode: u32,
+    },
+    /// A file read when the layer is written, so that a layer of many
+    /// large files never holds them all.
+    Disk {
+        source: PathBuf,
+        mode: u32,
+    },
+    Symlink {
+        target: String,
+    },
 }
 
 /// Collects entries, then writes them as a reproducible layer.
@@ -42,8 +56,10 @@ pub struct LayerBuilder {
 /// A built layer: the gzip blob and the digest of the uncompressed tar.
 #[derive(Debug, Clone)]
 pub struct BuiltLayer {
-    /// The gzip-compressed tar (the blob pushed).
-    pub blob: Vec<u8>,
+    /// The gzip-compressed tar (the blob pushed): in memory from
+    /// [`LayerBuilder::build`], in a temporary file from
+    /// [`LayerBuilder::build_spooled`].
+    pub blob: BlobBody,
     /// `sha256:` of `blob`.
     pub digest: String,
     /// `sha256:` of the uncompressed tar (the config's `rootfs.diff_ids`).
@@ -62,6 +78,20 @@ impl LayerBuilder {
         let path = path.trim_start_matches('/').to_string();
         self.parents(&path);
         self.entries.insert(path, Entry::File { data, mode });
+    }
+
+    /// Adds the regular file `source` at `path`, read only when the layer
+    /// is written (see [`LayerBuilder::build_spooled`]).
+    pub fn file_from_disk(&mut self, path: &str, source: &Path, mode: u32) {
+        let path = path.trim_start_matches('/').to_string();
+        self.parents(&path);
+        self.entries.insert(
+            path,
+            Entry::Disk {
+                source: source.to_path_buf(),
+                mode,
+            },
+        );
     }
 
     /// Adds a directory at `path` with its parents.
@@ -93,19 +123,30 @@ impl LayerBuilder {
         }
     }
 
-    /// Writes the tar and compresses it. `mtime` is the timestamp of every
-    /// entry (seconds since the epoch).
+    /// Writes the tar and compresses it, in memory. `mtime` is the
+    /// timestamp of every entry (seconds since the epoch).
     pub fn build(&self, mtime: u64) -> Result<BuiltLayer, OciError> {
-        let tar_bytes = self.tar(mtime).map_err(|e| OciError::Io {
-            context: "writing layer".into(),
-            source: e,
-        })?;
-        let diff_id = sha256_digest(&tar_bytes);
-        let blob = gzip(&tar_bytes).map_err(|e| OciError::Io {
-            context: "compressing layer".into(),
-            source: e,
-        })?;
-        let digest = sha256_digest(&blob);
+        let (gz, diff_id) = self
+            .write_gzip(mtime, Vec::new())
+            .map_err(|e| layer_io("writing layer", e))?;
+        let digest = sha256_digest(&gz);
+        Ok(BuiltLayer {
+            blob: BlobBody::from(gz),
+            digest,
+            diff_id,
+        })
+    }
+
+    /// [`LayerBuilder::build`] into a temporary file: neither the tar nor
+    /// the compressed blob is ever whole in memory, and files added with
+    /// [`LayerBuilder::file_from_disk`] are read one at a time. The same
+    /// bytes as `build`.
+    pub fn build_spooled(&self, mtime: u64) -> Result<BuiltLayer, OciError> {
+        let spool = SpoolWriter::new().map_err(|e| layer_io("creating a temporary file", e))?;
+        let (spool, diff_id) = self
+            .write_gzip(mtime, spool)
+            .map_err(|e| layer_io("writing layer", e))?;
+        let (blob, digest) = spool.finish().map_err(|e| layer_io("writing layer", e))?;
         Ok(BuiltLayer {
             blob,
             digest,
@@ -113,8 +154,18 @@ impl LayerBuilder {
         })
     }
 
-    fn tar(&self, mtime: u64) -> io::Result<Vec<u8>> {
-        let mut builder = tar::Builder::new(Vec::new());
+    /// Writes the tar through gzip into `out`, hashing the tar on the way:
+    /// `out` and the tar's `sha256:` digest (the diff id).
+    fn write_gzip<W: Write>(&self, mtime: u64, out: W) -> io::Result<(W, String)> {
+        let gz = gzip_writer(out);
+        let tar = HashingWriter::new(gz);
+        let tar = self.tar(mtime, tar)?;
+        let (diff_id, _, gz) = tar.finish();
+        Ok((gz.finish()?, diff_id))
+    }
+
+    fn tar<W: Write>(&self, mtime: u64, out: W) -> io::Result<W> {
+        let mut builder = tar::Builder::new(out);
         // Paths are compared as strings; a directory "a" sorts before "a/x"
         // because BTreeMap orders "a" < "a/x".
         for (path, entry) in &self.entries {
@@ -137,6 +188,15 @@ impl LayerBuilder {
                     header.set_size(data.len() as u64);
                     builder.append_data(&mut header, path, data.as_slice())?;
                 }
+                Entry::Disk { source, mode } => {
+                    let data = std::fs::read(source).map_err(|e| {
+                        io::Error::new(e.kind(), format!("reading {}: {e}", source.display()))
+                    })?;
+                    header.set_entry_type(tar::EntryType::Regular);
+                    header.set_mode(*mode);
+                    header.set_size(data.len() as u64);
+                    builder.append_data(&mut header, path, data.as_slice())?;
+                }
                 Entry::Symlink { target } => {
                     header.set_entry_type(tar::EntryType::Symlink);
                     header.set_mode(0o777);
@@ -149,12 +209,25 @@ impl LayerBuilder {
     }
 }
 
-/// Deterministic gzip: no file name, mtime 0, OS byte 255 ("unknown").
-pub fn gzip(data: &[u8]) -> io::Result<Vec<u8>> {
-    let mut enc = GzBuilder::new()
+fn layer_io(context: &str, source: io::Error) -> OciError {
+    OciError::Io {
+        context: context.into(),
+        source,
+    }
+}
+
+/// The gzip stream every layer is written with: no file name, mtime 0,
+/// OS byte 255 ("unknown"), level 6.
+fn gzip_writer<W: Write>(out: W) -> flate2::write::GzEncoder<W> {
+    GzBuilder::new()
         .mtime(0)
         .operating_system(255)
-        .write(Vec::with_capacity(data.len() / 3 + 64), Compression::new(6));
+        .write(out, Compression::new(6))
+}
+
+/// Deterministic gzip: no file name, mtime 0, OS byte 255 ("unknown").
+pub fn gzip(data: &[u8]) -> io::Result<Vec<u8>> {
+    let mut enc = gzip_writer(Vec::with_capacity(data.len() / 3 + 64));
     enc.write_all(data)?;
     enc.finish()
 }
@@ -559,12 +632,46 @@ mod tests {
         let la = a.build(0).expect("build");
         let lb = b.build(0).expect("build");
         assert_eq!(la.digest, lb.digest);
-        assert_eq!(la.blob, lb.blob);
+        let blob = la.blob.to_vec().expect("bytes");
+        assert_eq!(blob, lb.blob.to_vec().expect("bytes"));
+        // Streamed through gzip, the bytes are those of gzipping the whole
+        // tar at once (what layers were before they were streamed).
+        let tar_bytes = a.tar(0, Vec::new()).expect("tar");
+        assert_eq!(la.diff_id, sha256_digest(&tar_bytes));
+        assert_eq!(blob, gzip(&tar_bytes).expect("gzip"));
         let mut fs = LayerFs::default();
-        fs.apply(&la.blob, "l", &UnpackLimits::default(), &keep_all)
+        fs.apply(&blob, "l", &UnpackLimits::default(), &keep_all)
             .expect("apply");
         let names: Vec<_> = fs.entries.keys().cloned().collect();
         assert_eq!(names, vec!["manifests/b.yaml", "metadata/annotations.yaml"]);
+    }
+
+    #[test]
+    fn spooled_layer_of_files_on_disk_is_the_in_memory_layer() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let big: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_be_bytes()).collect();
+        std::fs::write(dir.path().join("big.json"), &big).expect("write");
+        std::fs::write(dir.path().join("small.yaml"), b"a: 1\n").expect("write");
+        let mut memory = LayerBuilder::new();
+        memory.file("configs/p/big.json", big.clone(), 0o644);
+        memory.file("configs/small.yaml", b"a: 1\n".to_vec(), 0o644);
+        let mut disk = LayerBuilder::new();
+        disk.file_from_disk("configs/p/big.json", &dir.path().join("big.json"), 0o644);
+        disk.file_from_disk("configs/small.yaml", &dir.path().join("small.yaml"), 0o644);
+        let (m, d) = (
+            memory.build(7).expect("build"),
+            disk.build_spooled(7).expect("spooled"),
+        );
+        assert!(matches!(d.blob, BlobBody::File(_)));
+        assert_eq!((&m.digest, &m.diff_id), (&d.digest, &d.diff_id));
+        assert_eq!(m.blob.to_vec().expect("m"), d.blob.to_vec().expect("d"));
+        std::fs::remove_file(dir.path().join("small.yaml")).expect("rm");
+        let e = disk.build_spooled(7).expect_err("a file went");
+        let cause = std::error::Error::source(&e).map(|c| c.to_string());
+        assert!(
+            cause.as_deref().unwrap_or("").contains("small.yaml"),
+            "{e}: {cause:?}"
+        );
     }
 
     fn tar_with(f: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
@@ -633,7 +740,7 @@ mod tests {
             b"annotations: {}\n".to_vec(),
             0o644,
         );
-        let tar_bytes = layer.tar(0).expect("tar");
+        let tar_bytes = layer.tar(0, Vec::new()).expect("tar");
         // A skippable frame, then the tar split over two frames, as
         // zstd:chunked writes them.
         let mut blob = vec![0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 1, 2, 3];

@@ -7,6 +7,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::blob::BlobBody;
 use super::media::{self, Descriptor, ImageIndex};
 use super::OciError;
 
@@ -81,6 +82,31 @@ impl Layout {
             return Ok(digest);
         }
         write_atomic(&path, data)?;
+        Ok(digest)
+    }
+
+    /// [`Layout::put_blob`] of a blob that may be spooled to a file: copied
+    /// into place without being read into memory. Its digest.
+    pub fn put_blob_body(&self, body: &BlobBody) -> Result<String, OciError> {
+        let file = match body {
+            BlobBody::Bytes(data) => return self.put_blob(data),
+            BlobBody::File(f) => f,
+        };
+        let blobs = self.dir.join("blobs/sha256");
+        std::fs::create_dir_all(&blobs).map_err(|e| layout_err(&blobs, e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&blobs).map_err(|e| layout_err(&blobs, e))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        let digest = body
+            .copy_to(&mut out)
+            .and_then(|d| out.flush().map(|()| d))
+            .map_err(|e| layout_err(file.path(), e))?;
+        drop(out);
+        let path = self.blob_path(&digest)?;
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == body.len()) {
+            return Ok(digest);
+        }
+        tmp.as_file().sync_all().map_err(|e| layout_err(&path, e))?;
+        tmp.persist(&path).map_err(|e| layout_err(&path, e.error))?;
         Ok(digest)
     }
 

@@ -23,6 +23,7 @@
 
 pub mod auth;
 pub mod batch;
+pub mod blob;
 pub mod build;
 pub mod copy;
 pub mod layer;
@@ -37,10 +38,11 @@ pub mod transfer;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+pub use blob::BlobBody;
 pub use build::{build_bundle_image, build_index_image, BuildOptions, BundleImage, ImageSet};
 pub use layout::Layout;
 pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, PulledBundle};
-pub use registry::{BlobBody, ClientOptions, RegistryClient, Repo, MAX_MANIFEST};
+pub use registry::{ClientOptions, RegistryClient, Repo, MAX_MANIFEST};
 pub use transfer::{load_base, push_image, push_image_untagged, tag_image};
 
 /// Why an OCI operation failed. Every message names the registry, image or

@@ -44,6 +44,8 @@ pub const MAX_MANIFEST: u64 = 4 * 1024 * 1024;
 
 /// Blobs at least this big are uploaded as a stream with progress.
 const STREAM_THRESHOLD: usize = 4 * 1024 * 1024;
+/// Size of the pieces a streamed upload is sent in.
+const STREAM_CHUNK: usize = 1024 * 1024;
 
 /// Options of a [`RegistryClient`].
 #[derive(Debug)]
@@ -197,9 +199,7 @@ fn plain_http_host(url: &str, insecure: bool) -> Option<String> {
     (!is_loopback(host)).then(|| host.to_string())
 }
 
-/// The body of a blob upload.
-#[derive(Clone)]
-pub struct BlobBody(pub Arc<Vec<u8>>);
+pub use super::blob::BlobBody;
 
 impl RegistryClient {
     /// A client with `opts`.
@@ -926,7 +926,6 @@ impl RegistryClient {
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str("digest=");
             url.push_str(&desc.digest);
-            let data = body.0.clone();
             let resp = self
                 .send(&repo.host, &scopes, &what, &|_| {
                     let rb = self
@@ -934,12 +933,14 @@ impl RegistryClient {
                         .http
                         .request(Method::PUT, &url)
                         .header(CONTENT_TYPE, "application/octet-stream")
-                        .header(CONTENT_LENGTH, HeaderValue::from(data.len() as u64));
-                    if data.len() >= STREAM_THRESHOLD {
-                        // Streamed, so a retry does not copy the whole blob.
-                        rb.body(reqwest::Body::wrap_stream(chunked(data.clone())))
-                    } else {
-                        rb.body(data.as_ref().clone())
+                        .header(CONTENT_LENGTH, HeaderValue::from(body.len()));
+                    match body {
+                        BlobBody::Bytes(data) if data.len() < STREAM_THRESHOLD => {
+                            rb.body(data.as_ref().clone())
+                        }
+                        // Streamed, so a retry does not copy the whole blob
+                        // (nor read a spooled one into memory).
+                        _ => rb.body(reqwest::Body::wrap_stream(body.chunks(STREAM_CHUNK))),
                     }
                 })
                 .await;
@@ -1020,17 +1021,6 @@ fn pull_scope(repo: &Repo) -> String {
 
 fn push_scope(repo: &Repo) -> String {
     format!("repository:{}:pull,push", repo.name)
-}
-
-fn chunked(
-    data: Arc<Vec<u8>>,
-) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + 'static {
-    const CHUNK: usize = 1024 * 1024;
-    let n = data.len().div_ceil(CHUNK);
-    futures::stream::iter(0..n).map(move |i| {
-        let end = ((i + 1) * CHUNK).min(data.len());
-        Ok(data[i * CHUNK..end].to_vec())
-    })
 }
 
 enum ReadError {

@@ -7,8 +7,6 @@
 //! tagged manifest last. A push that fails midway leaves the tag where it was;
 //! running it again uploads only what is missing.
 
-use std::sync::Arc;
-
 use super::build::{BaseEntry, BaseImage, BlobSource, ImageSet};
 use super::layout::Layout;
 use super::media::{self, Descriptor, ImageIndex, ImageManifest};
@@ -274,9 +272,7 @@ async fn push(
                 let d = &blob.descriptor;
                 let uploaded = match &blob.source {
                     BlobSource::Data(data) => {
-                        client
-                            .push_blob(repo, d, &BlobBody(data.clone()), Some(&progress))
-                            .await?
+                        client.push_blob(repo, d, data, Some(&progress)).await?
                     }
                     BlobSource::Image(src) => {
                         if client.blob_exists(repo, &d.digest).await? {
@@ -298,7 +294,7 @@ async fn push(
                         }
                         let data = fetch_blob(client, src, d, MAX_COPIED_LAYER, None).await?;
                         client
-                            .push_blob(repo, d, &BlobBody(Arc::new(data)), Some(&progress))
+                            .push_blob(repo, d, &BlobBody::from(data), Some(&progress))
                             .await?
                     }
                 };
@@ -328,13 +324,11 @@ async fn push(
             for blob in &set.blobs {
                 let d = &blob.descriptor;
                 if !layout.has_blob(d) {
-                    let data = match &blob.source {
-                        BlobSource::Data(data) => data.clone(),
-                        BlobSource::Image(src) => {
-                            Arc::new(fetch_blob(client, src, d, MAX_COPIED_LAYER, None).await?)
-                        }
+                    let written = match &blob.source {
+                        BlobSource::Data(data) => layout.put_blob_body(data)?,
+                        BlobSource::Image(src) => layout
+                            .put_blob(&fetch_blob(client, src, d, MAX_COPIED_LAYER, None).await?)?,
                     };
-                    let written = layout.put_blob(&data)?;
                     if written != d.digest {
                         return Err(OciError::DigestMismatch {
                             what: format!("blob written to {dest}"),

@@ -197,7 +197,7 @@ pub async fn attach(
     let layer = Descriptor::of(BUNDLE_V03_MEDIA_TYPE, &bundle);
     for (desc, data) in [(&config, empty.to_vec()), (&layer, bundle)] {
         client
-            .push_blob(repo, desc, &BlobBody(std::sync::Arc::new(data)), None)
+            .push_blob(repo, desc, &BlobBody::from(data), None)
             .await?;
     }
     let manifest_annotations: BTreeMap<String, String> = [

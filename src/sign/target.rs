@@ -238,12 +238,7 @@ impl Target {
         match self {
             Target::Registry { client, repo, .. } => {
                 client
-                    .push_blob(
-                        repo,
-                        &desc,
-                        &BlobBody(std::sync::Arc::new(data.to_vec())),
-                        None,
-                    )
+                    .push_blob(repo, &desc, &BlobBody::from(data.to_vec()), None)
                     .await?;
             }
             Target::Layout { layout, .. } => {
