@@ -513,3 +513,102 @@ fn verify_key_copies_signed_bundles_with_their_signatures_and_refuses_unsigned_o
     let (code, _, err) = common::run(&["verify", dest, "--key", &public]);
     assert_eq!(code, 0, "the copy's signature verifies: {err}");
 }
+
+/// A layer larger than `transfer::SPOOL_ABOVE` goes through a temporary
+/// file (registry -> registry, registry -> layout, layout -> registry), and
+/// arrives with its digest: skopeo reads every copy back.
+#[test]
+fn large_layers_are_copied_through_a_spool() {
+    use olm_catalog::oci::copy::Copier;
+    use olm_catalog::oci::ImageRef;
+    // A third registry for the way back, so that nothing is mounted.
+    let (src, dst, back) = (Registry::start(), Registry::start(), Registry::start());
+    let client = olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
+        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
+        ..Default::default()
+    })
+    .expect("client");
+    let repo = Repo {
+        host: src.host(),
+        name: "big/layer".into(),
+    };
+    // Incompressible bytes, past the spool threshold.
+    let size = olm_catalog::oci::transfer::SPOOL_ABOVE as usize + 1024 * 1024 + 7;
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let layer: Vec<u8> = (0..size)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let layer_desc = Descriptor::of(media::OCI_LAYER_TAR, &layer);
+    let top = rt.block_on(async {
+        let config = serde_json::to_vec(&serde_json::json!({
+            "architecture": "amd64", "os": "linux",
+            "rootfs": {"type": "layers", "diff_ids": [layer_desc.digest]},
+        }))
+        .expect("config");
+        let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
+        for (d, data) in [(&layer_desc, layer.clone()), (&config_desc, config)] {
+            client
+                .push_blob(&repo, d, &BlobBody::from(data), None)
+                .await
+                .expect("push blob");
+        }
+        let manifest = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
+            "config": config_desc, "layers": [layer_desc],
+        }))
+        .expect("manifest");
+        client
+            .put_manifest(&repo, "v1", media::OCI_MANIFEST, &manifest)
+            .await
+            .expect("put manifest");
+        media::sha256_digest(&manifest)
+    });
+    let tmp = tempfile::tempdir().expect("tmp");
+    let layout = tmp.path().join("layout");
+    let hops = [
+        (
+            format!("{}/big/layer@{top}", src.host()),
+            format!("{}/big/copy:v1", dst.host()),
+        ),
+        (
+            format!("{}/big/layer@{top}", src.host()),
+            format!("oci:{}:v1", layout.display()),
+        ),
+        (
+            format!("oci:{}@{top}", layout.display()),
+            format!("{}/big/back:v1", back.host()),
+        ),
+    ];
+    let copier = Copier::new(client);
+    for (from, to) in &hops {
+        let (from_ref, to_ref): (ImageRef, ImageRef) =
+            (from.parse().expect("ref"), to.parse().expect("ref"));
+        let stats = rt
+            .block_on(copier.copy(&from_ref, &to_ref))
+            .unwrap_or_else(|e| panic!("{from} -> {to}: {e}"));
+        assert_eq!(stats.blobs_copied, 2, "{from} -> {to}: {stats:?}");
+        let shown = if to.starts_with("oci:") {
+            to.clone()
+        } else {
+            format!("docker://{to}")
+        };
+        let raw = skopeo(&["inspect", "--raw", "--tls-verify=false", &shown]);
+        assert_eq!(media::sha256_digest(raw.as_bytes()), top, "{to}");
+        let copied = tmp.path().join(format!("check-{}", to.len()));
+        skopeo(&[
+            "copy",
+            "--src-tls-verify=false",
+            &shown,
+            &format!("dir:{}", copied.display()),
+        ]);
+        let hex = layer_desc.digest.trim_start_matches("sha256:");
+        let back = std::fs::read(copied.join(hex)).expect("layer read back by skopeo");
+        assert!(back == layer, "{to}: the layer differs");
+    }
+}

@@ -133,6 +133,16 @@ impl SpoolWriter {
         })
     }
 
+    /// Bytes written so far.
+    pub fn len(&self) -> u64 {
+        self.inner.count
+    }
+
+    /// True when nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Closes the file: the blob and its `sha256:` digest.
     pub fn finish(self) -> io::Result<(BlobBody, String)> {
         let (digest, len, buffered) = self.inner.finish();

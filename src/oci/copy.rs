@@ -12,14 +12,16 @@
 //! is mounted rather than uploaded. So a copy that stopped midway, run
 //! again, sends only what is missing.
 //!
-//! Blobs are held in memory while copied (at most [`MAX_COPIED_BLOB`]).
+//! Blobs up to [`super::transfer::SPOOL_ABOVE`] bytes are held in memory
+//! while copied, larger ones (at most [`MAX_COPIED_BLOB`]) go through a
+//! temporary file.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::layout::Layout;
 use super::media::{self, Descriptor, ImageIndex, ImageManifest};
-use super::registry::{BlobBody, RegistryClient, MAX_MANIFEST};
+use super::registry::{RegistryClient, MAX_MANIFEST};
 use super::transfer::fetch_manifest;
 use super::{ImageRef, OciError, Repo};
 
@@ -309,12 +311,15 @@ impl Copier {
                         return Ok(());
                     }
                 }
-                let data =
-                    super::transfer::fetch_blob(&self.client, src, blob, MAX_COPIED_BLOB, None)
-                        .await?;
-                self.client
-                    .push_blob(repo, blob, &BlobBody::from(data), None)
-                    .await?;
+                let data = super::transfer::fetch_blob_body(
+                    &self.client,
+                    src,
+                    blob,
+                    MAX_COPIED_BLOB,
+                    None,
+                )
+                .await?;
+                self.client.push_blob(repo, blob, &data, None).await?;
                 stats.blobs_copied += 1;
                 stats.bytes_copied += blob.size;
                 self.remember(repo, &blob.digest);
@@ -325,11 +330,16 @@ impl Copier {
                     stats.blobs_skipped += 1;
                     return Ok(());
                 }
-                let data =
-                    super::transfer::fetch_blob(&self.client, src, blob, MAX_COPIED_BLOB, None)
-                        .await?;
+                let data = super::transfer::fetch_blob_body(
+                    &self.client,
+                    src,
+                    blob,
+                    MAX_COPIED_BLOB,
+                    None,
+                )
+                .await?;
                 layout.init()?;
-                let written = layout.put_blob(&data)?;
+                let written = layout.put_blob_body(&data)?;
                 if written != blob.digest {
                     return Err(OciError::DigestMismatch {
                         what: format!("blob written to {dest}"),

@@ -20,7 +20,6 @@ use std::io::{self, Read, Write};
 
 use flate2::read::GzDecoder;
 use flate2::{Compression, GzBuilder};
-use sha2::{Digest as _, Sha256};
 
 use std::path::{Path, PathBuf};
 
@@ -596,21 +595,6 @@ fn lexical_resolve(path: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
-}
-
-/// `sha256:` of a byte stream, for checks while streaming.
-#[derive(Default)]
-pub struct StreamDigest(Sha256);
-
-impl StreamDigest {
-    /// Feeds bytes.
-    pub fn update(&mut self, data: &[u8]) {
-        self.0.update(data);
-    }
-    /// The digest.
-    pub fn finish(self) -> String {
-        format!("sha256:{}", hex::encode(self.0.finalize()))
-    }
 }
 
 #[cfg(test)]

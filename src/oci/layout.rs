@@ -110,6 +110,37 @@ impl Layout {
         Ok(digest)
     }
 
+    /// [`Layout::get_blob`] into a temporary file, for blobs too large to
+    /// hold in memory.
+    pub fn get_blob_spooled(&self, desc: &Descriptor, limit: u64) -> Result<BlobBody, OciError> {
+        let path = self.blob_path(&desc.digest)?;
+        let meta = std::fs::metadata(&path).map_err(|e| layout_err(&path, e))?;
+        if meta.len() > limit {
+            return Err(OciError::TooLarge {
+                what: path.display().to_string(),
+                limit,
+                detail: format!("blob of {} bytes", meta.len()),
+            });
+        }
+        let mut spool = super::blob::SpoolWriter::new().map_err(|e| layout_err(&path, e))?;
+        let mut file = std::fs::File::open(&path).map_err(|e| layout_err(&path, e))?;
+        std::io::copy(&mut file, &mut spool).map_err(|e| layout_err(&path, e))?;
+        let (body, actual) = spool.finish().map_err(|e| layout_err(&path, e))?;
+        if actual != desc.digest || body.len() != desc.size {
+            return Err(OciError::DigestMismatch {
+                what: format!(
+                    "{} ({} bytes, {} expected)",
+                    path.display(),
+                    body.len(),
+                    desc.size
+                ),
+                expected: desc.digest.clone(),
+                actual,
+            });
+        }
+        Ok(body)
+    }
+
     /// Reads a blob, at most `limit` bytes, checking its digest and size.
     pub fn get_blob(&self, desc: &Descriptor, limit: u64) -> Result<Vec<u8>, OciError> {
         let path = self.blob_path(&desc.digest)?;

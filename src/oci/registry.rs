@@ -34,7 +34,6 @@ use reqwest::header::{
 use reqwest::{Method, StatusCode};
 
 use super::auth::{Credential, CredentialStore};
-use super::layer::StreamDigest;
 use super::media::{self, Descriptor};
 use super::progress::Progress;
 use super::OciError;
@@ -200,6 +199,7 @@ fn plain_http_host(url: &str, insecure: bool) -> Option<String> {
 }
 
 pub use super::blob::BlobBody;
+use super::blob::SpoolWriter;
 
 impl RegistryClient {
     /// A client with `opts`.
@@ -601,7 +601,8 @@ impl RegistryClient {
         limit: u64,
         progress: Option<&Progress>,
         fail: &(dyn Fn(BodyFailure) -> OciError + Send + Sync),
-    ) -> Result<(Vec<u8>, Option<String>), OciError> {
+        sink: &mut dyn BodySink,
+    ) -> Result<Option<String>, OciError> {
         let scopes = [pull_scope(repo)];
         let max = self.inner.opts.max_attempts.max(1);
         let mut attempt = 1;
@@ -627,12 +628,22 @@ impl RegistryClient {
                 .get(CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .map(String::from);
-            match read_capped(resp, limit, progress).await {
-                Ok(bytes) => return Ok((bytes, content_type)),
+            match read_capped(resp, limit, progress, sink).await {
+                Ok(()) => return Ok(content_type),
                 Err(ReadError::TooLarge) => return Err(fail(BodyFailure::TooLarge)),
+                Err(ReadError::Sink(e)) => {
+                    return Err(OciError::Io {
+                        context: what.to_string(),
+                        source: e,
+                    })
+                }
                 Err(ReadError::Transport(_)) if attempt < max => {
                     tokio::time::sleep(self.backoff(attempt)).await;
                     attempt += 1;
+                    sink.restart().map_err(|e| OciError::Io {
+                        context: what.to_string(),
+                        source: e,
+                    })?;
                 }
                 Err(ReadError::Transport(e)) => {
                     return Err(OciError::Unreachable {
@@ -653,7 +664,8 @@ impl RegistryClient {
     ) -> Result<(Vec<u8>, String, String), OciError> {
         let what = format!("fetching manifest {repo}:{reference}");
         let url_path = format!("/v2/{}/manifests/{reference}", repo.name);
-        let (bytes, content_type) = self
+        let mut bytes = Vec::new();
+        let content_type = self
             .get_body(
                 repo,
                 &what,
@@ -671,6 +683,7 @@ impl RegistryClient {
                         detail: "manifest".into(),
                     },
                 },
+                &mut bytes,
             )
             .await?;
         let digest = media::sha256_digest(&bytes);
@@ -718,6 +731,7 @@ impl RegistryClient {
         })?;
         let what = format!("listing the referrers of {repo}@{digest}");
         let url_path = format!("/v2/{}/referrers/{digest}", repo.name);
+        let mut body = Vec::new();
         let api = self
             .get_body(
                 repo,
@@ -736,10 +750,11 @@ impl RegistryClient {
                         detail: "referrers index".into(),
                     },
                 },
+                &mut body,
             )
             .await;
         let bytes = match api {
-            Ok((bytes, _)) => Some(bytes),
+            Ok(_) => Some(body),
             Err(OciError::NotFound { .. }) => None,
             Err(OciError::Status { status, .. }) if status == 400 || status == 405 => None,
             Err(e) => return Err(e),
@@ -778,6 +793,43 @@ impl RegistryClient {
         limit: u64,
         progress: Option<&Progress>,
     ) -> Result<Vec<u8>, OciError> {
+        let mut bytes = Vec::new();
+        self.get_blob_into(repo, desc, limit, progress, &mut bytes)
+            .await?;
+        let actual = media::sha256_digest(&bytes);
+        check_blob(repo, desc, bytes.len() as u64, actual)?;
+        Ok(bytes)
+    }
+
+    /// [`RegistryClient::get_blob`] into a temporary file, for blobs too
+    /// large to hold in memory.
+    pub async fn get_blob_spooled(
+        &self,
+        repo: &Repo,
+        desc: &Descriptor,
+        limit: u64,
+        progress: Option<&Progress>,
+    ) -> Result<BlobBody, OciError> {
+        let spool_err = |e| OciError::Io {
+            context: format!("spooling blob {repo}@{}", desc.digest),
+            source: e,
+        };
+        let mut sink = SpoolWriter::new().map_err(spool_err)?;
+        self.get_blob_into(repo, desc, limit, progress, &mut sink)
+            .await?;
+        let (body, actual) = sink.finish().map_err(spool_err)?;
+        check_blob(repo, desc, body.len(), actual)?;
+        Ok(body)
+    }
+
+    async fn get_blob_into(
+        &self,
+        repo: &Repo,
+        desc: &Descriptor,
+        limit: u64,
+        progress: Option<&Progress>,
+        sink: &mut dyn BodySink,
+    ) -> Result<(), OciError> {
         media::check_digest(&desc.digest).map_err(|_| OciError::BadDigest {
             digest: desc.digest.to_string(),
         })?;
@@ -792,42 +844,30 @@ impl RegistryClient {
         let url_path = format!("/v2/{}/blobs/{}", repo.name, desc.digest);
         // One byte past the declared size, so an oversized body is seen as
         // such, not as a digest mismatch of a prefix.
-        let (bytes, _) = self
-            .get_body(
-                repo,
-                &format!("fetching {what}"),
-                &url_path,
-                None,
-                desc.size + 1,
-                progress,
-                &|failure| match failure {
-                    BodyFailure::NotFound => OciError::NotFound {
-                        reference: what.clone(),
-                    },
-                    BodyFailure::TooLarge => OciError::DigestMismatch {
-                        what: format!(
-                            "{what} (more than the {} bytes its descriptor declares)",
-                            desc.size
-                        ),
-                        expected: desc.digest.clone(),
-                        actual: "(longer content)".into(),
-                    },
+        self.get_body(
+            repo,
+            &format!("fetching {what}"),
+            &url_path,
+            None,
+            desc.size + 1,
+            progress,
+            &|failure| match failure {
+                BodyFailure::NotFound => OciError::NotFound {
+                    reference: what.clone(),
                 },
-            )
-            .await?;
-        let actual = media::sha256_digest(&bytes);
-        if bytes.len() as u64 != desc.size || actual != desc.digest {
-            return Err(OciError::DigestMismatch {
-                what: format!(
-                    "{what} ({} bytes received, {} expected)",
-                    bytes.len(),
-                    desc.size
-                ),
-                expected: desc.digest.clone(),
-                actual,
-            });
-        }
-        Ok(bytes)
+                BodyFailure::TooLarge => OciError::DigestMismatch {
+                    what: format!(
+                        "{what} (more than the {} bytes its descriptor declares)",
+                        desc.size
+                    ),
+                    expected: desc.digest.clone(),
+                    actual: "(longer content)".into(),
+                },
+            },
+            sink,
+        )
+        .await?;
+        Ok(())
     }
 
     /// Asks the registry to mount `digest` from repository `from` (same
@@ -1026,6 +1066,7 @@ fn push_scope(repo: &Repo) -> String {
 enum ReadError {
     TooLarge,
     Transport(String),
+    Sink(std::io::Error),
 }
 
 /// Why [`RegistryClient::get_body`] got no body, for the caller to name.
@@ -1055,22 +1096,78 @@ async fn read_capped(
     resp: reqwest::Response,
     limit: u64,
     progress: Option<&Progress>,
-) -> Result<Vec<u8>, ReadError> {
-    let mut out = Vec::with_capacity(resp.content_length().unwrap_or(0).min(limit) as usize);
-    let mut digest = StreamDigest::default();
+    sink: &mut dyn BodySink,
+) -> Result<(), ReadError> {
+    sink.reserve(resp.content_length().unwrap_or(0).min(limit));
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| ReadError::Transport(error_chain(&e)))?;
-        if out.len() as u64 + chunk.len() as u64 > limit {
+        if sink.len() + chunk.len() as u64 > limit {
             return Err(ReadError::TooLarge);
         }
-        digest.update(&chunk);
         if let Some(p) = progress {
             p.inc(chunk.len() as u64);
         }
-        out.extend_from_slice(&chunk);
+        sink.put(&chunk).map_err(ReadError::Sink)?;
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Where a response body goes as it arrives: memory or a spool file.
+trait BodySink: Send {
+    /// Room for `n` bytes, where that helps.
+    fn reserve(&mut self, _n: u64) {}
+    /// Appends a chunk.
+    fn put(&mut self, chunk: &[u8]) -> std::io::Result<()>;
+    /// Bytes so far.
+    fn len(&self) -> u64;
+    /// Drops what was received, for a retry.
+    fn restart(&mut self) -> std::io::Result<()>;
+}
+
+impl BodySink for Vec<u8> {
+    fn reserve(&mut self, n: u64) {
+        Vec::reserve(self, n as usize);
+    }
+    fn put(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        self.extend_from_slice(chunk);
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        Vec::len(self) as u64
+    }
+    fn restart(&mut self) -> std::io::Result<()> {
+        self.clear();
+        Ok(())
+    }
+}
+
+impl BodySink for SpoolWriter {
+    fn put(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        std::io::Write::write_all(self, chunk)
+    }
+    fn len(&self) -> u64 {
+        SpoolWriter::len(self)
+    }
+    fn restart(&mut self) -> std::io::Result<()> {
+        *self = SpoolWriter::new()?;
+        Ok(())
+    }
+}
+
+/// A blob's size and digest as received, against its descriptor.
+fn check_blob(repo: &Repo, desc: &Descriptor, len: u64, actual: String) -> Result<(), OciError> {
+    if len != desc.size || actual != desc.digest {
+        return Err(OciError::DigestMismatch {
+            what: format!(
+                "blob {repo}@{} ({len} bytes received, {} expected)",
+                desc.digest, desc.size
+            ),
+            expected: desc.digest.clone(),
+            actual,
+        });
+    }
+    Ok(())
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

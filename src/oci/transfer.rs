@@ -77,6 +77,45 @@ pub async fn fetch_blob(
     }
 }
 
+/// Blobs larger than this are spooled to a temporary file while they are
+/// copied, so that copying many large layers at once does not hold them all.
+pub const SPOOL_ABOVE: u64 = 8 * 1024 * 1024;
+
+/// [`fetch_blob`] as a [`BlobBody`]: in memory up to [`SPOOL_ABOVE`]
+/// bytes, in a temporary file above.
+pub async fn fetch_blob_body(
+    client: &RegistryClient,
+    src: &ImageRef,
+    desc: &Descriptor,
+    limit: u64,
+    progress: Option<&Progress>,
+) -> Result<BlobBody, OciError> {
+    if desc.size <= SPOOL_ABOVE {
+        return Ok(BlobBody::from(
+            fetch_blob(client, src, desc, limit, progress).await?,
+        ));
+    }
+    match src {
+        ImageRef::Registry { repo, .. } => {
+            client.get_blob_spooled(repo, desc, limit, progress).await
+        }
+        ImageRef::Layout { dir, .. } => {
+            let layout = Layout::new(dir.clone());
+            let desc = desc.clone();
+            let body = tokio::task::spawn_blocking(move || layout.get_blob_spooled(&desc, limit))
+                .await
+                .map_err(|e| OciError::Task {
+                    what: "reading the layout".into(),
+                    reason: e.to_string(),
+                })??;
+            if let Some(p) = progress {
+                p.inc(body.len());
+            }
+            Ok(body)
+        }
+    }
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, OciError> {
     serde_json::from_slice(bytes).map_err(|e| OciError::Invalid {
         what: what.to_string(),
@@ -292,10 +331,8 @@ async fn push(
                             progress.inc(d.size);
                             continue;
                         }
-                        let data = fetch_blob(client, src, d, MAX_COPIED_LAYER, None).await?;
-                        client
-                            .push_blob(repo, d, &BlobBody::from(data), Some(&progress))
-                            .await?
+                        let data = fetch_blob_body(client, src, d, MAX_COPIED_LAYER, None).await?;
+                        client.push_blob(repo, d, &data, Some(&progress)).await?
                     }
                 };
                 if !uploaded {
@@ -326,8 +363,9 @@ async fn push(
                 if !layout.has_blob(d) {
                     let written = match &blob.source {
                         BlobSource::Data(data) => layout.put_blob_body(data)?,
-                        BlobSource::Image(src) => layout
-                            .put_blob(&fetch_blob(client, src, d, MAX_COPIED_LAYER, None).await?)?,
+                        BlobSource::Image(src) => layout.put_blob_body(
+                            &fetch_blob_body(client, src, d, MAX_COPIED_LAYER, None).await?,
+                        )?,
                     };
                     if written != d.digest {
                         return Err(OciError::DigestMismatch {
