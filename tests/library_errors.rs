@@ -95,10 +95,7 @@ fn index_open_names_a_file_that_is_not_an_index() {
         panic!("expected ops::Error::Index, got {err:?}");
     };
     assert!(
-        matches!(
-            cause.downcast_ref::<index::DbError>(),
-            Some(index::DbError::NotAnIndex { .. })
-        ),
+        matches!(cause, index::Error::Db(index::DbError::NotAnIndex { .. })),
         "{cause:?}"
     );
 }
@@ -118,8 +115,8 @@ fn index_add_of_a_bundle_that_does_not_fit_is_a_conflict() {
     let ops::Error::Index(cause) = err.root() else {
         panic!("expected ops::Error::Index, got {err:?}");
     };
-    match cause.downcast_ref::<index::Error>() {
-        Some(index::Error::Conflict(m)) => {
+    match cause {
+        index::Error::Conflict(m) => {
             assert!(m.contains("rep.v1.1.0 replaces rep.v1.0.0"), "{m}")
         }
         other => panic!("expected index::Error::Conflict, got {other:?}"),

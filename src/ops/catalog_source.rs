@@ -155,7 +155,7 @@ pub async fn load_image(
     if has(DATABASE_LABEL) || has(CONFIGS_LABEL) {
         let cat = crate::serve::image::fetch_catalog_with(client, reference)
             .await
-            .map_err(Error::registry)?;
+            .map_err(Error::Catalog)?;
         return match &cat.source {
             CatalogSource::Sqlite(p) => index::render::render_file(p).map_err(|e| {
                 Error::index(e).context(format!("rendering the index of {reference}"))

@@ -41,12 +41,9 @@ pub mod template;
 
 pub use catalog_source::SourceOptions;
 
-/// Any error of a lower module, kept as it is (its message and causes).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
-
-/// Why a use case failed. The variants say which part failed; lower
-/// modules' errors are kept as their source, so the full chain of causes
-/// is there for a caller to print or inspect. [`Error::Context`] adds what
+/// Why a use case failed. The variants say which part failed and hold the
+/// lower module's own error type, so a caller matches it without
+/// downcasting, and the full chain of causes is there to print. [`Error::Context`] adds what
 /// was being done; [`Error::root`] skips such layers.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -82,19 +79,22 @@ pub enum Error {
     Graph(#[from] crate::graph::Error),
     /// A bundle could not be read or turned into a record or FBC bundle.
     #[error(transparent)]
-    Bundle(BoxError),
+    Bundle(BundleFailure),
     /// The SQLite index could not be read or written.
     #[error(transparent)]
-    Index(BoxError),
+    Index(crate::index::Error),
     /// A registry or OCI layout operation failed (pull, push, base image).
     #[error(transparent)]
-    Registry(BoxError),
+    Registry(crate::oci::OciError),
     /// Building an image failed.
     #[error(transparent)]
-    Build(BoxError),
+    Build(crate::oci::OciError),
     /// Signing failed.
     #[error(transparent)]
-    Sign(BoxError),
+    Sign(crate::sign::Error),
+    /// A catalog image could not be fetched or unpacked.
+    #[error(transparent)]
+    Catalog(crate::serve::Error),
     /// `source` failed while doing `context`.
     #[error("{context}")]
     Context {
@@ -124,27 +124,27 @@ impl Error {
     }
 
     /// A bundle error from a lower module, or a message about a bundle.
-    pub fn bundle(e: impl Into<BoxError>) -> Error {
+    pub fn bundle(e: impl Into<BundleFailure>) -> Error {
         Error::Bundle(e.into())
     }
 
     /// An index error from a lower module.
-    pub fn index(e: impl Into<BoxError>) -> Error {
+    pub fn index(e: impl Into<crate::index::Error>) -> Error {
         Error::Index(e.into())
     }
 
     /// A registry error from a lower module.
-    pub fn registry(e: impl Into<BoxError>) -> Error {
-        Error::Registry(e.into())
+    pub fn registry(e: crate::oci::OciError) -> Error {
+        Error::Registry(e)
     }
 
     /// An image build error from a lower module.
-    pub fn build(e: impl Into<BoxError>) -> Error {
-        Error::Build(e.into())
+    pub fn build(e: crate::oci::OciError) -> Error {
+        Error::Build(e)
     }
 
     /// A signing error from a lower module.
-    pub fn sign(e: impl Into<BoxError>) -> Error {
+    pub fn sign(e: impl Into<crate::sign::Error>) -> Error {
         Error::Sign(e.into())
     }
 
@@ -154,6 +154,29 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+}
+
+/// Why a bundle could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleFailure {
+    /// Its directory could not be read as a bundle.
+    #[error(transparent)]
+    Load(#[from] crate::bundle::LoadError),
+    /// It could not be made into an index record (opm's rules).
+    #[error(transparent)]
+    Record(#[from] crate::index::Error),
+    /// It could not be rendered as an `olm.bundle`.
+    #[error(transparent)]
+    Render(#[from] crate::fbc::FbcError),
+    /// Anything else, said in words that name the bundle.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for BundleFailure {
+    fn from(message: String) -> BundleFailure {
+        BundleFailure::Invalid(message)
     }
 }
 

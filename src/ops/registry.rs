@@ -118,7 +118,7 @@ pub struct ImageClients {
     /// For OCI layouts, or for every image without an explicit credential.
     plain: RegistryClient,
     /// The registry the explicit credential went to, and its client.
-    bound: std::sync::OnceLock<Result<(String, RegistryClient), String>>,
+    bound: std::sync::OnceLock<(String, RegistryClient)>,
 }
 
 impl ImageClients {
@@ -143,15 +143,19 @@ impl ImageClients {
             ImageRef::Registry { repo, .. } if self.opts.credential.is_some() => &repo.host,
             _ => return Ok(self.plain.clone()),
         };
-        let (bound, client) = self
-            .bound
-            .get_or_init(|| {
-                client(&self.opts, std::slice::from_ref(host))
-                    .map(|c| (host.clone(), c))
-                    .map_err(|e| super::chain_text(&e))
-            })
-            .clone()
-            .map_err(Error::registry)?;
+        // Made once, by the first call that needs it; a failure is
+        // answered (typed) and the next call tries again.
+        let (bound, client) = match self.bound.get() {
+            Some(made) => made.clone(),
+            None => {
+                let made = (
+                    host.clone(),
+                    client(&self.opts, std::slice::from_ref(host))?,
+                );
+                let _ = self.bound.set(made.clone());
+                self.bound.get().cloned().unwrap_or(made)
+            }
+        };
         if &bound != host {
             return Err(Error::Usage(format!(
                 "--username is for one registry ({bound}), but {image} is on {host}: put the credentials of the other registries in an auth file (REGISTRY_AUTH_FILE, ~/.docker/config.json)"
