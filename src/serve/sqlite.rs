@@ -28,7 +28,7 @@ use crate::proto;
 /// How lookup directories are named: the prefix, the server's process id,
 /// a dash and a random part (so that a server killed with SIGKILL has its
 /// directory removed by the next one, `index::db::remove_orphans`).
-const LOOKUP_PREFIX: &str = "olm-catalog-serve-";
+const LOOKUP_PREFIX: &str = "olm-catalog-lookup-";
 
 /// The lookup tables: opm's tables as `index::tables` reads them (text
 /// whatever the storage class, NULL names as ""), so that SQL comparisons and
@@ -139,6 +139,21 @@ fn open_lookup(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// Hands the memory of a finished bulk read back to the system: SQLite's
+/// page caches (the index's and the lookup database's pages are on disk and
+/// in the OS page cache anyway) and what malloc keeps of freed temporaries,
+/// so that idle memory does not depend on the size of the index.
+fn release_memory(conns: &[&Connection]) {
+    for c in conns {
+        let _ = c.execute_batch("PRAGMA shrink_memory;");
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The error of a failed lookup-table write.
 fn lookup_error(lookup: &Path, e: &rusqlite::Error) -> Error {
     Error::io(
@@ -223,7 +238,10 @@ fn distinct(rows: &[(String, String)]) -> Vec<(Str, Str)> {
 /// Copies the tables the calls read from the index (`src`) into the new
 /// lookup database `lk`, then indexes them.
 fn build_lookup(src: &Connection, lk: &mut Connection) -> rusqlite::Result<()> {
-    lk.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    // A throwaway file: no journal while it is built (a failed build is
+    // discarded), WAL afterwards so calls read while the details thread
+    // writes.
+    lk.query_row("PRAGMA journal_mode = OFF", [], |_| Ok(()))?;
     lk.execute_batch("PRAGMA synchronous = OFF;")?;
     lk.execute_batch(LOOKUP_SCHEMA)?;
     let tx = lk.transaction()?;
@@ -264,7 +282,8 @@ fn build_lookup(src: &Connection, lk: &mut Connection) -> rusqlite::Result<()> {
         }
     }
     tx.execute_batch(LOOKUP_INDEXES)?;
-    tx.commit()
+    tx.commit()?;
+    lk.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
 }
 
 /// Fills the `details` lookup table from the index's `operatorbundle`
@@ -283,7 +302,10 @@ fn fill_details(path: &Path, lookup: &Path) -> Result<(), String> {
         }
         tx.commit()
     };
-    fill().map_err(|e| e.to_string())
+    let done = fill().map_err(|e| e.to_string());
+    drop(src);
+    release_memory(&[]);
+    done
 }
 
 impl SqliteRegistry {
@@ -374,6 +396,7 @@ impl SqliteRegistry {
             )
             .map_err(|e| lookup_error(&lookup, &e))?;
 
+        release_memory(&[&conn, &lk]);
         let dir = Arc::new(dir);
         let details: Arc<OnceLock<Result<(), String>>> = Arc::new(OnceLock::new());
         {
@@ -987,7 +1010,11 @@ impl Registry for SqliteRegistry {
 
     fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
         self.details()?;
-        self.with(|c| self.list_bundles_with(c))
+        self.with(|c| {
+            let out = self.list_bundles_with(c);
+            release_memory(&[&c.index, &c.lookup]);
+            out
+        })
     }
 
     fn summary(&self) -> String {
