@@ -494,11 +494,12 @@ pub fn migrated_copy_if_old(path: &Path) -> Result<Option<tempfile::TempPath>, D
 /// dash and a random part.
 const MIGRATED_PREFIX: &str = "olm-catalog-migrated-";
 
-/// Removes the migrated copies in `dir` whose process is gone. A copy is
-/// removed when its reader drops it, but a reader killed with SIGKILL
-/// cannot; the next one cleans up, so the temporary directory does not fill
-/// with index-sized files.
-fn remove_orphaned_copies(dir: &Path) {
+/// Removes the entries of `dir` named `PREFIX<pid>-…` whose process is
+/// gone (files and directories). A temporary file is removed when its
+/// owner drops it, but an owner killed with SIGKILL cannot; the next one
+/// cleans up, so the temporary directory does not fill with index-sized
+/// files. Used for migrated copies and `serve`'s lookup tables.
+pub(crate) fn remove_orphans(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -506,14 +507,19 @@ fn remove_orphaned_copies(dir: &Path) {
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix(MIGRATED_PREFIX))
+            .and_then(|n| n.strip_prefix(prefix))
             .and_then(|rest| rest.split_once('-'))
             .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
         else {
             continue;
         };
         if pid > 0 && !process_alive(pid) {
-            let _ = std::fs::remove_file(entry.path());
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
         }
     }
 }
@@ -533,7 +539,7 @@ fn migrated_copy(path: &Path) -> Result<tempfile::TempPath, DbError> {
         path: path.to_path_buf(),
         source: e,
     };
-    remove_orphaned_copies(&std::env::temp_dir());
+    remove_orphans(&std::env::temp_dir(), MIGRATED_PREFIX);
     let tmp = tempfile::Builder::new()
         .prefix(&format!("{MIGRATED_PREFIX}{}-", std::process::id()))
         .suffix(".db")
@@ -574,8 +580,12 @@ mod tests {
         let orphan = file(format!("{MIGRATED_PREFIX}{dead}-abc.db"));
         let ours = file(format!("{MIGRATED_PREFIX}{}-def.db", std::process::id()));
         let other = file("olm-catalog-migrated-notapid.db".into());
-        remove_orphaned_copies(dir.path());
+        let orphan_dir = dir.path().join(format!("{MIGRATED_PREFIX}{dead}-dir"));
+        std::fs::create_dir(&orphan_dir).expect("mkdir");
+        file(format!("{MIGRATED_PREFIX}{dead}-dir/lookup.db"));
+        remove_orphans(dir.path(), MIGRATED_PREFIX);
         assert!(!orphan.exists());
+        assert!(!orphan_dir.exists());
         assert!(ours.exists());
         assert!(other.exists());
     }

@@ -117,21 +117,48 @@ fn collect<T>(
     sql: &str,
     f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
 ) -> rusqlite::Result<Vec<T>> {
-    let mut st = conn.prepare(sql)?;
-    let mut f = f;
-    let mut rows = st.query([])?;
     let mut out = Vec::new();
+    each(conn, sql, f, |x| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Hands every row `f` makes something of to `sink`, one at a time (what
+/// `serve` copies without holding a whole table).
+fn each<T>(
+    conn: &Connection,
+    sql: &str,
+    mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
+    mut sink: impl FnMut(T) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let mut st = conn.prepare(sql)?;
+    let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
         if let Some(x) = f(r)? {
-            out.push(x);
+            sink(x)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `package` rows by name.
 pub fn read_packages(conn: &Connection) -> rusqlite::Result<Vec<PackageRow>> {
-    collect(
+    let mut out = Vec::new();
+    each_package(conn, |x| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_packages`], row by row.
+pub fn each_package(
+    conn: &Connection,
+    sink: impl FnMut(PackageRow) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    each(
         conn,
         "SELECT name, default_channel FROM package ORDER BY name",
         |r| {
@@ -140,12 +167,26 @@ pub fn read_packages(conn: &Connection) -> rusqlite::Result<Vec<PackageRow>> {
                 default_channel: text(r, 1).ok().flatten().unwrap_or_default(),
             }))
         },
+        sink,
     )
 }
 
 /// `channel` rows.
 pub fn read_channels(conn: &Connection) -> rusqlite::Result<Vec<ChannelRow>> {
-    collect(
+    let mut out = Vec::new();
+    each_channel(conn, |x| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_channels`], row by row.
+pub fn each_channel(
+    conn: &Connection,
+    sink: impl FnMut(ChannelRow) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    each(
         conn,
         "SELECT package_name, name, head_operatorbundle_name FROM channel",
         |r| {
@@ -155,12 +196,26 @@ pub fn read_channels(conn: &Connection) -> rusqlite::Result<Vec<ChannelRow>> {
                 head: text_or_empty(r, 2)?,
             }))
         },
+        sink,
     )
 }
 
 /// `channel_entry` rows by id.
 pub fn read_entries(conn: &Connection) -> rusqlite::Result<Vec<EntryRow>> {
-    collect(
+    let mut out = Vec::new();
+    each_entry(conn, |x| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_entries`], row by row.
+pub fn each_entry(
+    conn: &Connection,
+    sink: impl FnMut(EntryRow) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    each(
         conn,
         "SELECT entry_id, channel_name, package_name, operatorbundle_name, replaces, depth \
          FROM channel_entry ORDER BY entry_id",
@@ -174,13 +229,27 @@ pub fn read_entries(conn: &Connection) -> rusqlite::Result<Vec<EntryRow>> {
                 depth: r.get(5)?,
             }))
         },
+        sink,
     )
 }
 
 /// `operatorbundle` keys, answered from opm's `pk` index (name, version,
 /// bundlepath) without touching the rows.
 pub fn read_bundle_keys(conn: &Connection) -> rusqlite::Result<Vec<BundleKey>> {
-    collect(
+    let mut out = Vec::new();
+    each_bundle_key(conn, |x| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_bundle_keys`], row by row.
+pub fn each_bundle_key(
+    conn: &Connection,
+    sink: impl FnMut(BundleKey) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    each(
         conn,
         "SELECT name, version, bundlepath FROM operatorbundle",
         |r| {
@@ -190,29 +259,49 @@ pub fn read_bundle_keys(conn: &Connection) -> rusqlite::Result<Vec<BundleKey>> {
                 bundle_path: text(r, 2).ok().flatten(),
             }))
         },
+        sink,
     )
 }
 
 /// `properties` or `dependencies` rows in table order; rows without type,
 /// value or bundle name are skipped (opm's scans stop at them).
 pub fn read_props(conn: &Connection, table: PropTable) -> rusqlite::Result<Vec<PropRow>> {
+    let mut out = Vec::new();
+    each_prop(conn, table, |x| {
+        out.push(x);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_props`], row by row.
+pub fn each_prop(
+    conn: &Connection,
+    table: PropTable,
+    sink: impl FnMut(PropRow) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
     let sql = format!(
         "SELECT type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path FROM {} ORDER BY rowid",
         table.name()
     );
-    collect(conn, &sql, |r| {
-        let (Some(kind), Some(value), Some(bundle)) = (text(r, 0)?, text(r, 1)?, text(r, 2)?)
-        else {
-            return Ok(None);
-        };
-        Ok(Some(PropRow {
-            kind,
-            value,
-            bundle,
-            version: text(r, 3)?,
-            path: text(r, 4)?,
-        }))
-    })
+    each(
+        conn,
+        &sql,
+        |r| {
+            let (Some(kind), Some(value), Some(bundle)) = (text(r, 0)?, text(r, 1)?, text(r, 2)?)
+            else {
+                return Ok(None);
+            };
+            Ok(Some(PropRow {
+                kind,
+                value,
+                bundle,
+                version: text(r, 3)?,
+                path: text(r, 4)?,
+            }))
+        },
+        sink,
+    )
 }
 
 /// The two tables of (type, value) rows.
@@ -310,7 +399,21 @@ pub struct BundleDetails {
 
 /// [`BundleDetails`] of every bundle, by name.
 pub fn read_bundle_details(conn: &Connection) -> rusqlite::Result<BTreeMap<String, BundleDetails>> {
-    Ok(collect(
+    let mut out = BTreeMap::new();
+    each_bundle_details(conn, |(name, d)| {
+        out.insert(name, d);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`read_bundle_details`], row by row in table order (a name seen twice:
+/// the later row is the one the map keeps).
+pub fn each_bundle_details(
+    conn: &Connection,
+    sink: impl FnMut((String, BundleDetails)) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    each(
         conn,
         "SELECT name, skiprange, bundle IS NOT NULL, csv IS NOT NULL FROM operatorbundle",
         |r| {
@@ -325,9 +428,8 @@ pub fn read_bundle_details(conn: &Connection) -> rusqlite::Result<BTreeMap<Strin
                 )
             }))
         },
-    )?
-    .into_iter()
-    .collect())
+        sink,
+    )
 }
 
 /// One bundle's manifests: (`csv`, `bundle`), each `None` when NULL;

@@ -533,8 +533,8 @@ fn normalize_base64(data: &str) -> String {
 }
 
 impl Registry for FbcRegistry {
-    fn list_packages(&self) -> Vec<String> {
-        self.packages.keys().map(|k| k.to_string()).collect()
+    fn list_packages(&self) -> QueryResult<Vec<String>> {
+        Ok(self.packages.keys().map(|k| k.to_string()).collect())
     }
 
     fn get_package(&self, name: &str) -> QueryResult<proto::Package> {

@@ -199,8 +199,8 @@ pub fn entry(pkg: &str, ch: &str, bundle: &str, replaces: &str) -> proto::Channe
 /// The queries of operator-registry's `registry.GRPCQuery`, answered the way
 /// the backend's opm counterpart answers them.
 pub trait Registry: Send + Sync {
-    /// Package names.
-    fn list_packages(&self) -> Vec<String>;
+    /// Package names, in name order.
+    fn list_packages(&self) -> QueryResult<Vec<String>>;
     /// One package with its channels and heads.
     fn get_package(&self, name: &str) -> QueryResult<proto::Package>;
     /// One bundle in a channel.

@@ -85,7 +85,8 @@ impl registry_server::Registry for RegistryService {
         &self,
         _req: Request<proto::ListPackageRequest>,
     ) -> Result<Response<Self::ListPackagesStream>, Status> {
-        let names = self.current.get().list_packages();
+        let r = self.current.get();
+        let names = blocking(move || r.list_packages()).await?;
         stream(Ok(names
             .into_iter()
             .map(|name| proto::PackageName { name })

@@ -1,15 +1,23 @@
 //! The SQLite index backend: answers as `opm registry serve` does
-//! (operator-registry's `pkg/sqlite/query.go`), from tables read into memory
-//! once. The index is only ever read here (read-only connection); the
-//! `operatorbundle.bundle` column, which holds most of an index's bytes, is
-//! read when a call needs a bundle's manifests.
+//! (operator-registry's `pkg/sqlite/query.go`), per call, from SQLite.
+//!
+//! The index is only ever read (read-only connection). opm's schema has no
+//! index on the columns the calls look up (a channel's entries, a bundle's
+//! properties, who provides a GVK), so at start the small tables are copied,
+//! through the one reader of opm's tables (`index::tables`), into a private
+//! lookup database in the temporary directory, with indexes on those
+//! columns; every call then reads a few rows of it. Memory stays the same
+//! whatever the size of the index: the rows live on disk (and in the page
+//! cache), not in this process. The `operatorbundle.bundle` and `csv`
+//! columns, which hold most of an index's bytes, are read from the index
+//! when a call needs a bundle's manifests.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Error;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 
 use super::model::*;
@@ -17,90 +25,90 @@ use crate::gojson;
 use crate::index::tables;
 use crate::proto;
 
-/// One `channel_entry` row.
-struct EntryRow {
-    id: i64,
-    channel: Str,
-    package: Str,
-    bundle: Str,
-    replaces: Option<i64>,
-    depth: i64,
+/// How lookup directories are named: the prefix, the server's process id,
+/// a dash and a random part (so that a server killed with SIGKILL has its
+/// directory removed by the next one, `index::db::remove_orphans`).
+const LOOKUP_PREFIX: &str = "olm-catalog-lookup-";
+
+/// The lookup tables: opm's tables as `index::tables` reads them (text
+/// whatever the storage class, NULL names as ""), so that SQL comparisons and
+/// orderings here are those of the strings. A table that the former
+/// in-memory maps keyed by name has a primary key and is written with
+/// `INSERT OR REPLACE`: the later row wins, as it did in the map.
+const LOOKUP_SCHEMA: &str = "
+CREATE TABLE package (name TEXT PRIMARY KEY, default_channel TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE channel (package TEXT, name TEXT, head TEXT NOT NULL,
+  PRIMARY KEY (package, name)) WITHOUT ROWID;
+CREATE TABLE entry (id INTEGER PRIMARY KEY, channel TEXT NOT NULL, package TEXT NOT NULL,
+  bundle TEXT NOT NULL, replaces INTEGER, depth INTEGER);
+CREATE TABLE bundle (name TEXT PRIMARY KEY, version TEXT, path TEXT) WITHOUT ROWID;
+CREATE TABLE prop (kind TEXT NOT NULL, value TEXT NOT NULL, bundle TEXT NOT NULL,
+  version TEXT, path TEXT);
+CREATE TABLE dep (kind TEXT NOT NULL, value TEXT NOT NULL, bundle TEXT NOT NULL,
+  version TEXT, path TEXT);
+CREATE TABLE plural (grp TEXT, version TEXT, kind TEXT, plural TEXT NOT NULL,
+  PRIMARY KEY (grp, version, kind)) WITHOUT ROWID;
+CREATE TABLE details (name TEXT PRIMARY KEY, skiprange TEXT NOT NULL,
+  has_bundle INTEGER NOT NULL) WITHOUT ROWID;
+";
+
+/// Created after the rows are in (faster than keeping them up to date).
+const LOOKUP_INDEXES: &str = "
+CREATE INDEX entry_member ON entry (package, channel, bundle);
+CREATE INDEX entry_bundle ON entry (bundle);
+CREATE INDEX entry_replaces ON entry (replaces);
+CREATE INDEX prop_bundle ON prop (bundle);
+CREATE INDEX prop_gvk ON prop (value) WHERE kind = 'olm.gvk';
+CREATE INDEX dep_bundle ON dep (bundle);
+";
+
+/// A connection to the index and one to the lookup tables.
+struct Conns {
+    index: Connection,
+    lookup: Connection,
 }
 
-/// The columns of an `operatorbundle` row that opm's `pk` index holds:
-/// read at start from the index alone.
-struct BundleRow {
-    version: Option<Str>,
-    bundle_path: Option<Str>,
-}
-
-/// The columns stored after `csv` and `bundle` in an `operatorbundle` row.
-///
-/// SQLite lays a row out column after column, so reaching them means walking
-/// the overflow pages of the manifests: the whole file. They are read in the
-/// background after start (ListBundles needs them) and per row when a call
-/// reads that row's manifests anyway.
-struct BundleDetails {
-    skip_range: Str,
-    /// `bundle` is not NULL.
-    has_bundle: bool,
-}
-
-type Details = Arc<OnceLock<Result<HashMap<Str, BundleDetails>, String>>>;
-
-/// Reads [`BundleDetails`] of every bundle.
-fn read_details(path: &Path) -> Result<HashMap<Str, BundleDetails>, String> {
-    let conn = open(path).map_err(|e| format!("{e:#}"))?;
-    let rows = tables::read_bundle_details(&conn).map_err(|e| e.to_string())?;
-    Ok(rows
-        .into_iter()
-        .map(|(name, d)| {
-            (
-                s(&name),
-                BundleDetails {
-                    skip_range: s(&d.skip_range),
-                    has_bundle: d.has_bundle,
-                },
-            )
-        })
-        .collect())
-}
-
-/// A SQLite index held in memory.
+/// A SQLite index being served.
 pub struct SqliteRegistry {
+    /// The index (or the migrated copy of it).
     path: PathBuf,
-    /// package name -> default channel (NULL reads as "").
-    packages: BTreeMap<Str, Str>,
-    /// (package, channel) -> head bundle name.
-    channels: BTreeMap<(Str, Str), Str>,
-    entries: Vec<EntryRow>,
-    entry_by_id: HashMap<i64, usize>,
-    /// Every (package, channel, bundle) that has a channel entry: the
-    /// membership GetBundle and GetBundleForChannel join on, without a scan.
-    members: HashSet<(Str, Str, Str)>,
-    /// (package, channel, bundle) -> replaces and skips as opm's ListBundles
-    /// query reads them from the entries.
-    edges: HashMap<(Str, Str, Str), (Str, Vec<Str>)>,
-    bundles: HashMap<Str, BundleRow>,
-    details: Details,
-    /// Bundle name -> `GetApisForEntry` answer with an empty manifest set.
-    apis: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
-    /// Bundle name -> ListBundles' provided and required GVKs (no plural).
-    legacy_gvks: HashMap<Str, (Vec<Gvk>, Vec<Gvk>)>,
-    /// Bundle name -> every (type, value, version, path) property row.
-    properties: HashMap<Str, Vec<PropRow>>,
-    dependencies: HashMap<Str, Vec<PropRow>>,
-    /// Connections for reading manifests; sqlite connections are not Sync.
-    pool: Mutex<Vec<Connection>>,
+    /// The lookup database.
+    lookup: PathBuf,
+    /// Set once the `details` lookup table is filled (a background thread
+    /// fills it after start: reading those columns walks the whole file).
+    details: Arc<OnceLock<Result<(), String>>>,
+    /// Connections for calls; sqlite connections are not Sync.
+    pool: Mutex<Vec<Conns>>,
+    /// Counts for the start message.
+    summary: String,
+    /// Holds the lookup database; after `pool` so that the connections
+    /// close first. Shared with the details thread.
+    _dir: Arc<tempfile::TempDir>,
     /// The migrated copy `path` names, if the index had an older schema.
     _copy: Option<tempfile::TempPath>,
 }
 
+/// A property or dependency row as the calls read it.
 struct PropRow {
-    kind: Str,
-    value: Str,
+    kind: String,
+    value: String,
     version: Option<String>,
     path: Option<String>,
+}
+
+/// One entry of a package's channel providing a GVK.
+struct Providing {
+    package: String,
+    channel: String,
+    bundle: String,
+    /// Name of the bundle of the entry it replaces ("" when none).
+    replaces: String,
+    /// NULL reads as 0.
+    depth: i64,
+    /// The bundle has an `operatorbundle` row.
+    has_row: bool,
+    /// The package's default channel, when the package has a row.
+    default_channel: Option<String>,
 }
 
 fn open(path: &Path) -> super::Result<Connection> {
@@ -115,6 +123,46 @@ fn open(path: &Path) -> super::Result<Connection> {
         ))
     })?;
     Ok(conn)
+}
+
+/// A connection to the lookup database (created when `create`).
+fn open_lookup(path: &Path, create: bool) -> rusqlite::Result<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags)?;
+    // Only the details thread writes after start; WAL lets calls read
+    // meanwhile, the timeout covers its commit.
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(conn)
+}
+
+/// Hands the memory of a finished bulk read back to the system: SQLite's
+/// page caches (the index's and the lookup database's pages are on disk and
+/// in the OS page cache anyway) and what malloc keeps of freed temporaries,
+/// so that idle memory does not depend on the size of the index.
+fn release_memory(conns: &[&Connection]) {
+    for c in conns {
+        let _ = c.execute_batch("PRAGMA shrink_memory;");
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The error of a failed lookup-table write.
+fn lookup_error(lookup: &Path, e: &rusqlite::Error) -> Error {
+    Error::io(
+        format!(
+            "writing serve's lookup tables {} (the temporary directory must be writable)",
+            lookup.display()
+        ),
+        std::io::Error::other(e.to_string()),
+    )
 }
 
 /// The `properties.value` opm queries for: `json.Marshal` of a Go map, keys sorted.
@@ -164,13 +212,13 @@ fn split_bundle(text: &str) -> Result<(String, Vec<String>), String> {
 /// ListBundles builds its legacy `providedApis`/`requiredApis`: every row
 /// (before duplicates are dropped), no plural; a value that does not decode
 /// ends the list (the error is ignored).
-fn legacy_apis(rows: Option<&Vec<PropRow>>) -> Vec<Gvk> {
+fn legacy_apis(rows: &[(String, String)]) -> Vec<Gvk> {
     let mut out = Vec::new();
-    for p in rows.into_iter().flatten() {
-        if &*p.kind != "olm.gvk" {
+    for (kind, value) in rows {
+        if kind != "olm.gvk" {
             continue;
         }
-        let Ok(v) = serde_json::from_str::<Value>(&p.value) else {
+        let Ok(v) = serde_json::from_str::<Value>(value) else {
             break;
         };
         out.push(Gvk::from_gvk(&crate::bundle::Gvk::from_json(&v), ""));
@@ -178,41 +226,92 @@ fn legacy_apis(rows: Option<&Vec<PropRow>>) -> Vec<Gvk> {
     out
 }
 
-/// (properties, dependencies, plurals) of an index: read on a second
-/// thread at start, beside the channel tables.
-type PropTables = (
-    HashMap<Str, Vec<PropRow>>,
-    HashMap<Str, Vec<PropRow>>,
-    HashMap<(String, String, String), String>,
-);
+/// Every (type, value), duplicates dropped (ListBundles' join).
+fn distinct(rows: &[(String, String)]) -> Vec<(Str, Str)> {
+    let mut seen = HashSet::new();
+    rows.iter()
+        .filter(|r| seen.insert(*r))
+        .map(|(k, v)| (s(k), s(v)))
+        .collect()
+}
 
-fn read_prop_tables(path: &Path) -> super::Result<PropTables> {
-    let conn = open(path)?;
-    let sql = |e: &rusqlite::Error| Error::sqlite(path, e);
-    let read_props = |table| -> super::Result<HashMap<Str, Vec<PropRow>>> {
-        let mut out: HashMap<Str, Vec<PropRow>> = HashMap::new();
-        for p in tables::read_props(&conn, table).map_err(|e| sql(&e))? {
-            out.entry(s(&p.bundle)).or_default().push(PropRow {
-                kind: s(&p.kind),
-                value: s(&p.value),
-                version: p.version,
-                path: p.path,
-            });
+/// Copies the tables the calls read from the index (`src`) into the new
+/// lookup database `lk`, then indexes them.
+fn build_lookup(src: &Connection, lk: &mut Connection) -> rusqlite::Result<()> {
+    // A throwaway file: no journal while it is built (a failed build is
+    // discarded), WAL afterwards so calls read while the details thread
+    // writes.
+    lk.query_row("PRAGMA journal_mode = OFF", [], |_| Ok(()))?;
+    lk.execute_batch("PRAGMA synchronous = OFF;")?;
+    lk.execute_batch(LOOKUP_SCHEMA)?;
+    let tx = lk.transaction()?;
+    {
+        let mut ins = tx.prepare("INSERT OR REPLACE INTO package VALUES (?1, ?2)")?;
+        tables::each_package(src, |p| {
+            ins.execute(params![p.name, p.default_channel]).map(drop)
+        })?;
+        let mut ins = tx.prepare("INSERT OR REPLACE INTO channel VALUES (?1, ?2, ?3)")?;
+        tables::each_channel(src, |c| {
+            ins.execute(params![c.package, c.name, c.head]).map(drop)
+        })?;
+        let mut ins = tx.prepare("INSERT INTO entry VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        tables::each_entry(src, |e| {
+            ins.execute(params![
+                e.id, e.channel, e.package, e.bundle, e.replaces, e.depth
+            ])
+            .map(drop)
+        })?;
+        let mut ins = tx.prepare("INSERT OR REPLACE INTO bundle VALUES (?1, ?2, ?3)")?;
+        tables::each_bundle_key(src, |k| {
+            ins.execute(params![k.name, k.version, k.bundle_path])
+                .map(drop)
+        })?;
+        for (table, into) in [
+            (tables::PropTable::Properties, "prop"),
+            (tables::PropTable::Dependencies, "dep"),
+        ] {
+            let mut ins = tx.prepare(&format!("INSERT INTO {into} VALUES (?1, ?2, ?3, ?4, ?5)"))?;
+            tables::each_prop(src, table, |p| {
+                ins.execute(params![p.kind, p.value, p.bundle, p.version, p.path])
+                    .map(drop)
+            })?;
         }
-        Ok(out)
+        let mut ins = tx.prepare("INSERT OR REPLACE INTO plural VALUES (?1, ?2, ?3, ?4)")?;
+        for ((g, v, k), p) in tables::read_plurals(src)? {
+            ins.execute(params![g, v, k, p])?;
+        }
+    }
+    tx.execute_batch(LOOKUP_INDEXES)?;
+    tx.commit()?;
+    lk.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+}
+
+/// Fills the `details` lookup table from the index's `operatorbundle`
+/// columns stored after the manifests.
+fn fill_details(path: &Path, lookup: &Path) -> Result<(), String> {
+    let src = open(path).map_err(|e| format!("{e:#}"))?;
+    let fill = || -> rusqlite::Result<()> {
+        let mut lk = open_lookup(lookup, false)?;
+        let tx = lk.transaction()?;
+        {
+            let mut ins = tx.prepare("INSERT OR REPLACE INTO details VALUES (?1, ?2, ?3)")?;
+            tables::each_bundle_details(&src, |(name, d)| {
+                ins.execute(params![name, d.skip_range, d.has_bundle])
+                    .map(drop)
+            })?;
+        }
+        tx.commit()
     };
-    let properties = read_props(tables::PropTable::Properties)?;
-    let dependencies = read_props(tables::PropTable::Dependencies)?;
-    let plurals = tables::read_plurals(&conn)
-        .map_err(|e| sql(&e))?
-        .into_iter()
-        .collect();
-    Ok((properties, dependencies, plurals))
+    let done = fill().map_err(|e| e.to_string());
+    drop(src);
+    release_memory(&[]);
+    done
 }
 
 impl SqliteRegistry {
-    /// Opens an index and reads its tables; fails with a clear message when
-    /// the file is missing, not SQLite, or not an operator-registry index.
+    /// Opens an index and copies what the calls look up into a private
+    /// lookup database; fails with a clear message when the file is
+    /// missing, not SQLite, or not an operator-registry index.
     pub fn load(path: &Path) -> super::Result<SqliteRegistry> {
         if !path.is_file() {
             return Err(Error::Missing {
@@ -250,205 +349,121 @@ impl SqliteRegistry {
             }
         }
 
-        let side = {
-            let path = path.to_path_buf();
-            std::thread::spawn(move || read_prop_tables(&path))
-        };
-        let packages: BTreeMap<Str, Str> = tables::read_packages(&conn)
-            .map_err(|e| sql(&e))?
-            .into_iter()
-            .map(|p| (s(&p.name), s(&p.default_channel)))
-            .collect();
-        let channels: BTreeMap<(Str, Str), Str> = tables::read_channels(&conn)
-            .map_err(|e| sql(&e))?
-            .into_iter()
-            .map(|c| ((s(&c.package), s(&c.name)), s(&c.head)))
-            .collect();
-        let rows = tables::read_entries(&conn).map_err(|e| sql(&e))?;
-        // Entry names repeat a lot: intern them.
-        let mut interned: HashSet<Str> = HashSet::new();
-        let mut intern = |v: &str| -> Str {
-            if let Some(x) = interned.get(v) {
-                return x.clone();
-            }
-            let x = s(v);
-            interned.insert(x.clone());
-            x
-        };
-        let mut edges = HashMap::new();
-        for ((p, c, b), e) in tables::entry_edges(&rows) {
-            edges.insert(
-                (intern(&p), intern(&c), intern(&b)),
-                (
-                    intern(e.replaces.as_deref().unwrap_or("")),
-                    e.skips.iter().map(|x| intern(x)).collect(),
-                ),
-            );
-        }
-        let entries: Vec<EntryRow> = rows
-            .iter()
-            .map(|e| EntryRow {
-                id: e.id,
-                channel: intern(&e.channel),
-                package: intern(&e.package),
-                bundle: intern(&e.bundle),
-                replaces: e.replaces,
-                depth: e.depth.unwrap_or(0),
-            })
-            .collect();
-        drop(rows);
-        let entry_by_id = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-        let members = entries
-            .iter()
-            .map(|e| (e.package.clone(), e.channel.clone(), e.bundle.clone()))
-            .collect();
-
-        let mut bundles = HashMap::new();
-        for k in tables::read_bundle_keys(&conn).map_err(|e| sql(&e))? {
-            bundles.insert(
-                intern(&k.name),
-                BundleRow {
-                    version: k.version.map(|x| s(&x)),
-                    bundle_path: k.bundle_path.map(|x| s(&x)),
+        let tmp = std::env::temp_dir();
+        crate::index::db::remove_orphans(&tmp, LOOKUP_PREFIX);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{LOOKUP_PREFIX}{}-", std::process::id()))
+            .tempdir_in(&tmp)
+            .map_err(|e| {
+                Error::io(
+                    format!(
+                        "creating serve's lookup tables for {} in {}",
+                        path.display(),
+                        tmp.display()
+                    ),
+                    e,
+                )
+            })?;
+        let lookup = dir.path().join("lookup.db");
+        let mut lk = open_lookup(&lookup, true).map_err(|e| lookup_error(&lookup, &e))?;
+        if let Err(e) = build_lookup(&conn, &mut lk) {
+            // Tell a failed read of the index from a failed write here.
+            let read = tables::read_packages(&conn)
+                .and_then(|_| tables::read_entries(&conn).map(drop))
+                .and_then(|_| tables::read_props(&conn, tables::PropTable::Properties).map(drop));
+            return Err(match read {
+                Err(e) => sql(&e),
+                Ok(()) => match &e {
+                    rusqlite::Error::SqliteFailure(..) => lookup_error(&lookup, &e),
+                    _ => sql(&e),
                 },
-            );
+            });
         }
-
-        let (properties, dependencies, plurals) = side.join().map_err(|_| {
-            Error::io(
-                format!("reading SQLite index {}", path.display()),
-                std::io::Error::other("reader thread failed"),
+        let summary = lk
+            .query_row(
+                "SELECT (SELECT count(*) FROM package), (SELECT count(*) FROM channel), \
+                 (SELECT count(*) FROM bundle), (SELECT count(*) FROM entry)",
+                [],
+                |r| {
+                    Ok(format!(
+                        "SQLite index: {} packages, {} channels, {} bundles, {} channel entries",
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?
+                    ))
+                },
             )
-        })??;
+            .map_err(|e| lookup_error(&lookup, &e))?;
 
-        // GetApisForEntry depends on the entry's bundle name only.
-        let mut apis = HashMap::new();
-        let mut legacy_gvks = HashMap::new();
-        let gvk = |v: &str, plurals: &HashMap<(String, String, String), String>| -> Option<Gvk> {
-            let g = crate::bundle::Gvk::from_json(&serde_json::from_str(v).ok()?);
-            let key = (g.group.clone(), g.version.clone(), g.kind.clone());
-            Some(Gvk::from_gvk(
-                &g,
-                plurals.get(&key).map_or("", String::as_str),
-            ))
-        };
-        for name in bundles.keys() {
-            let provided: Vec<Gvk> = properties
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|p| &*p.kind == "olm.gvk")
-                .filter_map(|p| gvk(&p.value, &plurals))
-                .collect();
-            let mut seen = HashSet::new();
-            let required: Vec<Gvk> = dependencies
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|p| &*p.kind == "olm.gvk" && seen.insert(p.value.clone()))
-                .filter_map(|p| gvk(&p.value, &plurals))
-                .collect();
-            apis.insert(name.clone(), (provided, required));
-            legacy_gvks.insert(
-                name.clone(),
-                (
-                    legacy_apis(properties.get(name)),
-                    legacy_apis(dependencies.get(name)),
-                ),
-            );
-        }
-
-        let details: Details = Arc::new(OnceLock::new());
+        release_memory(&[&conn, &lk]);
+        let dir = Arc::new(dir);
+        let details: Arc<OnceLock<Result<(), String>>> = Arc::new(OnceLock::new());
         {
-            let (details, path) = (details.clone(), path.to_path_buf());
-            std::thread::spawn(move || details.get_or_init(|| read_details(&path)).is_ok());
+            let (details, path, lookup, dir) = (
+                details.clone(),
+                path.to_path_buf(),
+                lookup.clone(),
+                dir.clone(),
+            );
+            std::thread::spawn(move || {
+                let done = details.get_or_init(|| fill_details(&path, &lookup)).is_ok();
+                drop(dir);
+                done
+            });
         }
 
         Ok(SqliteRegistry {
             path: path.to_path_buf(),
+            lookup,
             details,
-            packages,
-            channels,
-            entries,
-            entry_by_id,
-            members,
-            edges,
-            bundles,
-            apis,
-            legacy_gvks,
-            properties,
-            dependencies,
-            pool: Mutex::new(vec![conn]),
+            pool: Mutex::new(vec![Conns {
+                index: conn,
+                lookup: lk,
+            }]),
+            summary,
+            _dir: dir,
             _copy: copy,
         })
     }
 
-    /// `SELECT DISTINCT type, value ... WHERE name=? AND (version=? OR NULL) AND (path=? OR NULL)`.
-    fn filtered(rows: Option<&Vec<PropRow>>, version: &str, path: &str) -> Vec<(Str, Str)> {
-        let mut seen = HashSet::new();
-        rows.into_iter()
-            .flatten()
-            .filter(|p| p.version.as_deref().is_none_or(|v| v == version))
-            .filter(|p| p.path.as_deref().is_none_or(|v| v == path))
-            .filter(|p| seen.insert((p.kind.clone(), p.value.clone())))
-            .map(|p| (p.kind.clone(), p.value.clone()))
-            .collect()
+    /// Runs `f` on a pooled pair of connections (opened when none is free).
+    fn with<T>(&self, f: impl FnOnce(&Conns) -> QueryResult<T>) -> QueryResult<T> {
+        let conns = self.pool.lock().ok().and_then(|mut p| p.pop());
+        let conns = match conns {
+            Some(c) => c,
+            None => Conns {
+                index: open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
+                lookup: open_lookup(&self.lookup, false).map_err(|e| self.failed(&e))?,
+            },
+        };
+        let out = f(&conns);
+        if let Ok(mut p) = self.pool.lock() {
+            if p.len() < 8 {
+                p.push(conns);
+            }
+        }
+        out
     }
 
-    /// Every row, deduplicated (ListBundles' join).
-    fn all(rows: Option<&Vec<PropRow>>) -> Vec<(Str, Str)> {
-        let mut seen = HashSet::new();
-        rows.into_iter()
-            .flatten()
-            .filter(|p| seen.insert((p.kind.clone(), p.value.clone())))
-            .map(|p| (p.kind.clone(), p.value.clone()))
-            .collect()
+    /// A failed read of the lookup tables or of the index.
+    fn failed(&self, e: &rusqlite::Error) -> QueryError {
+        QueryError(format!("reading SQLite index {}: {e}", self.path.display()))
     }
 
-    /// The details of every bundle (waits for the background read).
-    fn details(&self) -> QueryResult<&HashMap<Str, BundleDetails>> {
+    /// Waits for the `details` lookup table.
+    fn details(&self) -> QueryResult<()> {
         self.details
-            .get_or_init(|| read_details(&self.path))
-            .as_ref()
+            .get_or_init(|| fill_details(&self.path, &self.lookup))
+            .clone()
             .map_err(|e| QueryError(format!("reading SQLite index {}: {e}", self.path.display())))
     }
 
     /// Reads one row's `skiprange` and `bundle` columns.
-    fn read_row(&self, name: &str) -> QueryResult<(String, Option<String>)> {
-        let conn = self.pool.lock().ok().and_then(|mut p| p.pop());
-        let conn = match conn {
-            Some(c) => c,
-            None => open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
-        };
-        let row = tables::read_range_and_bundle(&conn, name);
-        if let Ok(mut p) = self.pool.lock() {
-            if p.len() < 8 {
-                p.push(conn);
-            }
-        }
-        match row {
+    fn read_row(&self, c: &Conns, name: &str) -> QueryResult<(String, Option<String>)> {
+        match tables::read_range_and_bundle(&c.index, name) {
             Ok(Some(x)) => Ok(x),
             Ok(None) => Ok((String::new(), None)),
-            Err(e) => err(e.to_string()),
-        }
-    }
-
-    /// Reads one row's `csv` column.
-    fn read_csv(&self, name: &str) -> QueryResult<Option<String>> {
-        let conn = self.pool.lock().ok().and_then(|mut p| p.pop());
-        let conn = match conn {
-            Some(c) => c,
-            None => open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
-        };
-        let row = tables::read_content(&conn, name);
-        if let Ok(mut p) = self.pool.lock() {
-            if p.len() < 8 {
-                p.push(conn);
-            }
-        }
-        match row {
-            Ok(Some((csv, _))) => Ok(csv),
-            Ok(None) => Ok(None),
             Err(e) => err(e.to_string()),
         }
     }
@@ -462,40 +477,125 @@ impl SqliteRegistry {
         }
     }
 
+    /// A bundle's `version` and `bundlepath` (`None` when it has no row).
+    fn bundle_row(
+        &self,
+        c: &Conns,
+        name: &str,
+    ) -> QueryResult<Option<(Option<String>, Option<String>)>> {
+        c.lookup
+            .prepare_cached("SELECT version, path FROM bundle WHERE name = ?1")
+            .and_then(|mut st| {
+                st.query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(|e| self.failed(&e))
+    }
+
+    /// A bundle's `prop` or `dep` rows in table order.
+    fn prop_rows(&self, c: &Conns, table: &str, name: &str) -> QueryResult<Vec<PropRow>> {
+        let sql = format!(
+            "SELECT kind, value, version, path FROM {table} WHERE bundle = ?1 ORDER BY rowid"
+        );
+        c.lookup
+            .prepare_cached(&sql)
+            .and_then(|mut st| {
+                st.query_map([name], |r| {
+                    Ok(PropRow {
+                        kind: r.get(0)?,
+                        value: r.get(1)?,
+                        version: r.get(2)?,
+                        path: r.get(3)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(|e| self.failed(&e))
+    }
+
+    /// The answer's form of an `olm.gvk` value, with the `api` table's
+    /// plural; `None` when the value does not decode.
+    fn gvk_with_plural(&self, c: &Conns, value: &str) -> QueryResult<Option<Gvk>> {
+        let Ok(v) = serde_json::from_str::<Value>(value) else {
+            return Ok(None);
+        };
+        let g = crate::bundle::Gvk::from_json(&v);
+        let plural: Option<String> = c
+            .lookup
+            .prepare_cached(
+                "SELECT plural FROM plural WHERE grp = ?1 AND version = ?2 AND kind = ?3",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![g.group, g.version, g.kind], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.failed(&e))?;
+        Ok(Some(Gvk::from_gvk(&g, plural.as_deref().unwrap_or(""))))
+    }
+
+    /// `SELECT DISTINCT type, value ... WHERE name=? AND (version=? OR NULL) AND (path=? OR NULL)`.
+    fn filtered(rows: &[PropRow], version: &str, path: &str) -> Vec<(Str, Str)> {
+        let mut seen = HashSet::new();
+        rows.iter()
+            .filter(|p| p.version.as_deref().is_none_or(|v| v == version))
+            .filter(|p| p.path.as_deref().is_none_or(|v| v == path))
+            .filter(|p| seen.insert((&p.kind, &p.value)))
+            .map(|p| (s(&p.kind), s(&p.value)))
+            .collect()
+    }
+
     /// A GetBundle-style answer for `bundle` in a channel.
-    fn full_bundle(&self, name: &str, pkg: &str, ch: &str) -> QueryResult<proto::Bundle> {
-        let (skip_range, text) = self.read_row(name)?;
-        self.bundle_answer(name, pkg, ch, &skip_range, text.as_deref())
+    fn full_bundle(
+        &self,
+        c: &Conns,
+        name: &str,
+        pkg: &str,
+        ch: &str,
+    ) -> QueryResult<proto::Bundle> {
+        let (skip_range, text) = self.read_row(c, name)?;
+        self.bundle_answer(c, name, pkg, ch, &skip_range, text.as_deref())
     }
 
     /// A GetBundle-style answer from a row's `skiprange` and `bundle`.
     fn bundle_answer(
         &self,
+        c: &Conns,
         name: &str,
         pkg: &str,
         ch: &str,
         skip_range: &str,
         text: Option<&str>,
     ) -> QueryResult<proto::Bundle> {
-        let row = self.bundles.get(name);
-        let version = row
-            .and_then(|r| r.version.as_deref())
-            .unwrap_or("")
-            .to_string();
-        let path = row
-            .and_then(|r| r.bundle_path.as_deref())
-            .unwrap_or("")
-            .to_string();
+        let row = self.bundle_row(c, name)?;
+        let (version, path) = match &row {
+            Some((v, p)) => (v.clone().unwrap_or_default(), p.clone().unwrap_or_default()),
+            None => (String::new(), String::new()),
+        };
         let (csv_json, object) = Self::manifests(text)?;
-        let (provided, required) = self.apis.get(name).cloned().unwrap_or_default();
+        let properties = self.prop_rows(c, "prop", name)?;
+        let dependencies = self.prop_rows(c, "dep", name)?;
+        // GetApisForEntry: every olm.gvk property, the olm.gvk dependencies
+        // once per value; only for a bundle with a row.
+        let (mut provided, mut required) = (Vec::new(), Vec::new());
+        if row.is_some() {
+            for p in properties.iter().filter(|p| p.kind == "olm.gvk") {
+                provided.extend(self.gvk_with_plural(c, &p.value)?);
+            }
+            let mut seen = HashSet::new();
+            for p in dependencies.iter() {
+                if p.kind == "olm.gvk" && seen.insert(&p.value) {
+                    required.extend(self.gvk_with_plural(c, &p.value)?);
+                }
+            }
+        }
         let data = BundleData {
             name: s(name),
             bundle_path: s(&path),
             version: s(&version),
             provided,
             required,
-            dependencies: Self::filtered(self.dependencies.get(name), &version, &path),
-            properties: Self::filtered(self.properties.get(name), &version, &path),
+            dependencies: Self::filtered(&dependencies, &version, &path),
+            properties: Self::filtered(&properties, &version, &path),
             manifests: Manifests::None,
             deprecation: None,
         };
@@ -515,117 +615,299 @@ impl SqliteRegistry {
     }
 
     /// Whether `bundle` has an entry in the package's channel.
-    fn is_member(&self, pkg: &str, channel: &str, bundle: &str) -> bool {
-        self.members.contains(&(s(pkg), s(channel), s(bundle)))
+    fn is_member(&self, c: &Conns, pkg: &str, channel: &str, bundle: &str) -> QueryResult<bool> {
+        c.lookup
+            .prepare_cached(
+                "SELECT 1 FROM entry WHERE package = ?1 AND channel = ?2 AND bundle = ?3 LIMIT 1",
+            )
+            .and_then(|mut st| st.exists([pkg, channel, bundle]))
+            .map_err(|e| self.failed(&e))
     }
 
-    fn replaces_name(&self, e: &EntryRow) -> &str {
-        e.replaces
-            .and_then(|id| self.entry_by_id.get(&id))
-            .map(|i| &*self.entries[*i].bundle)
-            .unwrap_or("")
-    }
-
-    /// Entries whose bundle has the `olm.gvk` property with exactly opm's value.
-    fn providing(&self, group: &str, version: &str, kind: &str) -> Vec<&EntryRow> {
+    /// Entries whose bundle has the `olm.gvk` property with exactly opm's
+    /// value, in entry order.
+    fn providing(
+        &self,
+        c: &Conns,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> QueryResult<Vec<Providing>> {
         let value = gvk_value(group, version, kind);
-        let names: HashSet<&str> = self
-            .properties
-            .iter()
-            .filter(|(_, rows)| {
-                rows.iter()
-                    .any(|p| &*p.kind == "olm.gvk" && *p.value == *value)
+        c.lookup
+            .prepare_cached(
+                "SELECT e.package, e.channel, e.bundle, IFNULL(r.bundle, ''), IFNULL(e.depth, 0), \
+                 EXISTS (SELECT 1 FROM bundle b WHERE b.name = e.bundle), p.default_channel \
+                 FROM entry e LEFT JOIN entry r ON r.id = e.replaces \
+                 LEFT JOIN package p ON p.name = e.package \
+                 WHERE e.bundle IN (SELECT bundle FROM prop WHERE kind = 'olm.gvk' AND value = ?1) \
+                 ORDER BY e.id",
+            )
+            .and_then(|mut st| {
+                st.query_map([value], |r| {
+                    Ok(Providing {
+                        package: r.get(0)?,
+                        channel: r.get(1)?,
+                        bundle: r.get(2)?,
+                        replaces: r.get(3)?,
+                        depth: r.get(4)?,
+                        has_row: r.get(5)?,
+                        default_channel: r.get(6)?,
+                    })
+                })?
+                .collect()
             })
-            .map(|(n, _)| &**n)
-            .collect();
-        self.entries
-            .iter()
-            .filter(|e| names.contains(&*e.bundle))
-            .collect()
+            .map_err(|e| self.failed(&e))
     }
 
     /// `GROUP BY package_name, channel_name` with `MIN(depth)`: the first
     /// entry of least depth per channel, channels in key order.
-    fn min_depth_per_channel(rows: Vec<&EntryRow>) -> Vec<&EntryRow> {
-        let mut best: BTreeMap<(&str, &str), &EntryRow> = BTreeMap::new();
+    fn min_depth_per_channel(rows: Vec<Providing>) -> Vec<Providing> {
+        let mut best: BTreeMap<(String, String), Providing> = BTreeMap::new();
         for e in rows {
-            let k = (&*e.package, &*e.channel);
-            match best.get(&k) {
+            match best.get(&(e.package.clone(), e.channel.clone())) {
                 Some(b) if b.depth <= e.depth => {}
                 _ => {
-                    best.insert(k, e);
+                    best.insert((e.package.clone(), e.channel.clone()), e);
                 }
             }
         }
         best.into_values().collect()
     }
+
+    /// ListBundles from one connection pair.
+    fn list_bundles_with(&self, c: &Conns) -> QueryResult<Vec<proto::Bundle>> {
+        let failed = |e: rusqlite::Error| self.failed(&e);
+        let lk = &c.lookup;
+        // What one pass needs, read for this call only.
+        let entries: Vec<tables::EntryRow> = lk
+            .prepare("SELECT id, channel, package, bundle, replaces, depth FROM entry ORDER BY id")
+            .and_then(|mut st| {
+                st.query_map([], |r| {
+                    Ok(tables::EntryRow {
+                        id: r.get(0)?,
+                        channel: r.get(1)?,
+                        package: r.get(2)?,
+                        bundle: r.get(3)?,
+                        replaces: r.get(4)?,
+                        depth: r.get(5)?,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(failed)?;
+        let edges = tables::entry_edges(&entries);
+        let packages: HashSet<String> = lk
+            .prepare("SELECT name FROM package")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(failed)?;
+        type Row = (Option<String>, Option<String>);
+        let bundles: HashMap<String, Row> = lk
+            .prepare("SELECT name, version, path FROM bundle")
+            .and_then(|mut st| {
+                st.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+                    .collect()
+            })
+            .map_err(failed)?;
+        let details: HashMap<String, (String, bool)> = lk
+            .prepare("SELECT name, skiprange, has_bundle FROM details")
+            .and_then(|mut st| {
+                st.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+                    .collect()
+            })
+            .map_err(failed)?;
+        let grouped = |table: &str| -> QueryResult<HashMap<String, Vec<(String, String)>>> {
+            let mut out: HashMap<String, Vec<(String, String)>> = HashMap::new();
+            let mut st = lk
+                .prepare(&format!(
+                    "SELECT bundle, kind, value FROM {table} ORDER BY rowid"
+                ))
+                .map_err(failed)?;
+            let mut rows = st.query([]).map_err(failed)?;
+            while let Some(r) = rows.next().map_err(failed)? {
+                let bundle: String = r.get(0).map_err(failed)?;
+                out.entry(bundle)
+                    .or_default()
+                    .push((r.get(1).map_err(failed)?, r.get(2).map_err(failed)?));
+            }
+            Ok(out)
+        };
+        let properties = grouped("prop")?;
+        let dependencies = grouped("dep")?;
+
+        // One bundle per (name, version, path, channel), as opm's map keys them.
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let none = (String::new(), false);
+        let no_rows = Vec::new();
+        let no_edges = tables::EntryEdges::default();
+        for e in &entries {
+            if !packages.contains(&e.package) {
+                continue;
+            }
+            let Some((Some(version), Some(path))) = bundles.get(&e.bundle) else {
+                continue;
+            };
+            if !seen.insert((&e.bundle, &e.channel)) {
+                continue;
+            }
+            let (skip_range, has_bundle) = details.get(&e.bundle).unwrap_or(&none);
+            // The query's own replaces and skips, read from the entries (not
+            // the operatorbundle columns); no skip entry, no skips.
+            let edge = edges
+                .get(&(e.package.clone(), e.channel.clone(), e.bundle.clone()))
+                .unwrap_or(&no_edges);
+            let skips: Vec<Str> = edge.skips.iter().map(|x| s(x)).collect();
+            let props = properties.get(&e.bundle).unwrap_or(&no_rows);
+            let deps = dependencies.get(&e.bundle).unwrap_or(&no_rows);
+            let data = BundleData {
+                name: s(&e.bundle),
+                bundle_path: s(path),
+                version: s(version),
+                // buildLegacyProvidedAPIs/buildLegacyRequiredAPIs: from every
+                // olm.gvk row, without plural.
+                provided: legacy_apis(props),
+                required: legacy_apis(deps),
+                dependencies: distinct(deps),
+                properties: distinct(props),
+                manifests: Manifests::None,
+                deprecation: None,
+            };
+            let mut b = BundleView {
+                data: &data,
+                package: &e.package,
+                channel: &e.channel,
+                skip_range,
+                replaces: edge.replaces.as_deref().unwrap_or(""),
+                skips: &skips,
+                with_apis: true,
+            }
+            .to_proto(None);
+            if path.is_empty() && *has_bundle {
+                // Without an image reference the manifests are the only way
+                // to the bundle's content, so opm sends them.
+                let (_, text) = self.read_row(c, &e.bundle)?;
+                let (csv, objects) = Self::manifests(text.as_deref())?;
+                b.csv_json = csv;
+                b.object = objects;
+            }
+            out.push(b);
+        }
+        Ok(out)
+    }
 }
 
 impl Registry for SqliteRegistry {
-    fn list_packages(&self) -> Vec<String> {
-        self.packages.keys().map(|k| k.to_string()).collect()
+    fn list_packages(&self) -> QueryResult<Vec<String>> {
+        self.with(|c| {
+            c.lookup
+                .prepare_cached("SELECT name FROM package ORDER BY name")
+                .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+                .map_err(|e| self.failed(&e))
+        })
     }
 
     fn get_package(&self, name: &str) -> QueryResult<proto::Package> {
-        let Some(def) = self.packages.get(name) else {
-            return err(format!("package {name} not found"));
-        };
-        let channels: Vec<proto::Channel> = self
-            .channels
-            .range((s(name), s(""))..)
-            .take_while(|((p, _), _)| &**p == name)
-            .map(|((_, c), head)| proto::Channel {
-                name: c.to_string(),
-                csv_name: head.to_string(),
+        self.with(|c| {
+            let def: Option<String> = c
+                .lookup
+                .prepare_cached("SELECT default_channel FROM package WHERE name = ?1")
+                .and_then(|mut st| st.query_row([name], |r| r.get(0)).optional())
+                .map_err(|e| self.failed(&e))?;
+            let Some(def) = def else {
+                return err(format!("package {name} not found"));
+            };
+            let channels: Vec<proto::Channel> = c
+                .lookup
+                .prepare_cached("SELECT name, head FROM channel WHERE package = ?1 ORDER BY name")
+                .and_then(|mut st| {
+                    st.query_map([name], |r| {
+                        Ok(proto::Channel {
+                            name: r.get(0)?,
+                            csv_name: r.get(1)?,
+                            deprecation: None,
+                        })
+                    })?
+                    .collect()
+                })
+                .map_err(|e| self.failed(&e))?;
+            if channels.is_empty() {
+                // The query joins package with channel: no channel, no row.
+                return err(format!("package {name} not found"));
+            }
+            Ok(proto::Package {
+                name: name.to_string(),
+                channels,
+                default_channel_name: def,
                 deprecation: None,
             })
-            .collect();
-        if channels.is_empty() {
-            // The query joins package with channel: no channel, no row.
-            return err(format!("package {name} not found"));
-        }
-        Ok(proto::Package {
-            name: name.to_string(),
-            channels,
-            default_channel_name: def.to_string(),
-            deprecation: None,
         })
     }
 
     fn get_bundle(&self, pkg: &str, channel: &str, csv: &str) -> QueryResult<proto::Bundle> {
-        let found = self.bundles.contains_key(csv) && self.is_member(pkg, channel, csv);
-        if !found {
-            return err(format!("no entry found for {pkg} {channel} {csv}"));
-        }
-        self.full_bundle(csv, pkg, channel)
+        self.with(|c| {
+            let found =
+                self.bundle_row(c, csv)?.is_some() && self.is_member(c, pkg, channel, csv)?;
+            if !found {
+                return err(format!("no entry found for {pkg} {channel} {csv}"));
+            }
+            self.full_bundle(c, csv, pkg, channel)
+        })
     }
 
     fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle> {
         // opm's query joins the channel's head with its operatorbundle row
         // and answers that row's name and `csv` column as stored, nothing
         // else (pkg/sqlite/query.go GetBundleForChannel).
-        let head = self.channels.get(&(s(pkg), s(channel)));
-        let Some(h) = head.filter(|h| self.bundles.contains_key(*h)) else {
-            return err(format!("no entry found for {pkg} {channel}"));
-        };
-        let csv = self.read_csv(h)?;
-        Ok(proto::Bundle {
-            csv_name: h.to_string(),
-            csv_json: csv.unwrap_or_default(),
-            ..Default::default()
+        self.with(|c| {
+            let head: Option<String> = c
+                .lookup
+                .prepare_cached(
+                    "SELECT c.head FROM channel c JOIN bundle b ON b.name = c.head \
+                     WHERE c.package = ?1 AND c.name = ?2",
+                )
+                .and_then(|mut st| st.query_row([pkg, channel], |r| r.get(0)).optional())
+                .map_err(|e| self.failed(&e))?;
+            let Some(h) = head else {
+                return err(format!("no entry found for {pkg} {channel}"));
+            };
+            let csv = match tables::read_content(&c.index, &h) {
+                Ok(row) => row.and_then(|(csv, _)| csv),
+                Err(e) => return err(e.to_string()),
+            };
+            Ok(proto::Bundle {
+                csv_name: h,
+                csv_json: csv.unwrap_or_default(),
+                ..Default::default()
+            })
         })
     }
 
     fn get_channel_entries_that_replace(&self, csv: &str) -> QueryResult<Vec<proto::ChannelEntry>> {
-        let mut seen = BTreeSet::new();
-        let mut out = Vec::new();
-        for e in &self.entries {
-            if self.replaces_name(e) == csv
-                && seen.insert((e.package.clone(), e.channel.clone(), e.bundle.clone()))
-            {
-                out.push(entry(&e.package, &e.channel, &e.bundle, csv));
-            }
-        }
+        // An entry replaces `csv` when the entry its `replaces` names has
+        // that bundle; "" also matches entries that replace nothing.
+        let sql = if csv.is_empty() {
+            "SELECT e.package, e.channel, e.bundle FROM entry e \
+             LEFT JOIN entry r ON r.id = e.replaces WHERE IFNULL(r.bundle, '') = ?1 ORDER BY e.id"
+        } else {
+            "SELECT e.package, e.channel, e.bundle FROM entry r \
+             JOIN entry e ON e.replaces = r.id WHERE r.bundle = ?1 ORDER BY e.id"
+        };
+        let rows: Vec<(String, String, String)> = self.with(|c| {
+            c.lookup
+                .prepare_cached(sql)
+                .and_then(|mut st| {
+                    st.query_map([csv], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                        .collect()
+                })
+                .map_err(|e| self.failed(&e))
+        })?;
+        let mut seen = HashSet::new();
+        let out: Vec<proto::ChannelEntry> = rows
+            .iter()
+            .filter(|r| seen.insert(*r))
+            .map(|(p, ch, b)| entry(p, ch, b, csv))
+            .collect();
         if out.is_empty() {
             return err(format!("no channel entries found that replace {csv}"));
         }
@@ -638,19 +920,22 @@ impl Registry for SqliteRegistry {
         pkg: &str,
         channel: &str,
     ) -> QueryResult<proto::Bundle> {
-        let ids: HashSet<i64> = self
-            .entries
-            .iter()
-            .filter(|e| &*e.bundle == csv && &*e.package == pkg && &*e.channel == channel)
-            .map(|e| e.id)
-            .collect();
-        let replacing = self.entries.iter().find(|e| {
-            e.replaces.is_some_and(|r| ids.contains(&r)) && self.bundles.contains_key(&e.bundle)
-        });
-        match replacing {
-            Some(e) => self.full_bundle(&e.bundle, pkg, channel),
-            None => err(format!("no entry found for {pkg} {channel}")),
-        }
+        self.with(|c| {
+            let replacing: Option<String> = c
+                .lookup
+                .prepare_cached(
+                    "SELECT e.bundle FROM entry r JOIN entry e ON e.replaces = r.id \
+                     WHERE r.bundle = ?1 AND r.package = ?2 AND r.channel = ?3 \
+                     AND EXISTS (SELECT 1 FROM bundle b WHERE b.name = e.bundle) \
+                     ORDER BY e.id LIMIT 1",
+                )
+                .and_then(|mut st| st.query_row([csv, pkg, channel], |r| r.get(0)).optional())
+                .map_err(|e| self.failed(&e))?;
+            match replacing {
+                Some(b) => self.full_bundle(c, &b, pkg, channel),
+                None => err(format!("no entry found for {pkg} {channel}")),
+            }
+        })
     }
 
     fn get_channel_entries_that_provide(
@@ -659,12 +944,12 @@ impl Registry for SqliteRegistry {
         version: &str,
         kind: &str,
     ) -> QueryResult<Vec<proto::ChannelEntry>> {
-        let mut seen = BTreeSet::new();
+        let rows = self.with(|c| self.providing(c, group, version, kind))?;
+        let mut seen = HashSet::new();
         let mut out = Vec::new();
-        for e in self.providing(group, version, kind) {
-            let r = self.replaces_name(e);
-            if seen.insert((e.package.clone(), e.channel.clone(), e.bundle.clone(), s(r))) {
-                out.push(entry(&e.package, &e.channel, &e.bundle, r));
+        for e in &rows {
+            if seen.insert((&e.package, &e.channel, &e.bundle, &e.replaces)) {
+                out.push(entry(&e.package, &e.channel, &e.bundle, &e.replaces));
             }
         }
         if out.is_empty() {
@@ -681,11 +966,11 @@ impl Registry for SqliteRegistry {
         version: &str,
         kind: &str,
     ) -> QueryResult<Vec<proto::ChannelEntry>> {
-        let out: Vec<proto::ChannelEntry> =
-            Self::min_depth_per_channel(self.providing(group, version, kind))
-                .into_iter()
-                .map(|e| entry(&e.package, &e.channel, &e.bundle, self.replaces_name(e)))
-                .collect();
+        let rows = self.with(|c| self.providing(c, group, version, kind))?;
+        let out: Vec<proto::ChannelEntry> = Self::min_depth_per_channel(rows)
+            .into_iter()
+            .map(|e| entry(&e.package, &e.channel, &e.bundle, &e.replaces))
+            .collect();
         if out.is_empty() {
             return err(format!(
                 "no channel entries found that provide {group} {version} {kind}"
@@ -700,107 +985,40 @@ impl Registry for SqliteRegistry {
         version: &str,
         kind: &str,
     ) -> QueryResult<proto::Bundle> {
-        let in_default: Vec<&EntryRow> = self
-            .providing(group, version, kind)
-            .into_iter()
-            .filter(|e| self.bundles.contains_key(&e.bundle))
-            .filter(|e| {
-                self.packages
-                    .get(&e.package)
-                    .is_some_and(|d| *d == e.channel)
-            })
-            .collect();
-        let first = Self::min_depth_per_channel(in_default).into_iter().next();
-        let none = || {
-            err(format!(
-                "no entry found that provides {group} {version} {kind}"
-            ))
-        };
-        let Some(e) = first else { return none() };
-        match self.read_row(&e.bundle)? {
-            (range, Some(text)) => {
-                self.bundle_answer(&e.bundle, &e.package, &e.channel, &range, Some(&text))
+        self.with(|c| {
+            let in_default: Vec<Providing> = self
+                .providing(c, group, version, kind)?
+                .into_iter()
+                .filter(|e| e.has_row && e.default_channel.as_ref() == Some(&e.channel))
+                .collect();
+            let first = Self::min_depth_per_channel(in_default).into_iter().next();
+            let none = || {
+                err(format!(
+                    "no entry found that provides {group} {version} {kind}"
+                ))
+            };
+            let Some(e) = first else { return none() };
+            match self.read_row(c, &e.bundle)? {
+                (range, Some(text)) => {
+                    self.bundle_answer(c, &e.bundle, &e.package, &e.channel, &range, Some(&text))
+                }
+                // `bundle` NULL: opm's query answers "no entry".
+                (_, None) => none(),
             }
-            // `bundle` NULL: opm's query answers "no entry".
-            (_, None) => none(),
-        }
+        })
     }
 
     fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
-        // One bundle per (name, version, path, channel), as opm's map keys them.
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        let details = self.details()?;
-        let none = BundleDetails {
-            skip_range: s(""),
-            has_bundle: false,
-        };
-        let no_edges = (s(""), Vec::new());
-        for e in &self.entries {
-            if !self.packages.contains_key(&e.package) {
-                continue;
-            }
-            let Some(row) = self.bundles.get(&e.bundle) else {
-                continue;
-            };
-            let (Some(version), Some(path)) = (&row.version, &row.bundle_path) else {
-                continue;
-            };
-            if !seen.insert((e.bundle.clone(), e.channel.clone())) {
-                continue;
-            }
-            let more = details.get(&e.bundle).unwrap_or(&none);
-            // The query's own replaces and skips, read from the entries (not
-            // the operatorbundle columns); no skip entry, no skips.
-            let (replaces, skips) = self
-                .edges
-                .get(&(e.package.clone(), e.channel.clone(), e.bundle.clone()))
-                .unwrap_or(&no_edges);
-            let legacy = self.legacy_gvks.get(&e.bundle).cloned().unwrap_or_default();
-            let data = BundleData {
-                name: e.bundle.clone(),
-                bundle_path: path.clone(),
-                version: version.clone(),
-                // buildLegacyProvidedAPIs/buildLegacyRequiredAPIs: from every
-                // olm.gvk row, without plural.
-                provided: legacy.0,
-                required: legacy.1,
-                dependencies: Self::all(self.dependencies.get(&e.bundle)),
-                properties: Self::all(self.properties.get(&e.bundle)),
-                manifests: Manifests::None,
-                deprecation: None,
-            };
-            let mut b = BundleView {
-                data: &data,
-                package: &e.package,
-                channel: &e.channel,
-                skip_range: &more.skip_range,
-                replaces,
-                skips,
-                with_apis: true,
-            }
-            .to_proto(None);
-            if path.is_empty() && more.has_bundle {
-                // Without an image reference the manifests are the only way
-                // to the bundle's content, so opm sends them.
-                let (_, text) = self.read_row(&e.bundle)?;
-                let (csv, objects) = Self::manifests(text.as_deref())?;
-                b.csv_json = csv;
-                b.object = objects;
-            }
-            out.push(b);
-        }
-        Ok(out)
+        self.details()?;
+        self.with(|c| {
+            let out = self.list_bundles_with(c);
+            release_memory(&[&c.index, &c.lookup]);
+            out
+        })
     }
 
     fn summary(&self) -> String {
-        format!(
-            "SQLite index: {} packages, {} channels, {} bundles, {} channel entries",
-            self.packages.len(),
-            self.channels.len(),
-            self.bundles.len(),
-            self.entries.len()
-        )
+        self.summary.clone()
     }
 }
 
