@@ -205,14 +205,34 @@ fn robustness_shutdown_watch_limits_and_bad_catalogs() {
 /// Runs one class of test_serve_golden: our answers compared item by item
 /// with what the real opm answered (../shared/opm-golden, see its README).
 fn golden_case(class: &str) {
+    golden_case_with(class, &[]);
+}
+
+fn golden_case_with(class: &str, extra: &[(&str, &Path)]) {
     let catalogs = common::corpus().join("catalogs/v4.18");
     let golden = common::golden();
-    run_python(
-        &format!("test_serve_golden.{class}"),
-        &[
-            ("OLM_CATALOG_GOLDEN", &golden),
-            ("OLM_CATALOG_FBC", &catalogs),
-        ],
+    let mut envs: Vec<(&str, &Path)> = vec![
+        ("OLM_CATALOG_GOLDEN", &golden),
+        ("OLM_CATALOG_FBC", &catalogs),
+    ];
+    envs.extend_from_slice(extra);
+    run_python(&format!("test_serve_golden.{class}"), &envs);
+}
+
+/// Where no temporary directory can be made (an image without `/tmp`, a
+/// read-only root file system), the SQLite backend keeps its lookup tables
+/// in memory and answers the same.
+#[test]
+fn golden_sqlite_etcd_answers_as_opm_without_a_temporary_directory() {
+    let missing = Path::new("/nonexistent/olm-catalog-test-tmp");
+    assert!(!missing.exists());
+    golden_case_with(
+        "GoldenSqliteEtcd",
+        &[("OLM_CATALOG_SERVER_TMPDIR", missing)],
+    );
+    golden_case_with(
+        "GoldenSqliteAckEcr",
+        &[("OLM_CATALOG_SERVER_TMPDIR", missing)],
     );
 }
 

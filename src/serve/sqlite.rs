@@ -11,6 +11,11 @@
 //! cache), not in this process. The `operatorbundle.bundle` and `csv`
 //! columns, which hold most of an index's bytes, are read from the index
 //! when a call needs a bundle's manifests.
+//!
+//! Where no temporary directory can be made (a container whose image has no
+//! `/tmp`, or a read-only root file system without an `emptyDir` there), the
+//! lookup database is kept in memory instead: it serves the same, with
+//! memory that grows with the index again (about what the tables take).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -62,6 +67,55 @@ CREATE INDEX prop_gvk ON prop (value) WHERE kind = 'olm.gvk';
 CREATE INDEX dep_bundle ON dep (bundle);
 ";
 
+/// Where the lookup tables live.
+#[derive(Clone)]
+enum LookupDb {
+    /// A file in a private temporary directory, removed with it (shared
+    /// with the details thread).
+    File {
+        path: PathBuf,
+        _dir: Arc<tempfile::TempDir>,
+    },
+    /// A shared-cache in-memory database, when no temporary directory can
+    /// be made; it lives while a connection to it is open.
+    Memory { uri: String },
+}
+
+impl LookupDb {
+    /// A connection (creating the database when `create`).
+    fn open(&self, create: bool) -> rusqlite::Result<Connection> {
+        let conn = match self {
+            LookupDb::File { path, .. } => {
+                let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                if create {
+                    flags |= OpenFlags::SQLITE_OPEN_CREATE;
+                }
+                Connection::open_with_flags(path, flags)?
+            }
+            LookupDb::Memory { uri } => Connection::open_with_flags(
+                uri,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_URI
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?,
+        };
+        // Only the details thread writes after start; WAL lets calls read
+        // meanwhile, the timeout covers its commit.
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(conn)
+    }
+
+    /// What to name in messages.
+    fn describe(&self) -> String {
+        match self {
+            LookupDb::File { path, .. } => path.display().to_string(),
+            LookupDb::Memory { .. } => "(in memory)".into(),
+        }
+    }
+}
+
 /// A connection to the index and one to the lookup tables.
 struct Conns {
     index: Connection,
@@ -72,8 +126,6 @@ struct Conns {
 pub struct SqliteRegistry {
     /// The index (or the migrated copy of it).
     path: PathBuf,
-    /// The lookup database.
-    lookup: PathBuf,
     /// Set once the `details` lookup table is filled (a background thread
     /// fills it after start: reading those columns walks the whole file).
     details: Arc<OnceLock<Result<(), String>>>,
@@ -81,9 +133,12 @@ pub struct SqliteRegistry {
     pool: Mutex<Vec<Conns>>,
     /// Counts for the start message.
     summary: String,
-    /// Holds the lookup database; after `pool` so that the connections
-    /// close first. Shared with the details thread.
-    _dir: Arc<tempfile::TempDir>,
+    /// A connection that keeps an in-memory lookup database alive whatever
+    /// happens to the pool's (unused for a file).
+    _keeper: Mutex<Option<Connection>>,
+    /// The lookup database; after `pool` and `_keeper` so that the
+    /// connections close before its directory goes.
+    lookup: LookupDb,
     /// The migrated copy `path` names, if the index had an older schema.
     _copy: Option<tempfile::TempPath>,
 }
@@ -125,20 +180,6 @@ fn open(path: &Path) -> super::Result<Connection> {
     Ok(conn)
 }
 
-/// A connection to the lookup database (created when `create`).
-fn open_lookup(path: &Path, create: bool) -> rusqlite::Result<Connection> {
-    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    if create {
-        flags |= OpenFlags::SQLITE_OPEN_CREATE;
-    }
-    let conn = Connection::open_with_flags(path, flags)?;
-    // Only the details thread writes after start; WAL lets calls read
-    // meanwhile, the timeout covers its commit.
-    conn.busy_timeout(std::time::Duration::from_secs(30))?;
-    conn.set_prepared_statement_cache_capacity(32);
-    Ok(conn)
-}
-
 /// Hands the memory of a finished bulk read back to the system: SQLite's
 /// page caches (the index's and the lookup database's pages are on disk and
 /// in the OS page cache anyway) and what malloc keeps of freed temporaries,
@@ -155,11 +196,11 @@ fn release_memory(conns: &[&Connection]) {
 }
 
 /// The error of a failed lookup-table write.
-fn lookup_error(lookup: &Path, e: &rusqlite::Error) -> Error {
+fn lookup_error(lookup: &LookupDb, e: &rusqlite::Error) -> Error {
     Error::io(
         format!(
             "writing serve's lookup tables {} (the temporary directory must be writable)",
-            lookup.display()
+            lookup.describe()
         ),
         std::io::Error::other(e.to_string()),
     )
@@ -288,10 +329,10 @@ fn build_lookup(src: &Connection, lk: &mut Connection) -> rusqlite::Result<()> {
 
 /// Fills the `details` lookup table from the index's `operatorbundle`
 /// columns stored after the manifests.
-fn fill_details(path: &Path, lookup: &Path) -> Result<(), String> {
+fn fill_details(path: &Path, lookup: &LookupDb) -> Result<(), String> {
     let src = open(path).map_err(|e| format!("{e:#}"))?;
     let fill = || -> rusqlite::Result<()> {
-        let mut lk = open_lookup(lookup, false)?;
+        let mut lk = lookup.open(false)?;
         let tx = lk.transaction()?;
         {
             let mut ins = tx.prepare("INSERT OR REPLACE INTO details VALUES (?1, ?2, ?3)")?;
@@ -351,21 +392,27 @@ impl SqliteRegistry {
 
         let tmp = std::env::temp_dir();
         crate::index::db::remove_orphans(&tmp, LOOKUP_PREFIX);
-        let dir = tempfile::Builder::new()
+        let lookup = match tempfile::Builder::new()
             .prefix(&format!("{LOOKUP_PREFIX}{}-", std::process::id()))
             .tempdir_in(&tmp)
-            .map_err(|e| {
-                Error::io(
-                    format!(
-                        "creating serve's lookup tables for {} in {}",
-                        path.display(),
-                        tmp.display()
+        {
+            Ok(dir) => LookupDb::File {
+                path: dir.path().join("lookup.db"),
+                _dir: Arc::new(dir),
+            },
+            Err(_) => {
+                static NEXT: std::sync::atomic::AtomicUsize =
+                    std::sync::atomic::AtomicUsize::new(0);
+                let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                LookupDb::Memory {
+                    uri: format!(
+                        "file:{LOOKUP_PREFIX}{}-{n}?mode=memory&cache=shared",
+                        std::process::id()
                     ),
-                    e,
-                )
-            })?;
-        let lookup = dir.path().join("lookup.db");
-        let mut lk = open_lookup(&lookup, true).map_err(|e| lookup_error(&lookup, &e))?;
+                }
+            }
+        };
+        let mut lk = lookup.open(true).map_err(|e| lookup_error(&lookup, &e))?;
         if let Err(e) = build_lookup(&conn, &mut lk) {
             // Tell a failed read of the index from a failed write here.
             let read = tables::read_packages(&conn)
@@ -397,32 +444,37 @@ impl SqliteRegistry {
             .map_err(|e| lookup_error(&lookup, &e))?;
 
         release_memory(&[&conn, &lk]);
-        let dir = Arc::new(dir);
         let details: Arc<OnceLock<Result<(), String>>> = Arc::new(OnceLock::new());
-        {
-            let (details, path, lookup, dir) = (
-                details.clone(),
-                path.to_path_buf(),
-                lookup.clone(),
-                dir.clone(),
-            );
-            std::thread::spawn(move || {
-                let done = details.get_or_init(|| fill_details(&path, &lookup)).is_ok();
-                drop(dir);
-                done
-            });
+        match &lookup {
+            LookupDb::File { .. } => {
+                let (details, path, lookup) = (details.clone(), path.to_path_buf(), lookup.clone());
+                std::thread::spawn(move || {
+                    details.get_or_init(|| fill_details(&path, &lookup)).is_ok()
+                });
+            }
+            // An in-memory database's writer would lock readers out of its
+            // tables: filled before the first call instead.
+            LookupDb::Memory { .. } => {
+                let _ = details.get_or_init(|| fill_details(path, &lookup));
+            }
         }
 
+        let keeper = match &lookup {
+            LookupDb::Memory { .. } => {
+                Some(lookup.open(false).map_err(|e| lookup_error(&lookup, &e))?)
+            }
+            LookupDb::File { .. } => None,
+        };
         Ok(SqliteRegistry {
             path: path.to_path_buf(),
-            lookup,
             details,
             pool: Mutex::new(vec![Conns {
                 index: conn,
                 lookup: lk,
             }]),
             summary,
-            _dir: dir,
+            _keeper: Mutex::new(keeper),
+            lookup,
             _copy: copy,
         })
     }
@@ -434,7 +486,7 @@ impl SqliteRegistry {
             Some(c) => c,
             None => Conns {
                 index: open(&self.path).map_err(|e| QueryError(format!("{e:#}")))?,
-                lookup: open_lookup(&self.lookup, false).map_err(|e| self.failed(&e))?,
+                lookup: self.lookup.open(false).map_err(|e| self.failed(&e))?,
             },
         };
         let out = f(&conns);

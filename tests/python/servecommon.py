@@ -65,8 +65,13 @@ class Server:
         self.log = []
 
     def start(self, timeout=60):
+        env = None
+        tmp = os.environ.get("OLM_CATALOG_SERVER_TMPDIR")
+        if tmp:
+            # The server's temporary directory only (this process keeps its own).
+            env = dict(os.environ, TMPDIR=tmp)
         self.proc = subprocess.Popen(
-            self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
         )
         found = threading.Event()
 
