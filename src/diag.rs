@@ -247,6 +247,8 @@ pub struct ReportWriter<'h, W: Write> {
     summary: Summary,
     started: bool,
     sarif: SarifResults,
+    /// SARIF results wait in a temporary file (else in memory).
+    spill_to_file: bool,
 }
 
 impl<W: Write> ReportWriter<'static, W> {
@@ -260,6 +262,7 @@ impl<W: Write> ReportWriter<'static, W> {
             summary: Summary::default(),
             started: false,
             sarif: SarifResults::default(),
+            spill_to_file: true,
         }
     }
 }
@@ -284,6 +287,7 @@ impl<'h, W: Write> ReportWriter<'h, W> {
             summary: self.summary,
             started: self.started,
             sarif: self.sarif,
+            spill_to_file: self.spill_to_file,
         }
     }
 
@@ -372,7 +376,9 @@ impl<'h, W: Write> ReportWriter<'h, W> {
             Format::Human => Ok(()),
             Format::Json => self.out.write_all(b"{\n  \"reports\": ["),
             Format::Sarif => {
-                self.sarif.spill_to_file();
+                if self.spill_to_file {
+                    self.sarif.spill_to_file();
+                }
                 self.out.write_all(
                     concat!(
                         "{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n",
@@ -426,8 +432,7 @@ impl Default for Spill {
 
 impl SarifResults {
     /// Keeps results in a temporary file rather than memory, when one can
-    /// be made (only the streaming writer calls this; the `render_*`
-    /// wrappers build a string anyway).
+    /// be made.
     fn spill_to_file(&mut self) {
         if let Ok(f) = tempfile::tempfile() {
             self.spill = Spill::File(std::io::BufWriter::new(f));
@@ -599,6 +604,8 @@ impl Colors {
 /// Renders everything `reports` writes with `format` to a string.
 fn render(reports: &[Report], writer: ReportWriter<'_, Vec<u8>>) -> String {
     let mut writer = writer;
+    // The string holds the whole output anyway.
+    writer.spill_to_file = false;
     // Writing to a Vec fails only when a report cannot be serialized (a
     // path that is not UTF-8 in JSON); such a report's output is cut short.
     for r in reports {
@@ -790,6 +797,95 @@ mod tests {
         assert!(out.contains("    |            ^^^"));
         assert!(out.contains("= help: write 1.2.0"));
         assert!(out.contains("1 checked: 1 error, 1 warning"));
+    }
+
+    /// Reports with several rules, a finding without location, a report
+    /// without findings.
+    fn many() -> Vec<Report> {
+        let mut out = sample();
+        out.push(Report {
+            subject: "empty".into(),
+            findings: vec![],
+        });
+        out.push(Report {
+            subject: "c d".into(),
+            findings: vec![
+                Finding::error("b-rule", "no place"),
+                Finding::warning("a-rule", "x").at(Location::file("c d/f.yaml")),
+                Finding::error("csv-version-not-semver", "again"),
+            ],
+        });
+        out
+    }
+
+    /// `text` is what serde_json writes for its own value: the
+    /// hand-assembled framing of the streaming writer matches serde's.
+    fn assert_canonical(text: &str) {
+        let v: serde_json::Value = serde_json::from_str(text).expect("json");
+        let again = serde_json::to_string_pretty(&v).expect("json") + "\n";
+        assert_eq!(text, again);
+    }
+
+    #[test]
+    fn streamed_json_is_the_report_value() {
+        for reports in [vec![], sample(), many()] {
+            let text = render_json(&reports);
+            assert_canonical(&text);
+            let value = serde_json::to_string_pretty(&report_value(&reports)).expect("json");
+            assert_eq!(text, value + "\n");
+        }
+    }
+
+    #[test]
+    fn streamed_sarif_points_rule_indexes_at_the_run_rules() {
+        let help = |id: &str| (id == "a-rule").then(|| "the a rule".to_string());
+        for reports in [vec![], sample(), many()] {
+            let text = render_sarif(&reports, &help);
+            assert_canonical(&text);
+            // Through a temporary file, as a command writes it.
+            let mut w = ReportWriter::new(Vec::new(), Format::Sarif).rules_help(&help);
+            for r in &reports {
+                w.write(r).expect("write");
+            }
+            assert_eq!(
+                String::from_utf8(w.finish().expect("finish")).expect("utf-8"),
+                text
+            );
+            let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+            let run = &v["runs"][0];
+            let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+            let ids: Vec<&str> = rules.iter().filter_map(|r| r["id"].as_str()).collect();
+            let mut sorted = ids.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(ids, sorted);
+            let results = run["results"].as_array().expect("results");
+            let findings: usize = reports.iter().map(|r| r.findings.len()).sum();
+            assert_eq!(results.len(), findings);
+            for r in results {
+                let i = r["ruleIndex"].as_u64().expect("index") as usize;
+                assert_eq!(rules[i]["id"], r["ruleId"]);
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_human_counts_every_report() {
+        let mut w = ReportWriter::new(Vec::new(), Format::Human);
+        for r in &many() {
+            w.write(r).expect("write");
+        }
+        assert_eq!(
+            w.summary(),
+            Summary {
+                checked: 3,
+                errors: 3,
+                warnings: 2
+            }
+        );
+        let text = String::from_utf8(w.finish().expect("finish")).expect("utf-8");
+        assert_eq!(text, render_human(&many(), false));
+        assert!(text.ends_with("3 checked: 3 errors, 2 warnings\n"));
     }
 
     #[test]
