@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 /// How many items per worker may be in progress or done and not yet
 /// consumed: enough that one slow item does not idle the other workers
 /// for long, few enough that memory stays that of a handful of items.
-const WINDOW_PER_WORKER: usize = 4;
+const WINDOW_PER_WORKER: usize = 2;
 
 /// Runs `work` on every item on rayon's number of threads and hands each
 /// result to `sink` in the order of `items`, on the calling thread (so
