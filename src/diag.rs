@@ -9,6 +9,7 @@
 //! output.
 
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -209,59 +210,450 @@ pub enum Format {
     Sarif,
 }
 
-/// Renders findings for a terminal, rustc style.
-pub fn render_human(reports: &[Report], color: bool) -> String {
-    let (red, yellow, blue, bold, reset) = if color {
-        (
-            "\x1b[31;1m",
-            "\x1b[33;1m",
-            "\x1b[34;1m",
-            "\x1b[1m",
-            "\x1b[0m",
-        )
-    } else {
-        ("", "", "", "", "")
-    };
-    let mut out = String::new();
-    let (mut errors, mut warnings) = (0, 0);
-    for report in reports {
-        for f in &report.findings {
-            let lc = match f.level {
-                Level::Error => red,
-                Level::Warning => yellow,
-            };
-            let _ = writeln!(
-                out,
-                "{lc}{}[{}]{reset}{bold}: {}{reset}",
-                f.level.as_str(),
-                f.rule,
-                f.message
-            );
-            match &f.location {
-                Some(loc) => write_location(&mut out, loc, blue, lc, reset),
-                None => {
-                    let _ = writeln!(out, "  {blue}-->{reset} {}", report.subject);
+/// Totals over the reports written so far: the JSON report's `summary`
+/// and the last line of human output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Reports written (subjects checked).
+    pub checked: usize,
+    /// Error findings.
+    pub errors: usize,
+    /// Warning findings.
+    pub warnings: usize,
+}
+
+/// No rule descriptions: SARIF rules get only their id and name.
+fn no_help(_: &str) -> Option<String> {
+    None
+}
+
+/// Writes reports one at a time in any [`Format`], so a run over thousands
+/// of subjects holds one report at a time instead of all of them: the
+/// output is byte for byte what [`render_human`], [`render_json`] and
+/// [`render_sarif`] give for the same reports (they are this writer over a
+/// buffer).
+///
+/// JSON reports go out as they come (the summary follows them, as object
+/// keys are sorted). SARIF's `ruleIndex` points into the rules of the
+/// whole run, known only at the end, so each result is kept, without its
+/// index, in an anonymous temporary file (in memory when none can be
+/// made) and copied out by [`ReportWriter::finish`]; what stays in memory
+/// is a few bytes per finding and the rule ids.
+pub struct ReportWriter<'h, W: Write> {
+    out: W,
+    format: Format,
+    color: bool,
+    rules_help: &'h dyn Fn(&str) -> Option<String>,
+    summary: Summary,
+    started: bool,
+    sarif: SarifResults,
+    /// SARIF results wait in a temporary file (else in memory).
+    spill_to_file: bool,
+}
+
+impl<W: Write> ReportWriter<'static, W> {
+    /// A writer of `format` to `out`, without color or rule descriptions.
+    pub fn new(out: W, format: Format) -> ReportWriter<'static, W> {
+        ReportWriter {
+            out,
+            format,
+            color: false,
+            rules_help: &no_help,
+            summary: Summary::default(),
+            started: false,
+            sarif: SarifResults::default(),
+            spill_to_file: true,
+        }
+    }
+}
+
+impl<'h, W: Write> ReportWriter<'h, W> {
+    /// Human output with ANSI colors.
+    pub fn color(mut self, color: bool) -> Self {
+        self.color = color;
+        self
+    }
+
+    /// The `shortDescription` of each SARIF rule, by rule id.
+    pub fn rules_help<'a>(
+        self,
+        rules_help: &'a dyn Fn(&str) -> Option<String>,
+    ) -> ReportWriter<'a, W> {
+        ReportWriter {
+            out: self.out,
+            format: self.format,
+            color: self.color,
+            rules_help,
+            summary: self.summary,
+            started: self.started,
+            sarif: self.sarif,
+            spill_to_file: self.spill_to_file,
+        }
+    }
+
+    /// Totals of the reports written so far.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// Writes one report.
+    pub fn write(&mut self, report: &Report) -> std::io::Result<()> {
+        self.start()?;
+        match self.format {
+            Format::Human => {
+                let mut text = String::new();
+                human_report(&mut text, report, &Colors::new(self.color));
+                self.out.write_all(text.as_bytes())?;
+            }
+            Format::Json => {
+                let value = serde_json::to_value(report).map_err(std::io::Error::other)?;
+                let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
+                self.out.write_all(if self.summary.checked == 0 {
+                    b"\n    "
+                } else {
+                    b",\n    "
+                })?;
+                write_indented(&mut self.out, &text, "    ")?;
+            }
+            Format::Sarif => {
+                for f in &report.findings {
+                    self.sarif.push(report, f)?;
                 }
             }
-            for rel in &f.related {
-                let _ = writeln!(out, "  {blue}note{reset}: see {}", loc_string(rel));
-            }
-            if let Some(h) = &f.hint {
-                let _ = writeln!(out, "  {blue}= help{reset}: {h}");
-            }
-            out.push('\n');
         }
-        errors += report.errors();
-        warnings += report.warnings();
+        self.summary.checked += 1;
+        self.summary.errors += report.errors();
+        self.summary.warnings += report.warnings();
+        Ok(())
     }
-    let checked = reports.len();
-    let _ = writeln!(
-        out,
-        "{bold}{checked} checked: {errors} error{}, {warnings} warning{}{reset}",
-        if errors == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" }
-    );
-    out
+
+    /// Writes what follows the reports (the summary, SARIF's results and
+    /// rules) and returns the output, not flushed.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.start()?;
+        let Summary {
+            checked,
+            errors,
+            warnings,
+        } = self.summary;
+        match self.format {
+            Format::Human => {
+                let c = Colors::new(self.color);
+                writeln!(
+                    self.out,
+                    "{}{checked} checked: {errors} error{}, {warnings} warning{}{}",
+                    c.bold,
+                    if errors == 1 { "" } else { "s" },
+                    if warnings == 1 { "" } else { "s" },
+                    c.reset
+                )?;
+            }
+            Format::Json => {
+                self.out
+                    .write_all(if checked == 0 { b"],\n" } else { b"\n  ],\n" })?;
+                let summary =
+                    serde_json::to_string_pretty(&self.summary).map_err(std::io::Error::other)?;
+                self.out.write_all(b"  \"summary\": ")?;
+                write_indented(&mut self.out, &summary, "  ")?;
+                self.out
+                    .write_all(b",\n  \"tool\": \"olm-catalog\",\n  \"version\": 1\n}\n")?;
+            }
+            Format::Sarif => {
+                let results = std::mem::take(&mut self.sarif);
+                results.finish(&mut self.out, self.rules_help)?;
+            }
+        }
+        Ok(self.out)
+    }
+
+    /// The opening of JSON and SARIF documents, before the first report.
+    fn start(&mut self) -> std::io::Result<()> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        match self.format {
+            Format::Human => Ok(()),
+            Format::Json => self.out.write_all(b"{\n  \"reports\": ["),
+            Format::Sarif => {
+                if self.spill_to_file {
+                    self.sarif.spill_to_file();
+                }
+                self.out.write_all(
+                    concat!(
+                        "{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n",
+                        "  \"runs\": [\n    {\n      \"results\": ["
+                    )
+                    .as_bytes(),
+                )
+            }
+        }
+    }
+}
+
+/// Writes `text` (pretty JSON, no raw newline inside strings) with every
+/// line but the first indented by `indent`, to nest it in a document.
+fn write_indented(out: &mut impl Write, text: &str, indent: &str) -> std::io::Result<()> {
+    let mut lines = text.split('\n');
+    if let Some(first) = lines.next() {
+        out.write_all(first.as_bytes())?;
+    }
+    for line in lines {
+        out.write_all(b"\n")?;
+        out.write_all(indent.as_bytes())?;
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// SARIF results waiting for their `ruleIndex`: each result's text up to
+/// `"ruleIndex": `, and per result its length and rule.
+#[derive(Default)]
+struct SarifResults {
+    spill: Spill,
+    /// (bytes of the result in `spill`, rule id's number in `rules`)
+    results: Vec<(usize, u32)>,
+    /// Rule ids in the order first seen.
+    rules: Vec<String>,
+    rule_numbers: std::collections::HashMap<String, u32>,
+}
+
+/// Where [`SarifResults`] keeps result text.
+enum Spill {
+    Memory(Vec<u8>),
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+impl Default for Spill {
+    fn default() -> Spill {
+        Spill::Memory(Vec::new())
+    }
+}
+
+impl SarifResults {
+    /// Keeps results in a temporary file rather than memory, when one can
+    /// be made.
+    fn spill_to_file(&mut self) {
+        if let Ok(f) = tempfile::tempfile() {
+            self.spill = Spill::File(std::io::BufWriter::new(f));
+        }
+    }
+
+    fn push(&mut self, report: &Report, f: &Finding) -> std::io::Result<()> {
+        use serde_json::json;
+        let result = json!({
+            "ruleId": f.rule,
+            "level": f.level.as_str(),
+            "message": { "text": match &f.hint {
+                Some(h) => format!("{} (hint: {h})", f.message),
+                None => f.message.clone(),
+            } },
+            "locations": [{ "physicalLocation": sarif_physical(report, f) }],
+        });
+        let text = serde_json::to_string_pretty(&result).map_err(std::io::Error::other)?;
+        // `ruleIndex` sorts after every other key of a result: the text
+        // without it ends in "\n}", where it goes.
+        let body = text.strip_suffix("\n}").unwrap_or(&text);
+        let mut buf = Vec::with_capacity(body.len() + 64);
+        write_indented(&mut buf, body, "        ")?;
+        buf.extend_from_slice(b",\n          \"ruleIndex\": ");
+        match &mut self.spill {
+            Spill::Memory(v) => v.extend_from_slice(&buf),
+            Spill::File(w) => w.write_all(&buf)?,
+        }
+        let next = self.rules.len() as u32;
+        let number = *self
+            .rule_numbers
+            .entry(f.rule.clone())
+            .or_insert_with(|| next);
+        if number == next {
+            self.rules.push(f.rule.clone());
+        }
+        self.results.push((buf.len(), number));
+        Ok(())
+    }
+
+    /// Writes the results with their `ruleIndex`, then the tool and its
+    /// rules, to the end of the document.
+    fn finish(
+        self,
+        out: &mut impl Write,
+        rules_help: &dyn Fn(&str) -> Option<String>,
+    ) -> std::io::Result<()> {
+        use serde_json::json;
+        use std::io::{Read, Seek};
+        let mut sorted: Vec<(&str, u32)> = self
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.as_str(), i as u32))
+            .collect();
+        sorted.sort_unstable();
+        let mut index = vec![0usize; sorted.len()];
+        for (i, (_, number)) in sorted.iter().enumerate() {
+            index[*number as usize] = i;
+        }
+        let mut source: Box<dyn Read> = match self.spill {
+            Spill::Memory(v) => Box::new(std::io::Cursor::new(v)),
+            Spill::File(w) => {
+                let mut f = w.into_inner().map_err(|e| e.into_error())?;
+                f.rewind()?;
+                Box::new(std::io::BufReader::new(f))
+            }
+        };
+        let mut buf = Vec::new();
+        for (i, (len, number)) in self.results.iter().enumerate() {
+            out.write_all(if i == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            })?;
+            buf.resize(*len, 0);
+            source.read_exact(&mut buf)?;
+            out.write_all(&buf)?;
+            write!(out, "{}\n        }}", index[*number as usize])?;
+        }
+        out.write_all(if self.results.is_empty() {
+            b"],\n"
+        } else {
+            b"\n      ],\n"
+        })?;
+        let rules: Vec<_> = sorted
+            .iter()
+            .map(|(id, _)| {
+                let mut r = json!({ "id": id, "name": id });
+                if let Some(h) = rules_help(id) {
+                    r["shortDescription"] = json!({ "text": h });
+                }
+                r
+            })
+            .collect();
+        let tool = json!({ "driver": {
+            "name": "olm-catalog",
+            "version": env!("CARGO_PKG_VERSION"),
+            "informationUri": "https://olm.operatorframework.io/",
+            "rules": rules,
+        }});
+        let tool = serde_json::to_string_pretty(&tool).map_err(std::io::Error::other)?;
+        out.write_all(b"      \"tool\": ")?;
+        write_indented(out, &tool, "      ")?;
+        out.write_all(b"\n    }\n  ],\n  \"version\": \"2.1.0\"\n}\n")
+    }
+}
+
+/// The SARIF physicalLocation of a finding: its location, else the
+/// report's subject as a file.
+fn sarif_physical(report: &Report, f: &Finding) -> serde_json::Value {
+    use serde_json::json;
+    let subject;
+    let loc = match &f.location {
+        Some(l) => l,
+        None => {
+            subject = Location::file(&report.subject);
+            &subject
+        }
+    };
+    let mut physical = json!({ "artifactLocation": sarif_artifact(&loc.file) });
+    if loc.line > 0 {
+        let mut region = json!({ "startLine": loc.line });
+        if loc.column > 0 {
+            region["startColumn"] = json!(loc.column);
+            // end_column is only ever set for single-line spans:
+            // say so with endLine rather than leave it implied.
+            if loc.end_column > loc.column {
+                region["endLine"] = json!(loc.line);
+                region["endColumn"] = json!(loc.end_column);
+            }
+        }
+        physical["region"] = region;
+    }
+    physical
+}
+
+/// ANSI escapes of human output, empty without color.
+struct Colors {
+    red: &'static str,
+    yellow: &'static str,
+    blue: &'static str,
+    bold: &'static str,
+    reset: &'static str,
+}
+
+impl Colors {
+    fn new(color: bool) -> Colors {
+        if color {
+            Colors {
+                red: "\x1b[31;1m",
+                yellow: "\x1b[33;1m",
+                blue: "\x1b[34;1m",
+                bold: "\x1b[1m",
+                reset: "\x1b[0m",
+            }
+        } else {
+            Colors {
+                red: "",
+                yellow: "",
+                blue: "",
+                bold: "",
+                reset: "",
+            }
+        }
+    }
+}
+
+/// Renders everything `reports` writes with `format` to a string.
+fn render(reports: &[Report], writer: ReportWriter<'_, Vec<u8>>) -> String {
+    let mut writer = writer;
+    // The string holds the whole output anyway.
+    writer.spill_to_file = false;
+    // Writing to a Vec fails only when a report cannot be serialized (a
+    // path that is not UTF-8 in JSON); such a report's output is cut short.
+    for r in reports {
+        if writer.write(r).is_err() {
+            break;
+        }
+    }
+    let out = writer.finish().unwrap_or_default();
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Renders findings for a terminal, rustc style.
+pub fn render_human(reports: &[Report], color: bool) -> String {
+    render(
+        reports,
+        ReportWriter::new(Vec::new(), Format::Human).color(color),
+    )
+}
+
+/// One report's findings, rustc style.
+fn human_report(out: &mut String, report: &Report, c: &Colors) {
+    let (blue, bold, reset) = (c.blue, c.bold, c.reset);
+    for f in &report.findings {
+        let lc = match f.level {
+            Level::Error => c.red,
+            Level::Warning => c.yellow,
+        };
+        let _ = writeln!(
+            out,
+            "{lc}{}[{}]{reset}{bold}: {}{reset}",
+            f.level.as_str(),
+            f.rule,
+            f.message
+        );
+        match &f.location {
+            Some(loc) => write_location(out, loc, blue, lc, reset),
+            None => {
+                let _ = writeln!(out, "  {blue}-->{reset} {}", report.subject);
+            }
+        }
+        for rel in &f.related {
+            let _ = writeln!(out, "  {blue}note{reset}: see {}", loc_string(rel));
+        }
+        if let Some(h) = &f.hint {
+            let _ = writeln!(out, "  {blue}= help{reset}: {h}");
+        }
+        out.push('\n');
+    }
 }
 
 fn loc_string(loc: &Location) -> String {
@@ -295,9 +687,7 @@ fn write_location(out: &mut String, loc: &Location, blue: &str, lc: &str, reset:
 
 /// Renders findings as the JSON report.
 pub fn render_json(reports: &[Report]) -> String {
-    let mut s = serde_json::to_string_pretty(&report_value(reports)).unwrap_or_default();
-    s.push('\n');
-    s
+    render(reports, ReportWriter::new(Vec::new(), Format::Json))
 }
 
 /// The JSON report of [`render_json`] as a value, for commands that add
@@ -309,12 +699,6 @@ pub fn report_value(reports: &[Report]) -> serde_json::Value {
         tool: &'static str,
         summary: Summary,
         reports: &'a [Report],
-    }
-    #[derive(Serialize)]
-    struct Summary {
-        checked: usize,
-        errors: usize,
-        warnings: usize,
     }
     let out = Out {
         version: 1,
@@ -331,73 +715,10 @@ pub fn report_value(reports: &[Report]) -> serde_json::Value {
 
 /// Renders findings as SARIF 2.1.0.
 pub fn render_sarif(reports: &[Report], rules_help: &dyn Fn(&str) -> Option<String>) -> String {
-    use serde_json::json;
-    let mut rule_ids: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.findings.iter().map(|f| f.rule.as_str()))
-        .collect();
-    rule_ids.sort_unstable();
-    rule_ids.dedup();
-    let rules: Vec<_> = rule_ids
-        .iter()
-        .map(|id| {
-            let mut r = json!({ "id": id, "name": id });
-            if let Some(h) = rules_help(id) {
-                r["shortDescription"] = json!({ "text": h });
-            }
-            r
-        })
-        .collect();
-    let mut results = Vec::new();
-    for report in reports {
-        for f in &report.findings {
-            let mut result = json!({
-                "ruleId": f.rule,
-                "ruleIndex": rule_ids.binary_search(&f.rule.as_str()).unwrap_or(0),
-                "level": f.level.as_str(),
-                "message": { "text": match &f.hint {
-                    Some(h) => format!("{} (hint: {h})", f.message),
-                    None => f.message.clone(),
-                } },
-            });
-            let loc = f
-                .location
-                .clone()
-                .unwrap_or_else(|| Location::file(&report.subject));
-            let mut physical = json!({ "artifactLocation": sarif_artifact(&loc.file) });
-            if loc.line > 0 {
-                let mut region = json!({ "startLine": loc.line });
-                if loc.column > 0 {
-                    region["startColumn"] = json!(loc.column);
-                    // end_column is only ever set for single-line spans:
-                    // say so with endLine rather than leave it implied.
-                    if loc.end_column > loc.column {
-                        region["endLine"] = json!(loc.line);
-                        region["endColumn"] = json!(loc.end_column);
-                    }
-                }
-                physical["region"] = region;
-            }
-            result["locations"] = json!([{ "physicalLocation": physical }]);
-            results.push(result);
-        }
-    }
-    let doc = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "olm-catalog",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://olm.operatorframework.io/",
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    });
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    s.push('\n');
-    s
+    render(
+        reports,
+        ReportWriter::new(Vec::new(), Format::Sarif).rules_help(rules_help),
+    )
 }
 
 /// The SARIF artifactLocation of `path`: a relative path becomes a
@@ -476,6 +797,95 @@ mod tests {
         assert!(out.contains("    |            ^^^"));
         assert!(out.contains("= help: write 1.2.0"));
         assert!(out.contains("1 checked: 1 error, 1 warning"));
+    }
+
+    /// Reports with several rules, a finding without location, a report
+    /// without findings.
+    fn many() -> Vec<Report> {
+        let mut out = sample();
+        out.push(Report {
+            subject: "empty".into(),
+            findings: vec![],
+        });
+        out.push(Report {
+            subject: "c d".into(),
+            findings: vec![
+                Finding::error("b-rule", "no place"),
+                Finding::warning("a-rule", "x").at(Location::file("c d/f.yaml")),
+                Finding::error("csv-version-not-semver", "again"),
+            ],
+        });
+        out
+    }
+
+    /// `text` is what serde_json writes for its own value: the
+    /// hand-assembled framing of the streaming writer matches serde's.
+    fn assert_canonical(text: &str) {
+        let v: serde_json::Value = serde_json::from_str(text).expect("json");
+        let again = serde_json::to_string_pretty(&v).expect("json") + "\n";
+        assert_eq!(text, again);
+    }
+
+    #[test]
+    fn streamed_json_is_the_report_value() {
+        for reports in [vec![], sample(), many()] {
+            let text = render_json(&reports);
+            assert_canonical(&text);
+            let value = serde_json::to_string_pretty(&report_value(&reports)).expect("json");
+            assert_eq!(text, value + "\n");
+        }
+    }
+
+    #[test]
+    fn streamed_sarif_points_rule_indexes_at_the_run_rules() {
+        let help = |id: &str| (id == "a-rule").then(|| "the a rule".to_string());
+        for reports in [vec![], sample(), many()] {
+            let text = render_sarif(&reports, &help);
+            assert_canonical(&text);
+            // Through a temporary file, as a command writes it.
+            let mut w = ReportWriter::new(Vec::new(), Format::Sarif).rules_help(&help);
+            for r in &reports {
+                w.write(r).expect("write");
+            }
+            assert_eq!(
+                String::from_utf8(w.finish().expect("finish")).expect("utf-8"),
+                text
+            );
+            let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+            let run = &v["runs"][0];
+            let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+            let ids: Vec<&str> = rules.iter().filter_map(|r| r["id"].as_str()).collect();
+            let mut sorted = ids.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(ids, sorted);
+            let results = run["results"].as_array().expect("results");
+            let findings: usize = reports.iter().map(|r| r.findings.len()).sum();
+            assert_eq!(results.len(), findings);
+            for r in results {
+                let i = r["ruleIndex"].as_u64().expect("index") as usize;
+                assert_eq!(rules[i]["id"], r["ruleId"]);
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_human_counts_every_report() {
+        let mut w = ReportWriter::new(Vec::new(), Format::Human);
+        for r in &many() {
+            w.write(r).expect("write");
+        }
+        assert_eq!(
+            w.summary(),
+            Summary {
+                checked: 3,
+                errors: 3,
+                warnings: 2
+            }
+        );
+        let text = String::from_utf8(w.finish().expect("finish")).expect("utf-8");
+        assert_eq!(text, render_human(&many(), false));
+        assert!(text.ends_with("3 checked: 3 errors, 2 warnings\n"));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! ```text
 //! yaml, diag, gojson,      foundations: located YAML, findings, Go-style JSON
-//!   goyaml, semver_range    and YAML as opm writes it, blang/semver ranges
+//!   goyaml, semver_range,   and YAML as opm writes it, blang/semver ranges,
+//!   par                     ordered parallel work in a bounded window
 //!   -> bundle               load a bundle directory into a model
 //!   -> fbc                  the file-based catalog model (declcfg)
 //!   -> validate | graph     check bundles; build, check and template upgrade graphs
@@ -55,6 +56,7 @@ pub mod oci;
 // The use cases reach every module, images and SQLite included.
 #[cfg(feature = "serve")]
 pub mod ops;
+pub mod par;
 pub mod semver_range;
 #[cfg(feature = "serve")]
 pub mod serve;

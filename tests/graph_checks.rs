@@ -522,3 +522,50 @@ fn bundles_load_from_the_graph_fields_of_their_csv() {
         "1.1.0"
     );
 }
+
+/// `graph check` writes each package's report as soon as it is ready,
+/// packages checked in parallel a few at a time: over more paths than that
+/// window, in every format, its output is byte for byte all the reports
+/// collected in argument order and rendered at once.
+#[test]
+fn streamed_check_output_is_the_collected_reports_rendered() {
+    use olm_catalog::diag;
+    use olm_catalog::graph::checks::{check_path, CheckOptions};
+    let fx = common::fixtures().join("graph");
+    let mut paths = Vec::new();
+    for _ in 0..6 {
+        for p in [
+            "rules.yaml",
+            "pkg-semver",
+            "tree/pkg-bad",
+            "pkg-replaces",
+            "warn-only.yaml",
+            "rules-more.yaml",
+        ] {
+            paths.push(fx.join(p));
+        }
+    }
+    let opts = CheckOptions {
+        crds: true,
+        ..CheckOptions::default()
+    };
+    let reports: Vec<diag::Report> = paths.iter().flat_map(|p| check_path(p, &opts)).collect();
+    let args: Vec<&str> = paths.iter().map(|p| p.to_str().expect("utf8")).collect();
+    for (fmt, want) in [
+        ("human", diag::render_human(&reports, false)),
+        ("json", diag::render_json(&reports)),
+        (
+            "sarif",
+            diag::render_sarif(&reports, &olm_catalog::graph::checks::rule_help),
+        ),
+    ] {
+        let mut cmd = vec!["graph", "check", "--color", "never", "-o", fmt];
+        cmd.extend(&args);
+        let (code, out, err) = run(&cmd);
+        assert_eq!(code, 1, "{fmt}: {err}");
+        assert!(
+            out == want,
+            "{fmt}: streamed output differs from the rendered reports"
+        );
+    }
+}

@@ -528,3 +528,57 @@ fn a_fifo_in_manifests_does_not_hang_the_command() {
         .expect("read");
     assert!(out.contains("\"file-not-regular\""), "{out}");
 }
+
+/// Bundles are validated in parallel and each report written as soon as it
+/// is ready: over more paths than that window, in every format, the output
+/// is byte for byte all the reports collected in argument order and
+/// rendered at once.
+#[test]
+fn streamed_output_is_the_collected_reports_rendered() {
+    use olm_catalog::{diag, validate};
+    let mut dirs = Vec::new();
+    for _ in 0..8 {
+        for rel in [BLIND, GOOD, BROKEN, "good/under-indented-quotes"] {
+            dirs.push(fixture(rel));
+        }
+    }
+    let reports = validate::validate_dirs(&dirs, &validate::Options::default());
+    let help = |id: &str| {
+        validate::rules::summary(id).or_else(|| olm_catalog::graph::crd_safety::rule_help(id))
+    };
+    let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    for (fmt, want) in [
+        ("human", diag::render_human(&reports, false)),
+        ("json", diag::render_json(&reports)),
+        ("sarif", diag::render_sarif(&reports, &help)),
+    ] {
+        let o = run(&["--color", "never", "-o", fmt], &refs);
+        assert_eq!(o.status.code(), Some(1), "{fmt}");
+        assert!(
+            stdout(&o) == want,
+            "{fmt}: streamed output differs from the rendered reports"
+        );
+    }
+}
+
+/// A reader that goes away (`| head`) stops the output, not the verdict:
+/// the exit code is still 1 for a bundle with errors.
+#[test]
+fn a_closed_stdout_keeps_the_exit_code() {
+    let dirs: Vec<PathBuf> = (0..20).map(|_| fixture(BLIND)).collect();
+    let mut child = Command::new(common::bin())
+        .args(["bundle", "validate"])
+        .args(&dirs)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run olm-catalog");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::common::CliReporter;
 use super::{CmdResult, EXIT_FINDINGS};
-use olm_catalog::diag::{self, Format, Level, Report};
+use olm_catalog::diag::{self, Format, Level};
 use olm_catalog::graph::{checks, draw, load, path, template, Mode};
 
 /// `graph` subcommands.
@@ -247,82 +247,38 @@ impl CheckArgs {
     fn run(self) -> CmdResult {
         // A path that does not exist is a usage error; a tree of packages
         // (`operators/`) is each of its packages.
-        let mut dirs = Vec::new();
         for d in &self.dirs {
             if !d.exists() {
                 anyhow::bail!("{}: no such file or directory", d.display());
             }
-            if load::is_package_tree(d) {
-                dirs.extend(load::tree_packages(d).map_err(anyhow::Error::msg)?);
-            } else {
-                dirs.push(d.clone());
-            }
         }
-        // Packages are independent: load and check them in parallel, then
-        // report in argument order. A package that cannot be read is one
-        // finding for it; the others are still checked.
-        let per_dir: Vec<Vec<Report>> = {
-            use rayon::prelude::*;
-            dirs.par_iter()
-                .map(|dir| match load_one(dir, &self.source) {
-                    Ok(graphs) => graphs
-                        .iter()
-                        .map(|g| {
-                            let mut report = Report {
-                                subject: format!("{} (package {})", dir.display(), g.package),
-                                findings: checks::check_with(g, !self.no_crd_checks),
-                            };
-                            report.sort();
-                            report
-                        })
-                        .collect(),
-                    Err(e) => vec![Report {
-                        subject: dir.display().to_string(),
-                        findings: vec![unreadable_package(dir, &e)],
-                    }],
-                })
-                .collect()
+        let dirs = load::expand_package_trees(&self.dirs).map_err(anyhow::Error::msg)?;
+        let opts = checks::CheckOptions {
+            mode: self.source.mode,
+            catalog: self.source.catalog.clone(),
+            crds: !self.no_crd_checks,
         };
-        let reports: Vec<Report> = per_dir.into_iter().flatten().collect();
-        let out = match self.output {
-            Format::Human => diag::render_human(&reports, super::common::color_stdout()),
-            Format::Json => diag::render_json(&reports),
-            Format::Sarif => diag::render_sarif(&reports, &checks::rule_help),
-        };
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(out.as_bytes())
-            .context("writing the report")?;
-        let failing = reports
-            .iter()
-            .flat_map(|r| &r.findings)
-            .any(|f| f.level == Level::Error || !self.errors_only || self.strict);
+        // Packages are checked in parallel and each report is written, in
+        // argument order, as soon as it is ready: a whole catalog tree never
+        // sits in memory. A package that cannot be read is one finding for
+        // it; the others are still checked.
+        let stdout = std::io::stdout().lock();
+        let mut out = diag::ReportWriter::new(std::io::BufWriter::new(stdout), self.output)
+            .color(super::common::color_stdout())
+            .rules_help(&checks::rule_help);
+        let mut failing = false;
+        checks::check_packages_each(&dirs, &opts, |report| {
+            failing |= report
+                .findings
+                .iter()
+                .any(|f| f.level == Level::Error || !self.errors_only || self.strict);
+            out.write(&report)
+        })
+        .and_then(|()| out.finish())
+        .and_then(|mut w| w.flush())
+        .context("writing the report")?;
         Ok(if failing { EXIT_FINDINGS } else { 0 })
     }
-}
-
-/// The finding for a package that could not be loaded: the error, placed
-/// at the file and line it names when it starts with `file:line:column: `.
-fn unreadable_package(dir: &std::path::Path, e: &anyhow::Error) -> diag::Finding {
-    let mut msg = format!("{e:#}");
-    let mut location = diag::Location::file(dir);
-    let mut parts = msg.splitn(4, ':');
-    if let (Some(file), Some(line), Some(col), Some(rest)) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    {
-        if let (Ok(line), Ok(column)) = (line.parse::<u32>(), col.parse::<u32>()) {
-            let text = std::fs::read_to_string(file).ok();
-            location = diag::Location::new(
-                file,
-                olm_catalog::yaml::Span::point(line, column),
-                text.as_deref(),
-            );
-            msg = rest.trim_start().to_string();
-        }
-    }
-    diag::Finding::error("graph-package-unreadable", msg)
-        .at(location)
-        .hint("this package has no graph until it can be read; the other packages were checked")
 }
 
 impl PathArgs {

@@ -114,26 +114,49 @@ impl ValidateArgs {
             }
         }
         let missing: Vec<&PathBuf> = self.dirs.iter().filter(|d| !d.exists()).collect();
-        let all = validate::validate_dirs(&self.dirs, &options);
-        let (skipped, mut reports): (Vec<_>, Vec<_>) = all
-            .into_iter()
-            .partition(|r| self.skip_non_bundles && validate::is_non_bundle(r));
-        if let (Some(prev), Some(report)) = (&self.previous, reports.first_mut()) {
-            report
-                .findings
-                .extend(olm_catalog::graph::crd_safety::compare_dirs(
-                    prev,
-                    &self.dirs[0],
-                ));
-            report.sort();
-        }
-        let mut text = match self.output {
-            Format::Human => diag::render_human(&reports, super::common::color_stdout()),
-            Format::Json => diag::render_json(&reports),
-            Format::Sarif => diag::render_sarif(&reports, &|id: &str| {
-                validate::rules::summary(id)
-                    .or_else(|| olm_catalog::graph::crd_safety::rule_help(id))
-            }),
+        let help = |id: &str| {
+            validate::rules::summary(id).or_else(|| olm_catalog::graph::crd_safety::rule_help(id))
+        };
+        // Bundles are validated in parallel and each report is written, in
+        // argument order, as soon as it is ready: a whole catalog tree never
+        // sits in memory. What the exit code and the notes below need is
+        // kept aside: skipped paths and io-error messages (few).
+        let stdout = PipeTolerant::new(std::io::stdout().lock());
+        let mut out = diag::ReportWriter::new(std::io::BufWriter::new(stdout), self.output)
+            .color(super::common::color_stdout())
+            .rules_help(&help);
+        let mut skipped: Vec<(String, String)> = Vec::new();
+        let mut io_failures: Vec<String> = Vec::new();
+        let mut first = true;
+        let written = validate::validate_dirs_each(&self.dirs, &options, |mut report| {
+            if self.skip_non_bundles && validate::is_non_bundle(&report) {
+                let why = report.findings.first().map(|f| f.message.clone());
+                skipped.push((report.subject, why.unwrap_or_default()));
+                return Ok(());
+            }
+            if let (Some(prev), true) = (&self.previous, first) {
+                report
+                    .findings
+                    .extend(olm_catalog::graph::crd_safety::compare_dirs(
+                        prev,
+                        &self.dirs[0],
+                    ));
+                report.sort();
+            }
+            first = false;
+            io_failures.extend(
+                report
+                    .findings
+                    .iter()
+                    .filter(|f| f.rule == "io-error")
+                    .map(|f| f.message.clone()),
+            );
+            out.write(&report)
+        });
+        let summary = out.summary();
+        let mut stdout = match written.and_then(|()| out.finish()) {
+            Ok(w) => w,
+            Err(e) => anyhow::bail!("writing the report: {e}"),
         };
         let verbose = super::common::verbosity() > 0;
         if !skipped.is_empty() {
@@ -141,9 +164,8 @@ impl ValidateArgs {
             // stdout to their schema, so there it goes to stderr.
             let mut note = String::new();
             if verbose {
-                for r in &skipped {
-                    let why = r.findings.first().map(|f| f.message.as_str()).unwrap_or("");
-                    note.push_str(&format!("skipped {}: {why}\n", r.subject));
+                for (subject, why) in &skipped {
+                    note.push_str(&format!("skipped {subject}: {why}\n"));
                 }
             }
             note.push_str(&format!(
@@ -153,20 +175,15 @@ impl ValidateArgs {
                 if verbose { "" } else { " (-v lists them)" }
             ));
             if self.output == Format::Human {
-                text.push_str(&note);
+                if let Err(e) = stdout.write_all(note.as_bytes()) {
+                    anyhow::bail!("writing the report: {e}");
+                }
             } else {
                 let _ = std::io::stderr().write_all(note.as_bytes());
             }
         }
-        let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout
-            .write_all(text.as_bytes())
-            .and_then(|_| stdout.flush())
-        {
-            // A closed pipe (`| head`) is not a failure of the validation.
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                anyhow::bail!("writing the report: {e}");
-            }
+        if let Err(e) = stdout.flush() {
+            anyhow::bail!("writing the report: {e}");
         }
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
@@ -174,16 +191,10 @@ impl ValidateArgs {
         }
         // A file that could not be read is an I/O failure, not a finding
         // about the bundle: exit 2, after printing every report.
-        let io_failures: Vec<String> = reports
-            .iter()
-            .flat_map(|r| &r.findings)
-            .filter(|f| f.rule == "io-error")
-            .map(|f| f.message.clone())
-            .collect();
         if !io_failures.is_empty() {
             anyhow::bail!("I/O failure: {}", io_failures.join("; "));
         }
-        if reports.is_empty() && !skipped.is_empty() {
+        if summary.checked == 0 && !skipped.is_empty() {
             // `--skip-non-bundles` over paths none of which is a bundle: a
             // wrong path or glob must not pass silently.
             eprintln!(
@@ -193,8 +204,52 @@ impl ValidateArgs {
             );
             return Ok(EXIT_FINDINGS);
         }
-        let errors: usize = reports.iter().map(|r| r.errors()).sum();
-        Ok(if errors > 0 { EXIT_FINDINGS } else { 0 })
+        Ok(if summary.errors > 0 { EXIT_FINDINGS } else { 0 })
+    }
+}
+
+/// Standard output that turns quiet once its reader is gone: a closed pipe
+/// (`| head`) is not a failure of the validation, which goes on to its exit
+/// code; other write errors are returned.
+struct PipeTolerant<W: Write> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> PipeTolerant<W> {
+    fn new(inner: W) -> PipeTolerant<W> {
+        PipeTolerant {
+            inner,
+            closed: false,
+        }
+    }
+
+    fn tolerate(&mut self, r: std::io::Result<()>) -> std::io::Result<()> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+impl<W: Write> Write for PipeTolerant<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.closed {
+            let r = self.inner.write_all(buf);
+            self.tolerate(r)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.flush();
+        self.tolerate(r)
     }
 }
 

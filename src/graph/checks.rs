@@ -2,10 +2,11 @@
 //! wrong, and lists the other bundles involved as related locations.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use super::modes::Mode;
 use super::{Channel, Edge, EdgeKind, HeadError, PackageGraph};
-use crate::diag::{Finding, Level, Location};
+use crate::diag::{Finding, Level, Location, Report};
 use crate::semver_range::{self as range, Range};
 
 /// Every rule: id and what it means.
@@ -87,6 +88,88 @@ pub fn rule_help(id: &str) -> Option<String> {
         .find(|(r, _)| *r == id)
         .map(|(_, d)| d.to_string())
         .or_else(|| super::crd_safety::rule_help(id))
+}
+
+/// What [`check_packages_each`] checks, and how it reads packages.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Add mode for bundle directories (default: `ci.yaml`'s updateGraph,
+    /// else replaces).
+    pub mode: Option<Mode>,
+    /// For FBC-enabled packages: the catalog whose template to use
+    /// (default: the newest mapped).
+    pub catalog: Option<String>,
+    /// Also run the CRD upgrade-safety checks of every upgrade edge.
+    pub crds: bool,
+}
+
+/// Checks the graphs of many paths (package directories, templates, FBC;
+/// as [`super::load::load_graphs`] reads them) in parallel and hands each
+/// report to `sink` in the order of `paths`, on the calling thread, as
+/// soon as it and those before it are done. A package's graphs and CRDs
+/// are dropped once it is checked, so memory is that of a few packages
+/// however many are given. A `sink` error stops the run and is returned.
+pub fn check_packages_each<E>(
+    paths: &[PathBuf],
+    opts: &CheckOptions,
+    mut sink: impl FnMut(Report) -> Result<(), E>,
+) -> Result<(), E> {
+    crate::par::ordered_window(
+        paths,
+        |p| check_path(p, opts),
+        |reports| reports.into_iter().try_for_each(&mut sink),
+    )
+}
+
+/// The reports of one path: one per package graph it holds (subject
+/// `PATH (package NAME)`), or, when it cannot be read or holds no package,
+/// one `graph-package-unreadable` error about it.
+pub fn check_path(path: &Path, opts: &CheckOptions) -> Vec<Report> {
+    let graphs = match super::load::load_graphs(path, opts.mode, opts.catalog.as_deref()) {
+        Ok(g) if g.is_empty() => Err(format!("{}: no package found", path.display())),
+        Ok(g) => Ok(g),
+        Err(e) => Err(e.to_string()),
+    };
+    match graphs {
+        Ok(graphs) => graphs
+            .iter()
+            .map(|g| {
+                let mut report = Report {
+                    subject: format!("{} (package {})", path.display(), g.package),
+                    findings: check_with(g, opts.crds),
+                };
+                report.sort();
+                report
+            })
+            .collect(),
+        Err(e) => vec![Report {
+            subject: path.display().to_string(),
+            findings: vec![unreadable_package(path, e)],
+        }],
+    }
+}
+
+/// The finding for a package that could not be loaded: the error, placed
+/// at the file and line it names when it starts with `file:line:column: `.
+fn unreadable_package(dir: &Path, mut msg: String) -> Finding {
+    let mut location = Location::file(dir);
+    let mut parts = msg.splitn(4, ':');
+    if let (Some(file), Some(line), Some(col), Some(rest)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    {
+        if let (Ok(line), Ok(column)) = (line.parse::<u32>(), col.parse::<u32>()) {
+            let text = std::fs::read_to_string(file).ok();
+            location = Location::new(
+                file,
+                crate::yaml::Span::point(line, column),
+                text.as_deref(),
+            );
+            msg = rest.trim_start().to_string();
+        }
+    }
+    Finding::error("graph-package-unreadable", msg)
+        .at(location)
+        .hint("this package has no graph until it can be read; the other packages were checked")
 }
 
 /// [`check`], and with `crds` also the CRD upgrade-safety checks of every

@@ -495,3 +495,18 @@ pub fn tree_packages(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     out.sort();
     Ok(out)
 }
+
+/// The paths to check for `paths` given by a user: a tree of packages
+/// ([`is_package_tree`], such as `operators/`) is each of its packages,
+/// anything else is itself.
+pub fn expand_package_trees(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        if is_package_tree(p) {
+            out.extend(tree_packages(p)?);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}

@@ -206,9 +206,22 @@ pub fn is_non_bundle(report: &Report) -> bool {
 }
 
 /// Validates many bundle directories in parallel; reports come back in the
-/// order of `dirs`.
+/// order of `dirs`. For many directories prefer [`validate_dirs_each`],
+/// which does not hold every report.
 pub fn validate_dirs(dirs: &[std::path::PathBuf], options: &Options) -> Vec<Report> {
     dirs.par_iter().map(|d| validate_dir(d, options)).collect()
+}
+
+/// Validates many bundle directories in parallel and hands each report to
+/// `sink` in the order of `dirs`, on the calling thread, as soon as it and
+/// those before it are done: memory is that of a few bundles however many
+/// are given. A `sink` error stops the run and is returned.
+pub fn validate_dirs_each<E>(
+    dirs: &[std::path::PathBuf],
+    options: &Options,
+    sink: impl FnMut(Report) -> Result<(), E>,
+) -> Result<(), E> {
+    crate::par::ordered_window(dirs, |d| validate_dir(d, options), sink)
 }
 
 fn run_suites(ctx: &Context, out: &mut Vec<Finding>) {
