@@ -30,7 +30,9 @@ use super::OciError;
 /// A file or directory to put in a layer.
 #[derive(Debug, Clone)]
 enum Entry {
-    Dir,
+    Dir {
+        mode: u32,
+    },
     File {
         data: Vec<u8>,
         mode: u32,
@@ -93,11 +95,21 @@ impl LayerBuilder {
         );
     }
 
-    /// Adds a directory at `path` with its parents.
+    /// Adds a directory at `path` with its parents (mode 0755).
     pub fn dir(&mut self, path: &str) {
         let path = path.trim_matches('/').to_string();
         self.parents(&path);
-        self.entries.entry(path).or_insert(Entry::Dir);
+        self.entries
+            .entry(path)
+            .or_insert(Entry::Dir { mode: 0o755 });
+    }
+
+    /// Adds a directory at `path` with `mode` (e.g. 0o1777 for a `/tmp`
+    /// anyone may write to), its parents 0755.
+    pub fn dir_with_mode(&mut self, path: &str, mode: u32) {
+        let path = path.trim_matches('/').to_string();
+        self.parents(&path);
+        self.entries.insert(path, Entry::Dir { mode });
     }
 
     /// Adds a symbolic link at `path` pointing to `target` (as written,
@@ -117,7 +129,9 @@ impl LayerBuilder {
         let mut end = 0;
         while let Some(i) = path[end..].find('/') {
             let dir = &path[..end + i];
-            self.entries.entry(dir.to_string()).or_insert(Entry::Dir);
+            self.entries
+                .entry(dir.to_string())
+                .or_insert(Entry::Dir { mode: 0o755 });
             end += i + 1;
         }
     }
@@ -175,9 +189,9 @@ impl LayerBuilder {
             header.set_username("")?;
             header.set_groupname("")?;
             match entry {
-                Entry::Dir => {
+                Entry::Dir { mode } => {
                     header.set_entry_type(tar::EntryType::Directory);
-                    header.set_mode(0o755);
+                    header.set_mode(*mode);
                     header.set_size(0);
                     builder.append_data(&mut header, format!("{path}/"), io::empty())?;
                 }
@@ -655,6 +669,33 @@ mod tests {
         assert!(
             cause.as_deref().unwrap_or("").contains("small.yaml"),
             "{e}: {cause:?}"
+        );
+    }
+
+    #[test]
+    fn a_directory_keeps_its_mode_and_sticky_bit() {
+        let mut l = LayerBuilder::new();
+        l.dir_with_mode("tmp", 0o1777);
+        l.dir("tmp");
+        l.file("bin/x", b"x".to_vec(), 0o755);
+        let tar_bytes = l.tar(0, Vec::new()).expect("tar");
+        let mut archive = tar::Archive::new(tar_bytes.as_slice());
+        let modes: Vec<(String, u32)> = archive
+            .entries()
+            .expect("entries")
+            .map(|e| {
+                let e = e.expect("entry");
+                let path = e.path().expect("path").to_string_lossy().into_owned();
+                (path, e.header().mode().expect("mode"))
+            })
+            .collect();
+        assert_eq!(
+            modes,
+            vec![
+                ("bin/".to_string(), 0o755),
+                ("bin/x".to_string(), 0o755),
+                ("tmp/".to_string(), 0o1777)
+            ]
         );
     }
 

@@ -221,6 +221,9 @@ pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
         );
     }
     let mut layer = LayerBuilder::new();
+    // A /tmp anyone may write to, as in any base image: serve keeps its
+    // lookup tables and unpacked catalogs there.
+    layer.dir_with_mode("tmp", 0o1777);
     layer.file(RUNTIME_BIN, bin, 0o755);
     layer.symlink(RUNTIME_PROBE, "olm-catalog");
     let mut names = vec![RUNTIME_BIN.to_string(), RUNTIME_PROBE.to_string()];
