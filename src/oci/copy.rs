@@ -297,6 +297,8 @@ impl Copier {
         blob: &Descriptor,
         stats: &mut CopyStats,
     ) -> Result<(), OciError> {
+        let fetch =
+            || super::transfer::fetch_blob_body(&self.client, src, blob, MAX_COPIED_BLOB, None);
         match dest {
             ImageRef::Registry { repo, .. } => {
                 if self.client.blob_exists(repo, &blob.digest).await? {
@@ -311,14 +313,7 @@ impl Copier {
                         return Ok(());
                     }
                 }
-                let data = super::transfer::fetch_blob_body(
-                    &self.client,
-                    src,
-                    blob,
-                    MAX_COPIED_BLOB,
-                    None,
-                )
-                .await?;
+                let data = fetch().await?;
                 self.client.push_blob(repo, blob, &data, None).await?;
                 stats.blobs_copied += 1;
                 stats.bytes_copied += blob.size;
@@ -330,14 +325,7 @@ impl Copier {
                     stats.blobs_skipped += 1;
                     return Ok(());
                 }
-                let data = super::transfer::fetch_blob_body(
-                    &self.client,
-                    src,
-                    blob,
-                    MAX_COPIED_BLOB,
-                    None,
-                )
-                .await?;
+                let data = fetch().await?;
                 layout.init()?;
                 let written = layout.put_blob_body(&data)?;
                 if written != blob.digest {

@@ -110,9 +110,8 @@ impl Layout {
         Ok(digest)
     }
 
-    /// [`Layout::get_blob`] into a temporary file, for blobs too large to
-    /// hold in memory.
-    pub fn get_blob_spooled(&self, desc: &Descriptor, limit: u64) -> Result<BlobBody, OciError> {
+    /// The file of blob `desc`, refused when it is larger than `limit`.
+    fn blob_within(&self, desc: &Descriptor, limit: u64) -> Result<PathBuf, OciError> {
         let path = self.blob_path(&desc.digest)?;
         let meta = std::fs::metadata(&path).map_err(|e| layout_err(&path, e))?;
         if meta.len() > limit {
@@ -122,6 +121,13 @@ impl Layout {
                 detail: format!("blob of {} bytes", meta.len()),
             });
         }
+        Ok(path)
+    }
+
+    /// [`Layout::get_blob`] into a temporary file, for blobs too large to
+    /// hold in memory.
+    pub fn get_blob_spooled(&self, desc: &Descriptor, limit: u64) -> Result<BlobBody, OciError> {
+        let path = self.blob_within(desc, limit)?;
         let mut spool = super::blob::SpoolWriter::new().map_err(|e| layout_err(&path, e))?;
         let mut file = std::fs::File::open(&path).map_err(|e| layout_err(&path, e))?;
         std::io::copy(&mut file, &mut spool).map_err(|e| layout_err(&path, e))?;
@@ -143,15 +149,7 @@ impl Layout {
 
     /// Reads a blob, at most `limit` bytes, checking its digest and size.
     pub fn get_blob(&self, desc: &Descriptor, limit: u64) -> Result<Vec<u8>, OciError> {
-        let path = self.blob_path(&desc.digest)?;
-        let meta = std::fs::metadata(&path).map_err(|e| layout_err(&path, e))?;
-        if meta.len() > limit {
-            return Err(OciError::TooLarge {
-                what: path.display().to_string(),
-                limit,
-                detail: format!("blob of {} bytes", meta.len()),
-            });
-        }
+        let path = self.blob_within(desc, limit)?;
         let data = std::fs::read(&path).map_err(|e| layout_err(&path, e))?;
         let actual = media::sha256_digest(&data);
         if actual != desc.digest || data.len() as u64 != desc.size {

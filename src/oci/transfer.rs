@@ -61,20 +61,29 @@ pub async fn fetch_blob(
     match src {
         ImageRef::Registry { repo, .. } => client.get_blob(repo, desc, limit, progress).await,
         ImageRef::Layout { dir, .. } => {
-            let layout = Layout::new(dir.clone());
             let desc = desc.clone();
-            let data = tokio::task::spawn_blocking(move || layout.get_blob(&desc, limit))
-                .await
-                .map_err(|e| OciError::Task {
-                    what: "reading the layout".into(),
-                    reason: e.to_string(),
-                })??;
+            let data = in_layout(dir, move |l| l.get_blob(&desc, limit)).await?;
             if let Some(p) = progress {
                 p.inc(data.len() as u64);
             }
             Ok(data)
         }
     }
+}
+
+/// Runs `read` on the layout at `dir` off the async threads (it reads
+/// files).
+async fn in_layout<T: Send + 'static>(
+    dir: &std::path::Path,
+    read: impl FnOnce(&Layout) -> Result<T, OciError> + Send + 'static,
+) -> Result<T, OciError> {
+    let layout = Layout::new(dir);
+    tokio::task::spawn_blocking(move || read(&layout))
+        .await
+        .map_err(|e| OciError::Task {
+            what: "reading the layout".into(),
+            reason: e.to_string(),
+        })?
 }
 
 /// Blobs larger than this are spooled to a temporary file while they are
@@ -100,14 +109,8 @@ pub async fn fetch_blob_body(
             client.get_blob_spooled(repo, desc, limit, progress).await
         }
         ImageRef::Layout { dir, .. } => {
-            let layout = Layout::new(dir.clone());
             let desc = desc.clone();
-            let body = tokio::task::spawn_blocking(move || layout.get_blob_spooled(&desc, limit))
-                .await
-                .map_err(|e| OciError::Task {
-                    what: "reading the layout".into(),
-                    reason: e.to_string(),
-                })??;
+            let body = in_layout(dir, move |l| l.get_blob_spooled(&desc, limit)).await?;
             if let Some(p) = progress {
                 p.inc(body.len());
             }
