@@ -28,8 +28,17 @@ fn serves_the_catalog_of_an_index_image() {
         .expect("index add");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
+    // What a server killed with SIGKILL left in the temporary directory:
+    // the next server removes it (the pid of a process that has ended).
+    let server_tmp = tmp.path().join("server-tmp");
+    let mut gone = Command::new("true").spawn().expect("true");
+    let dead_pid = gone.id();
+    gone.wait().expect("wait");
+    let orphan = server_tmp.join(format!("olm-catalog-serve-{dead_pid}-AbCdEf"));
+    std::fs::create_dir_all(orphan.join("configs")).expect("orphan");
     let mut server = Command::new(common::bin())
         .args(["serve", &image, "--port", "0"])
+        .env("TMPDIR", &server_tmp)
         .stderr(Stdio::piped())
         .spawn()
         .expect("start serve");
@@ -50,6 +59,13 @@ fn serves_the_catalog_of_an_index_image() {
         panic!("serve did not start:\n{seen}")
     });
     assert!(seen.contains("unpacked the catalog of"), "{seen}");
+    assert!(!orphan.exists(), "the orphan directory is still there");
+    let own = format!("olm-catalog-serve-{}-", server.id());
+    let names: Vec<String> = std::fs::read_dir(&server_tmp)
+        .expect("server tmp")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with(&own)), "{names:?}");
 
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let (packages, default_channel) = rt.block_on(async {

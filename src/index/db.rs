@@ -498,7 +498,8 @@ const MIGRATED_PREFIX: &str = "olm-catalog-migrated-";
 /// gone (files and directories). A temporary file is removed when its
 /// owner drops it, but an owner killed with SIGKILL cannot; the next one
 /// cleans up, so the temporary directory does not fill with index-sized
-/// files. Used for migrated copies and `serve`'s lookup tables.
+/// files. Used for migrated copies, `serve`'s lookup tables and the
+/// catalogs it unpacks from images.
 pub(crate) fn remove_orphans(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;

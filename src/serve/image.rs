@@ -12,6 +12,10 @@ use crate::oci::{self, ImageRef, RegistryClient};
 
 use super::CatalogSource;
 
+/// How directories of unpacked catalogs are named: the prefix, the
+/// process id, a dash and a random part (see `index::db::remove_orphans`).
+const UNPACK_PREFIX: &str = "olm-catalog-serve-";
+
 /// Label naming the SQLite database inside an index image.
 pub const DATABASE_LABEL: &str = "operators.operatorframework.io.index.database.v1";
 /// Label naming the file-based catalog directory inside a catalog image.
@@ -74,9 +78,13 @@ pub async fn fetch_catalog_with(
         .trim_start_matches('/')
         .trim_end_matches('/')
         .to_string();
+    // Named after this process, so that the next server removes what one
+    // killed with SIGKILL left (a catalog can be hundreds of MiB).
+    let tmp = std::env::temp_dir();
+    crate::index::db::remove_orphans(&tmp, UNPACK_PREFIX);
     let dir = tempfile::Builder::new()
-        .prefix("olm-catalog-serve-")
-        .tempdir()
+        .prefix(&format!("{UNPACK_PREFIX}{}-", std::process::id()))
+        .tempdir_in(&tmp)
         .map_err(|e| Error::io("creating a temporary directory for the catalog", e))?;
     let mut total = 0u64;
     let mut found = false;
