@@ -5,9 +5,11 @@ schema/registry.proto by grpcio-tools: nothing of the server's own code is
 used on this side.
 """
 
+import atexit
 import importlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +34,8 @@ def stubs():
         from grpc_tools import protoc
 
         out = tempfile.mkdtemp(prefix="olm-catalog-stubs-")
+        # Imported once per process; gone when the process ends.
+        atexit.register(shutil.rmtree, out, True)
         rc = protoc.main(
             [
                 "grpc_tools.protoc",
@@ -116,8 +120,13 @@ class Server:
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+            # SIGTERM: the server shuts down and removes its temporary files.
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
         if self.proc and self.proc.stderr:
             self.proc.stderr.close()
 
