@@ -44,29 +44,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-start_registry() { # NAME -> sets HOST
-  local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  mkdir -p "$tmp/$1"
-  cat > "$tmp/$1/config.yml" <<YAML
-version: 0.1
-log:
-  level: error
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: $tmp/$1/storage
-http:
-  addr: 127.0.0.1:$port
-YAML
-  /usr/bin/docker-registry serve "$tmp/$1/config.yml" > "$tmp/$1/log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/v2/" > /dev/null && break; sleep 0.1; done
-  HOST=127.0.0.1:$port
-}
-start_registry src; SRC=$HOST
-start_registry dst; DST=$HOST
+. scripts/lib/registry.sh
+start_registry "$tmp/src"; pids+=("$REGISTRY_PID"); SRC=$HOST
+start_registry "$tmp/dst"; pids+=("$REGISTRY_PID"); DST=$HOST
 
 # The first BUNDLES bundle directories (certification copies left out, as
 # scripts/bench-index.sh does).

@@ -54,32 +54,11 @@ find "$corpus/operators" -type d -name manifests -printf '%h\n' | sort > "$tmp/d
 count=$(wc -l < "$tmp/dirs")
 echo "bundles: $count  push jobs: $JOBS  pull concurrency: $CONC  runs: $RUNS  binary: $BIN"
 
-start_registry() {
-  local port storage
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  storage="$tmp/storage-$1"
-  mkdir -p "$storage"
-  cat > "$tmp/config.yml" <<YAML
-version: 0.1
-log:
-  level: error
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: $storage
-http:
-  addr: 127.0.0.1:$port
-YAML
-  /usr/bin/docker-registry serve "$tmp/config.yml" > "$tmp/registry.log" 2>&1 &
-  reg_pid=$!
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/v2/" > /dev/null && break; sleep 0.1; done
-  HOST=127.0.0.1:$port
-}
+. scripts/lib/registry.sh
 
 push_times=(); add_times=(); add_rss=(); pull_times=(); pull_rss=(); loads=()
 for run in $(seq "$RUNS"); do
-  start_registry "$run"
+  start_registry "$tmp/registry-$run"; reg_pid=$REGISTRY_PID
   : > "$tmp/jobs"; : > "$tmp/refs"; : > "$tmp/index-refs"
   while read -r dir; do
     rel=${dir#"$corpus/operators/"}

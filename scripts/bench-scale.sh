@@ -42,29 +42,7 @@ tmp=$(mktemp -d)
 reg_pid=
 trap '[ -n "$reg_pid" ] && kill "$reg_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# start_registry N: a docker-registry on a free loopback port, storage in
-# $tmp; sets HOST and reg_pid.
-start_registry() {
-    local port
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    mkdir -p "$tmp/storage-$1"
-    cat > "$tmp/registry.yml" <<YAML
-version: 0.1
-log:
-  level: error
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: $tmp/storage-$1
-http:
-  addr: 127.0.0.1:$port
-YAML
-    /usr/bin/docker-registry serve "$tmp/registry.yml" > "$tmp/registry.log" 2>&1 &
-    reg_pid=$!
-    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/v2/" > /dev/null && break; sleep 0.1; done
-    HOST=127.0.0.1:$port
-}
+. scripts/lib/registry.sh
 echo "machine: $(nproc) cores, $(uname -sr), $(date -u '+%F %H:%M') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "binary: $BIN"
 printf '%-4s %-7s %-9s %9s %9s %s\n' N bundles step wall_s peak_MiB exit
@@ -149,7 +127,7 @@ for n in "${sizes[@]}"; do
         "$(printf '%s\n' "${rss[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')" "(idle RSS 2 s after SERVING)"
     run catalog "$n" "$bundles" bash -c 'rm -rf "$0"; exec "$1" catalog build "$2" --tag "oci:$0:scale" --base scratch -q' "$tmp/layout-$n" "$BIN" "$tmp/fbc-$n"
     if [ -x /usr/bin/docker-registry ]; then
-        start_registry "$n"
+        start_registry "$tmp/registry-$n"; reg_pid=$REGISTRY_PID
         : > "$tmp/jobs"
         for d in "${folders[@]}"; do
             rel=${d#operators/}
@@ -158,7 +136,7 @@ for n in "${sizes[@]}"; do
         done
         run push "$n" "$bundles" "$BIN" bundle build --bundles-file "$tmp/jobs" --jobs 8 -q
         kill "$reg_pid"; wait "$reg_pid" 2> /dev/null; reg_pid=
-        rm -rf "$tmp/storage-$n"
+        rm -rf "$tmp/registry-$n"
     fi
     echo "     index $(du -h "$db" | cut -f1), FBC $(du -sh "$tmp/fbc-$n" | cut -f1), load $(cut -d' ' -f1-3 /proc/loadavg)"
     rm -rf "$tree" "$tmp/fbc-$n" "$tmp/layout-$n" "$db"
