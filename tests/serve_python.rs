@@ -221,7 +221,7 @@ fn golden_case_with(class: &str, extra: &[(&str, &Path)]) {
 
 /// Where no temporary directory can be made (an image without `/tmp`, a
 /// read-only root file system), the SQLite backend keeps its lookup tables
-/// in memory and answers the same.
+/// and the FBC backend its manifests in memory, and both answer the same.
 #[test]
 fn golden_sqlite_etcd_answers_as_opm_without_a_temporary_directory() {
     let missing = Path::new("/nonexistent/olm-catalog-test-tmp");
@@ -232,6 +232,11 @@ fn golden_sqlite_etcd_answers_as_opm_without_a_temporary_directory() {
     );
     golden_case_with(
         "GoldenSqliteAckEcr",
+        &[("OLM_CATALOG_SERVER_TMPDIR", missing)],
+    );
+    // The FBC backend keeps its manifests in memory instead of a spool file.
+    golden_case_with(
+        "GoldenFbcKubeGreen",
         &[("OLM_CATALOG_SERVER_TMPDIR", missing)],
     );
 }

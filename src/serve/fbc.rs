@@ -140,10 +140,13 @@ impl FbcRegistry {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::from_config(&cfg).map_err(|e| super::Error::InvalidCatalog {
+        let registry = Self::from_config(&cfg).map_err(|e| super::Error::InvalidCatalog {
             path: path.to_path_buf(),
             source: Box::new(e),
-        })
+        });
+        drop(cfg);
+        trim_heap();
+        registry
     }
 
     /// Builds the registry from a loaded config; content opm's model
@@ -188,10 +191,21 @@ impl FbcRegistry {
             }
         }
 
+        // Manifests go to a temporary file when one can be made (they are
+        // most of a catalog's bytes), else stay in memory.
+        let spool = ManifestSpool::new().ok().map(Arc::new);
         let mut datas: HashMap<(&str, &str), Arc<BundleData>> = HashMap::new();
         for b in &cfg.bundles {
             let meta = pkg_meta[b.package.as_str()];
-            datas.insert((&b.package, &b.name), Arc::new(bundle_data(b, meta, &dep)?));
+            let mut data = bundle_data(b, meta, &dep)?;
+            if let (Some(spool), Manifests::Inline { csv_json, objects }) =
+                (&spool, &data.manifests)
+            {
+                data.manifests = spool.put(csv_json, objects).map_err(|e| {
+                    super::Error::io("writing the catalog's manifests to a temporary file", e)
+                })?;
+            }
+            datas.insert((&b.package, &b.name), Arc::new(data));
         }
 
         let mut packages: BTreeMap<Str, Package> = BTreeMap::new();
@@ -317,12 +331,9 @@ impl FbcRegistry {
     }
 
     /// `getTrimmedBundle`: full bundle, but without replaces and skips.
-    fn trimmed(pkg: &str, ch: &str, e: &Entry) -> proto::Bundle {
-        let manifests = match &e.data.manifests {
-            Manifests::Inline { csv_json, objects } => Some((csv_json.clone(), objects.clone())),
-            _ => None,
-        };
-        BundleView {
+    fn trimmed(pkg: &str, ch: &str, e: &Entry) -> QueryResult<proto::Bundle> {
+        let manifests = e.data.manifests.read()?;
+        Ok(BundleView {
             data: &e.data,
             package: pkg,
             channel: ch,
@@ -331,7 +342,7 @@ impl FbcRegistry {
             skips: &[],
             with_apis: true,
         }
-        .to_proto(manifests)
+        .to_proto(manifests))
     }
 
     /// `channelEntriesForBundle`.
@@ -563,7 +574,7 @@ impl Registry for FbcRegistry {
 
     fn get_bundle(&self, pkg: &str, channel: &str, csv: &str) -> QueryResult<proto::Bundle> {
         let (p, c, e) = self.entry(pkg, channel, csv)?;
-        Ok(Self::trimmed(p, c, e))
+        Self::trimmed(p, c, e)
     }
 
     fn get_bundle_for_channel(&self, pkg: &str, channel: &str) -> QueryResult<proto::Bundle> {
@@ -578,7 +589,7 @@ impl Registry for FbcRegistry {
             ));
         };
         let (p, c, e) = self.entry(pkg, channel, &c.head)?;
-        Ok(Self::trimmed(p, c, e))
+        Self::trimmed(p, c, e)
     }
 
     fn get_channel_entries_that_replace(&self, csv: &str) -> QueryResult<Vec<proto::ChannelEntry>> {
@@ -623,7 +634,7 @@ impl Registry for FbcRegistry {
         for (bn, e) in &c.bundles {
             if &*e.replaces == csv || e.skips.iter().any(|x| &**x == csv) {
                 let (p, c, e) = self.entry(pkg, channel, bn)?;
-                return Ok(Self::trimmed(p, c, e));
+                return Self::trimmed(p, c, e);
             }
         }
         err(format!(
@@ -715,13 +726,10 @@ impl Registry for FbcRegistry {
             for (cn, c) in &p.channels {
                 for e in c.bundles.values() {
                     // opm strips the manifests from listed bundles that have an image.
-                    let manifests = match &e.data.manifests {
-                        Manifests::Inline { csv_json, objects }
-                            if e.data.bundle_path.is_empty() =>
-                        {
-                            Some((csv_json.clone(), objects.clone()))
-                        }
-                        _ => None,
+                    let manifests = if e.data.bundle_path.is_empty() {
+                        e.data.manifests.read()?
+                    } else {
+                        None
                     };
                     out.push(
                         BundleView {

@@ -68,6 +68,111 @@ pub enum Manifests {
         /// Every manifest as JSON.
         objects: Arc<[Str]>,
     },
+    /// Written to a temporary file at start, read back by the calls that
+    /// send them: a catalog's manifests are most of its bytes.
+    Spooled {
+        /// The file.
+        spool: Arc<ManifestSpool>,
+        /// Where the CSV starts; the objects follow it.
+        at: u64,
+        /// The CSV's length in bytes.
+        csv_len: u64,
+        /// Each object's length in bytes.
+        object_lens: Arc<[u64]>,
+    },
+}
+
+impl Manifests {
+    /// The CSV and the objects, when there are any.
+    pub fn read(&self) -> QueryResult<Option<(Str, Arc<[Str]>)>> {
+        match self {
+            Manifests::None => Ok(None),
+            Manifests::Inline { csv_json, objects } => {
+                Ok(Some((csv_json.clone(), objects.clone())))
+            }
+            Manifests::Spooled {
+                spool,
+                at,
+                csv_len,
+                object_lens,
+            } => {
+                let failed =
+                    |e: std::io::Error| QueryError(format!("reading a bundle's manifests: {e}"));
+                let mut pos = *at;
+                let csv = spool.read(pos, *csv_len).map_err(failed)?;
+                pos += csv_len;
+                let mut objects = Vec::with_capacity(object_lens.len());
+                for len in object_lens.iter() {
+                    objects.push(spool.read(pos, *len).map_err(failed)?);
+                    pos += len;
+                }
+                Ok(Some((csv, objects.into())))
+            }
+        }
+    }
+}
+
+/// Returns what malloc keeps of freed memory to the system, after a load
+/// whose temporaries were large: idle memory then follows what is kept.
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// An unnamed temporary file (gone with the process, however it ends)
+/// holding bundles' manifests one after the other.
+#[derive(Debug)]
+pub struct ManifestSpool {
+    file: std::fs::File,
+    end: std::sync::Mutex<u64>,
+}
+
+impl ManifestSpool {
+    /// A new spool in the temporary directory.
+    pub fn new() -> std::io::Result<ManifestSpool> {
+        Ok(ManifestSpool {
+            file: tempfile::tempfile()?,
+            end: std::sync::Mutex::new(0),
+        })
+    }
+
+    /// Appends a bundle's CSV and objects; how to read them back.
+    pub fn put(self: &Arc<Self>, csv_json: &str, objects: &[Str]) -> std::io::Result<Manifests> {
+        use std::os::unix::fs::FileExt;
+        let mut end = self
+            .end
+            .lock()
+            .map_err(|_| std::io::Error::other("manifest spool lock poisoned"))?;
+        let at = *end;
+        let mut pos = at;
+        self.file.write_all_at(csv_json.as_bytes(), pos)?;
+        pos += csv_json.len() as u64;
+        let mut lens = Vec::with_capacity(objects.len());
+        for o in objects {
+            self.file.write_all_at(o.as_bytes(), pos)?;
+            pos += o.len() as u64;
+            lens.push(o.len() as u64);
+        }
+        *end = pos;
+        Ok(Manifests::Spooled {
+            spool: self.clone(),
+            at,
+            csv_len: csv_json.len() as u64,
+            object_lens: lens.into(),
+        })
+    }
+
+    fn read(&self, at: u64, len: u64) -> std::io::Result<Str> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut buf, at)?;
+        String::from_utf8(buf)
+            .map(|t| s(&t))
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
 }
 
 /// What a bundle is, independent of the channel it is reached through.

@@ -188,11 +188,7 @@ fn release_memory(conns: &[&Connection]) {
     for c in conns {
         let _ = c.execute_batch("PRAGMA shrink_memory;");
     }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free heap pages to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    super::model::trim_heap();
 }
 
 /// The error of a failed lookup-table write.
