@@ -323,8 +323,15 @@ impl DeclarativeConfig {
     /// in path order), as `opm serve` and `opm validate` do. A single file is
     /// read as it is.
     pub fn load_path(path: &std::path::Path) -> Result<DeclarativeConfig, FbcError> {
+        DeclarativeConfig::load_files(catalog_files(path)?)
+    }
+
+    /// Reads the given catalog files, in the order given (one of the
+    /// groups of [`groups::package_groups`], say).
+    pub fn load_files(
+        files: impl IntoIterator<Item = std::path::PathBuf>,
+    ) -> Result<DeclarativeConfig, FbcError> {
         let mut cfg = DeclarativeConfig::default();
-        let files = catalog_files(path)?;
         for f in files {
             let text = std::fs::read_to_string(&f).map_err(|e| FbcError::Io {
                 path: f.clone(),

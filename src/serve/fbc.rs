@@ -135,27 +135,90 @@ fn bundle_objects(b: &fbc::Bundle) -> super::Result<(Option<Str>, Vec<Str>)> {
 impl FbcRegistry {
     /// Loads a directory (or one file) of FBC and checks it the way opm's
     /// model conversion does, so a broken catalog fails at start.
+    ///
+    /// The files are read and built one group at a time (the files that
+    /// share a package, `fbc::groups`), groups in parallel, and each
+    /// bundle's manifests go to a temporary file: memory holds a few
+    /// packages' objects at start and none of the manifests after. When
+    /// several packages are broken, the error is the one of the first
+    /// broken file in path order (a file that does not read before a package
+    /// that does not convert, as when the whole catalog was read first).
     pub fn load(path: &std::path::Path) -> super::Result<FbcRegistry> {
-        let cfg = load_parallel(path).map_err(|source| super::Error::Fbc {
+        use rayon::prelude::*;
+        let unreadable = |source| super::Error::Fbc {
             path: path.to_path_buf(),
             source,
-        })?;
-        let registry = Self::from_config(&cfg).map_err(|e| super::Error::InvalidCatalog {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        });
-        drop(cfg);
+        };
+        let groups = fbc::groups::package_groups(path).map_err(unreadable)?;
+        let spool = ManifestSpool::new().ok().map(Arc::new);
+        // Per group: the registry part, or (0 for a read, 1 for a model
+        // error; the file's index) and the error.
+        type Part = Result<FbcRegistry, ((u8, usize), super::Error)>;
+        let parts: Vec<Part> = groups
+            .into_par_iter()
+            .map(|group| {
+                let first = group.files.first().map_or(0, |(i, _)| *i);
+                let index_of: HashMap<std::path::PathBuf, usize> =
+                    group.files.iter().map(|(i, f)| (f.clone(), *i)).collect();
+                let cfg = DeclarativeConfig::load_files(group.files.into_iter().map(|(_, f)| f))
+                    .map_err(|e| {
+                        let at = match &e {
+                            fbc::FbcError::Io { path, .. }
+                            | fbc::FbcError::Invalid { path, .. } => {
+                                index_of.get(path).copied().unwrap_or(first)
+                            }
+                            _ => first,
+                        };
+                        ((0, at), unreadable(e))
+                    })?;
+                Self::build(&cfg, spool.as_ref()).map_err(|e| {
+                    (
+                        (1, first),
+                        super::Error::InvalidCatalog {
+                            path: path.to_path_buf(),
+                            source: Box::new(e),
+                        },
+                    )
+                })
+            })
+            .collect();
+        let mut registry = FbcRegistry {
+            packages: BTreeMap::new(),
+            bundle_count: 0,
+        };
+        let mut failed: Option<((u8, usize), super::Error)> = None;
+        for part in parts {
+            match part {
+                Ok(p) => {
+                    registry.bundle_count += p.bundle_count;
+                    registry.packages.extend(p.packages);
+                }
+                Err((at, e)) if failed.as_ref().is_none_or(|(b, _)| at < *b) => {
+                    failed = Some((at, e))
+                }
+                Err(_) => {}
+            }
+        }
         trim_heap();
-        registry
+        match failed {
+            Some((_, e)) => Err(e),
+            None => Ok(registry),
+        }
     }
 
     /// Builds the registry from a loaded config; content opm's model
     /// conversion refuses is an [`super::Error::Inconsistent`].
+    #[cfg(test)]
     pub fn from_config(cfg: &DeclarativeConfig) -> super::Result<FbcRegistry> {
-        Self::build(cfg)
+        let spool = ManifestSpool::new().ok().map(Arc::new);
+        Self::build(cfg, spool.as_ref())
     }
 
-    fn build(cfg: &DeclarativeConfig) -> super::Result<FbcRegistry> {
+    /// The registry of `cfg`, its manifests written to `spool` when given.
+    fn build(
+        cfg: &DeclarativeConfig,
+        spool: Option<&Arc<ManifestSpool>>,
+    ) -> super::Result<FbcRegistry> {
         // Deprecation messages by (package, schema, name).
         let mut deprecations: HashMap<(&str, &str, &str), &str> = HashMap::new();
         for d in &cfg.deprecations {
@@ -193,13 +256,11 @@ impl FbcRegistry {
 
         // Manifests go to a temporary file when one can be made (they are
         // most of a catalog's bytes), else stay in memory.
-        let spool = ManifestSpool::new().ok().map(Arc::new);
         let mut datas: HashMap<(&str, &str), Arc<BundleData>> = HashMap::new();
         for b in &cfg.bundles {
             let meta = pkg_meta[b.package.as_str()];
             let mut data = bundle_data(b, meta, &dep)?;
-            if let (Some(spool), Manifests::Inline { csv_json, objects }) =
-                (&spool, &data.manifests)
+            if let (Some(spool), Manifests::Inline { csv_json, objects }) = (spool, &data.manifests)
             {
                 data.manifests = spool.put(csv_json, objects).map_err(|e| {
                     super::Error::io("writing the catalog's manifests to a temporary file", e)
@@ -486,51 +547,6 @@ fn bundle_data(
         manifests,
         deprecation: dep(&b.package, fbc::SCHEMA_BUNDLE, &b.name),
     })
-}
-
-/// `DeclarativeConfig::load_path`, with the files parsed in parallel (start-up
-/// time is mostly YAML parsing); objects are merged back in path order.
-fn load_parallel(path: &std::path::Path) -> Result<DeclarativeConfig, fbc::FbcError> {
-    use rayon::prelude::*;
-    if path.is_file() {
-        return DeclarativeConfig::load_path(path);
-    }
-    let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-        let entry = entry.map_err(|e| fbc::FbcError::Io {
-            path: e.path().unwrap_or(path).to_path_buf(),
-            source: e.into(),
-        })?;
-        let ext = entry
-            .path()
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("");
-        if entry.file_type().is_file() && matches!(ext, "yaml" | "yml" | "json") {
-            files.push(entry.path().to_path_buf());
-        }
-    }
-    let parts: Vec<DeclarativeConfig> = files
-        .par_iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(|e| fbc::FbcError::Io {
-                path: f.clone(),
-                source: e,
-            })?;
-            let mut cfg = DeclarativeConfig::default();
-            cfg.parse_str(&text, f)?;
-            Ok(cfg)
-        })
-        .collect::<Result<_, fbc::FbcError>>()?;
-    let mut out = DeclarativeConfig::default();
-    for p in parts {
-        out.packages.extend(p.packages);
-        out.channels.extend(p.channels);
-        out.bundles.extend(p.bundles);
-        out.deprecations.extend(p.deprecations);
-        out.others.extend(p.others);
-    }
-    Ok(out)
 }
 
 /// Go decodes the icon's base64 into bytes and encodes it again (std padding).
@@ -871,6 +887,62 @@ entries:
             .all(|b| b.csv_json.is_empty() && b.object.is_empty()));
         let old = r.get_bundle("demo", "stable", "demo.v1.0.0").expect("old");
         assert_eq!(old.deprecation.expect("dep").message, "use 1.2");
+    }
+
+    #[test]
+    fn loads_by_package_group_and_reports_the_first_broken_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let w =
+            |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");
+        // Two packages, one file each.
+        w("a.yaml", CATALOG);
+        w("b.yaml", &CATALOG.replace("demo", "other"));
+        let full = FbcRegistry::load(dir.path()).expect("loads");
+        assert_eq!(full.list_packages().expect("list"), ["demo", "other"]);
+        let bundle = full
+            .get_bundle_for_channel("other", "stable")
+            .expect("head");
+        assert_eq!(bundle.csv_name, "other.v1.2.0");
+        assert_eq!(
+            full.summary(),
+            FbcRegistry::from_config(&{
+                let mut cfg = DeclarativeConfig::default();
+                cfg.parse_str(CATALOG, std::path::Path::new("a.yaml"))
+                    .expect("a");
+                cfg.parse_str(
+                    &CATALOG.replace("demo", "other"),
+                    std::path::Path::new("b.yaml"),
+                )
+                .expect("b");
+                cfg
+            })
+            .expect("whole")
+            .summary()
+        );
+        // A package that does not convert (two heads) in b, and a file that
+        // does not read in c: the unreadable file is the error.
+        w(
+            "b.yaml",
+            &CATALOG
+                .replace("demo", "other")
+                .replace("  replaces: other.v1.1.0\n", ""),
+        );
+        w("c.yaml", "schema: olm.package\nname: [\n");
+        let e = FbcRegistry::load(dir.path())
+            .err()
+            .expect("invalid")
+            .to_string();
+        assert!(e.contains("reading file-based catalog"), "{e}");
+        // Without it, the package's own error.
+        std::fs::remove_file(dir.path().join("c.yaml")).expect("rm");
+        let e = FbcRegistry::load(dir.path()).err().expect("invalid");
+        let chain = format!(
+            "{e}: {}",
+            std::error::Error::source(&e)
+                .map(|c| c.to_string())
+                .unwrap_or_default()
+        );
+        assert!(chain.contains("multiple channel heads"), "{chain}");
     }
 
     #[test]
