@@ -665,6 +665,14 @@ fn render_of_bundle_and_catalog_images_from_a_registry_and_a_layout() {
     assert!(want.contains("\"schema\": \"olm.package\""), "{want}");
     assert_eq!(render(&[&remote]), want);
     assert_eq!(render(&[&local]), want);
+    // The same image with zstd layers (as podman or skopeo may recompress
+    // it): one layer decoder for bundles and catalogs.
+    let zstd_layout = tmp.path().join("zstd");
+    let zstd = format!("oci:{}:catalog", zstd_layout.display());
+    crate::registry::skopeo(&["copy", "--dest-compress-format", "zstd", &local, &zstd]);
+    let manifest = crate::registry::skopeo(&["inspect", "--raw", &zstd]);
+    assert!(manifest.contains("tar+zstd"), "{manifest}");
+    assert_eq!(render(&[&zstd]), want);
     // An index image: its database, rendered as the database is.
     let db = tmp.path().join("index.db");
     let db_s = db.to_str().expect("utf-8");

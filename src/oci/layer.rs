@@ -425,8 +425,22 @@ pub(crate) fn normalize_entry_path(name: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
+/// The tar stream of a layer blob: gzip, zstd (zstd:chunked's frames and
+/// skippable frames included, window capped at [`MAX_ZSTD_WINDOW`]) or
+/// plain tar, told apart by their magic bytes. The one decoder every reader
+/// of layers uses; callers count what they read against their own limits.
+pub fn decompressed(blob: &[u8]) -> Box<dyn Read + '_> {
+    if blob.starts_with(&[0x1f, 0x8b]) {
+        Box::new(GzDecoder::new(blob))
+    } else if blob.starts_with(&ZSTD_MAGIC) || is_skippable_frame(blob) {
+        Box::new(ZstdFrames::new(blob))
+    } else {
+        Box::new(blob)
+    }
+}
+
 impl LayerFs {
-    /// Applies one layer blob (gzip or plain tar) on top of what is there.
+    /// Applies one layer blob (gzip, zstd or plain tar) on top of what is there.
     /// `what` names the layer in errors.
     pub fn apply(
         &mut self,
@@ -439,13 +453,7 @@ impl LayerFs {
             layer: what.to_string(),
             reason,
         };
-        let raw: Box<dyn Read + '_> = if blob.starts_with(&[0x1f, 0x8b]) {
-            Box::new(GzDecoder::new(blob))
-        } else if blob.starts_with(&ZSTD_MAGIC) || is_skippable_frame(blob) {
-            Box::new(ZstdFrames::new(blob))
-        } else {
-            Box::new(blob)
-        };
+        let raw = decompressed(blob);
         let remaining = limits.max_decompressed.saturating_sub(self.decompressed);
         let mut counting = CountingReader {
             inner: raw,

@@ -123,12 +123,7 @@ pub async fn fetch_catalog_with(
 /// Unpacks the entries of one (gzip or plain) tar layer at or under `wanted`
 /// into `into`, refusing paths that leave it. Returns whether any matched.
 fn unpack_matching(blob: &[u8], wanted: &str, into: &Path, total: &mut u64) -> Result<bool, Error> {
-    let reader: Box<dyn Read + '_> = if blob.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::read::GzDecoder::new(blob))
-    } else {
-        Box::new(blob)
-    };
-    let mut archive = tar::Archive::new(reader);
+    let mut archive = tar::Archive::new(oci::layer::decompressed(blob));
     let mut found = false;
     let layer = |e| Error::io("reading the layer", e);
     for entry in archive.entries().map_err(layer)? {
