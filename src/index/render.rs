@@ -34,16 +34,6 @@ pub fn split_objects(bundle: &str) -> Vec<String> {
         .collect()
 }
 
-/// The FBC bundle of a bundle directory, as `opm render DIR` gives it
-/// (one derivation for the index and the catalogs:
-/// [`fbc::from_bundle::bundle_to_fbc`]).
-pub fn bundle_to_fbc(
-    bundle: &crate::bundle::Bundle,
-    image: &str,
-) -> Result<fbc::Bundle, fbc::FbcError> {
-    fbc::from_bundle::bundle_to_fbc(bundle, image)
-}
-
 /// Per bundle of a channel: its edges.
 type ChannelTargets = BTreeMap<String, EntryEdges>;
 

@@ -117,7 +117,7 @@ pub fn load(source: &str, opts: &SourceOptions) -> Result<DeclarativeConfig, Err
         SourceKind::File => index::render::render_file(p).map_err(Error::index),
         SourceKind::BundleDir => {
             let b = crate::bundle::Bundle::load_dir(p).map_err(Error::bundle)?;
-            let fb = index::render::bundle_to_fbc(&b, opts.bundle_image.as_deref().unwrap_or(""))
+            let fb = crate::fbc::from_bundle::bundle_to_fbc(&b, opts.bundle_image.as_deref().unwrap_or(""))
                 .map_err(Error::bundle)?;
             Ok(DeclarativeConfig {
                 bundles: vec![fb],
@@ -174,7 +174,7 @@ pub async fn load_image(
     let pulled = crate::oci::pull_bundle(client, reference, &limits)
         .await
         .map_err(|e| Error::registry(e).context(format!("pulling bundle image {reference}")))?;
-    let fb = index::render::bundle_to_fbc(&pulled.bundle, reference)
+    let fb = crate::fbc::from_bundle::bundle_to_fbc(&pulled.bundle, reference)
         .map_err(|e| Error::bundle(format!("{reference}: {e}")))?;
     Ok(DeclarativeConfig {
         bundles: vec![fb],
