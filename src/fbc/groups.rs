@@ -29,6 +29,28 @@ pub struct FileGroup {
     pub files: Vec<(usize, PathBuf)>,
 }
 
+impl FileGroup {
+    /// The group's files, in path order.
+    pub fn paths(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.files.iter().map(|(_, f)| f.clone())
+    }
+
+    /// Where a read of this group failed with `e`, as a position in the
+    /// catalog's path order: the file `e` names, else the group's first.
+    /// The failure of the smallest position is the one a read of the whole
+    /// catalog, file after file, would have met first.
+    pub fn position_of(&self, e: &FbcError) -> usize {
+        let named = match e {
+            FbcError::Io { path, .. } | FbcError::Invalid { path, .. } => Some(path),
+            _ => None,
+        };
+        let first = self.files.first().map_or(0, |(i, _)| *i);
+        named
+            .and_then(|p| self.files.iter().find(|(_, f)| f == p))
+            .map_or(first, |(i, _)| *i)
+    }
+}
+
 /// The groups of the catalog at `path` (a directory or one file), ordered
 /// by their first file.
 pub fn package_groups(path: &Path) -> Result<Vec<FileGroup>, FbcError> {

@@ -73,41 +73,24 @@ pub fn validate_located(cfg: &DeclarativeConfig, sources: &Sources) -> Vec<Findi
 pub fn validate_path(path: &std::path::Path) -> Result<Vec<Finding>, super::FbcError> {
     use rayon::prelude::*;
     let groups = super::groups::package_groups(path)?;
-    // Each group's findings, or the index of the file that failed to load
-    // with its error.
+    // Each group's findings, or where its read failed and why.
     let results: Vec<Result<Vec<Finding>, (usize, super::FbcError)>> = groups
         .into_par_iter()
         .map(|group| {
-            let index_of: std::collections::HashMap<std::path::PathBuf, usize> =
-                group.files.iter().map(|(i, f)| (f.clone(), *i)).collect();
-            let first = group.files.first().map_or(0, |(i, _)| *i);
-            match DeclarativeConfig::load_files_located(group.files.into_iter().map(|(_, f)| f)) {
-                Ok((cfg, sources)) => Ok(validate_located(&cfg, &sources)),
-                Err(e) => {
-                    let at = match &e {
-                        super::FbcError::Io { path, .. }
-                        | super::FbcError::Invalid { path, .. } => {
-                            index_of.get(path).copied().unwrap_or(first)
-                        }
-                        _ => first,
-                    };
-                    Err((at, e))
-                }
-            }
+            let (cfg, sources) = DeclarativeConfig::load_files_located(group.paths())
+                .map_err(|e| (group.position_of(&e), e))?;
+            Ok(validate_located(&cfg, &sources))
         })
         .collect();
-    let mut findings = Vec::new();
-    let mut failed: Option<(usize, super::FbcError)> = None;
-    for r in results {
-        match r {
-            Ok(f) => findings.extend(f),
-            Err((at, e)) if failed.as_ref().is_none_or(|(b, _)| at < *b) => failed = Some((at, e)),
-            Err(_) => {}
-        }
-    }
-    match failed {
-        None => Ok(findings),
+    let (found, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    // Positions are distinct (a file is in one group): the first failure.
+    match failed
+        .into_iter()
+        .filter_map(Result::err)
+        .min_by_key(|(at, _)| *at)
+    {
         Some((_, e)) => load_failure(e),
+        None => Ok(found.into_iter().flatten().flatten().collect()),
     }
 }
 

@@ -157,53 +157,37 @@ impl FbcRegistry {
         let parts: Vec<Part> = groups
             .into_par_iter()
             .map(|group| {
-                let first = group.files.first().map_or(0, |(i, _)| *i);
-                let index_of: HashMap<std::path::PathBuf, usize> =
-                    group.files.iter().map(|(i, f)| (f.clone(), *i)).collect();
-                let cfg = DeclarativeConfig::load_files(group.files.into_iter().map(|(_, f)| f))
-                    .map_err(|e| {
-                        let at = match &e {
-                            fbc::FbcError::Io { path, .. }
-                            | fbc::FbcError::Invalid { path, .. } => {
-                                index_of.get(path).copied().unwrap_or(first)
-                            }
-                            _ => first,
-                        };
-                        ((0, at), unreadable(e))
-                    })?;
+                let cfg = DeclarativeConfig::load_files(group.paths())
+                    .map_err(|e| ((0, group.position_of(&e)), unreadable(e)))?;
                 Self::build(&cfg, spool.as_ref()).map_err(|e| {
-                    (
-                        (1, first),
-                        super::Error::InvalidCatalog {
-                            path: path.to_path_buf(),
-                            source: Box::new(e),
-                        },
-                    )
+                    let first = group.files.first().map_or(0, |(i, _)| *i);
+                    let invalid = super::Error::InvalidCatalog {
+                        path: path.to_path_buf(),
+                        source: Box::new(e),
+                    };
+                    ((1, first), invalid)
                 })
             })
             .collect();
+        trim_heap();
+        let (built, failed): (Vec<_>, Vec<_>) = parts.into_iter().partition(Result::is_ok);
+        // Keys are distinct (a file is in one group): the first failure.
+        if let Some((_, e)) = failed
+            .into_iter()
+            .filter_map(Result::err)
+            .min_by_key(|(at, _)| *at)
+        {
+            return Err(e);
+        }
         let mut registry = FbcRegistry {
             packages: BTreeMap::new(),
             bundle_count: 0,
         };
-        let mut failed: Option<((u8, usize), super::Error)> = None;
-        for part in parts {
-            match part {
-                Ok(p) => {
-                    registry.bundle_count += p.bundle_count;
-                    registry.packages.extend(p.packages);
-                }
-                Err((at, e)) if failed.as_ref().is_none_or(|(b, _)| at < *b) => {
-                    failed = Some((at, e))
-                }
-                Err(_) => {}
-            }
+        for p in built.into_iter().flatten() {
+            registry.bundle_count += p.bundle_count;
+            registry.packages.extend(p.packages);
         }
-        trim_heap();
-        match failed {
-            Some((_, e)) => Err(e),
-            None => Ok(registry),
-        }
+        Ok(registry)
     }
 
     /// Builds the registry from a loaded config; content opm's model
