@@ -117,9 +117,17 @@ fn collect<T>(
     sql: &str,
     f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
 ) -> rusqlite::Result<Vec<T>> {
-    let mut out = Vec::new();
-    each(conn, sql, f, |x| {
-        out.push(x);
+    gather(|sink| each(conn, sql, f, sink))
+}
+
+/// What a row-by-row reader (`each_*`) hands over, gathered: the `read_*`
+/// form of each reader.
+fn gather<T, C: Default + Extend<T>>(
+    each: impl FnOnce(&mut dyn FnMut(T) -> rusqlite::Result<()>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<C> {
+    let mut out = C::default();
+    each(&mut |x| {
+        out.extend(std::iter::once(x));
         Ok(())
     })?;
     Ok(out)
@@ -145,12 +153,7 @@ fn each<T>(
 
 /// `package` rows by name.
 pub fn read_packages(conn: &Connection) -> rusqlite::Result<Vec<PackageRow>> {
-    let mut out = Vec::new();
-    each_package(conn, |x| {
-        out.push(x);
-        Ok(())
-    })?;
-    Ok(out)
+    gather(|sink| each_package(conn, sink))
 }
 
 /// [`read_packages`], row by row.
@@ -173,12 +176,7 @@ pub fn each_package(
 
 /// `channel` rows.
 pub fn read_channels(conn: &Connection) -> rusqlite::Result<Vec<ChannelRow>> {
-    let mut out = Vec::new();
-    each_channel(conn, |x| {
-        out.push(x);
-        Ok(())
-    })?;
-    Ok(out)
+    gather(|sink| each_channel(conn, sink))
 }
 
 /// [`read_channels`], row by row.
@@ -202,12 +200,7 @@ pub fn each_channel(
 
 /// `channel_entry` rows by id.
 pub fn read_entries(conn: &Connection) -> rusqlite::Result<Vec<EntryRow>> {
-    let mut out = Vec::new();
-    each_entry(conn, |x| {
-        out.push(x);
-        Ok(())
-    })?;
-    Ok(out)
+    gather(|sink| each_entry(conn, sink))
 }
 
 /// [`read_entries`], row by row.
@@ -236,12 +229,7 @@ pub fn each_entry(
 /// `operatorbundle` keys, answered from opm's `pk` index (name, version,
 /// bundlepath) without touching the rows.
 pub fn read_bundle_keys(conn: &Connection) -> rusqlite::Result<Vec<BundleKey>> {
-    let mut out = Vec::new();
-    each_bundle_key(conn, |x| {
-        out.push(x);
-        Ok(())
-    })?;
-    Ok(out)
+    gather(|sink| each_bundle_key(conn, sink))
 }
 
 /// [`read_bundle_keys`], row by row.
@@ -266,12 +254,7 @@ pub fn each_bundle_key(
 /// `properties` or `dependencies` rows in table order; rows without type,
 /// value or bundle name are skipped (opm's scans stop at them).
 pub fn read_props(conn: &Connection, table: PropTable) -> rusqlite::Result<Vec<PropRow>> {
-    let mut out = Vec::new();
-    each_prop(conn, table, |x| {
-        out.push(x);
-        Ok(())
-    })?;
-    Ok(out)
+    gather(|sink| each_prop(conn, table, sink))
 }
 
 /// [`read_props`], row by row.
@@ -399,12 +382,7 @@ pub struct BundleDetails {
 
 /// [`BundleDetails`] of every bundle, by name.
 pub fn read_bundle_details(conn: &Connection) -> rusqlite::Result<BTreeMap<String, BundleDetails>> {
-    let mut out = BTreeMap::new();
-    each_bundle_details(conn, |(name, d)| {
-        out.insert(name, d);
-        Ok(())
-    })?;
-    Ok(out)
+    gather(|sink| each_bundle_details(conn, sink))
 }
 
 /// [`read_bundle_details`], row by row in table order (a name seen twice:

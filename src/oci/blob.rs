@@ -186,11 +186,6 @@ impl<W: Write> HashingWriter<W> {
         let digest = format!("sha256:{}", hex::encode(self.hasher.finalize()));
         (digest, self.count, self.inner)
     }
-
-    /// The wrapped writer.
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.inner
-    }
 }
 
 impl<W: Write> Write for HashingWriter<W> {
