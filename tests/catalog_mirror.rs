@@ -33,6 +33,40 @@ fn ok(args: &[&str]) -> String {
     out
 }
 
+/// Pushes a one-layer linux/`arch` image to `repo` with our registry
+/// client, the manifest under its digest; the manifest's descriptor.
+async fn push_image(
+    client: &olm_catalog::oci::RegistryClient,
+    repo: &Repo,
+    arch: &str,
+    layer: Vec<u8>,
+) -> Descriptor {
+    let layer_desc = Descriptor::of(media::OCI_LAYER_TAR, &layer);
+    let config = serde_json::to_vec(&serde_json::json!({
+        "architecture": arch, "os": "linux",
+        "rootfs": {"type": "layers", "diff_ids": [layer_desc.digest]},
+    }))
+    .expect("config");
+    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
+    for (d, data) in [(&layer_desc, layer), (&config_desc, config)] {
+        client
+            .push_blob(repo, d, &BlobBody::from(data), None)
+            .await
+            .expect("push blob");
+    }
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
+        "config": config_desc, "layers": [layer_desc],
+    }))
+    .expect("manifest");
+    let desc = Descriptor::of(media::OCI_MANIFEST, &manifest);
+    client
+        .put_manifest(repo, &desc.digest, media::OCI_MANIFEST, &manifest)
+        .await
+        .expect("put manifest");
+    desc
+}
+
 /// Pushes a two-platform image (an OCI index of linux/amd64 and
 /// linux/arm64 images) with our registry client; its index digest.
 fn push_multiarch(reg: &Registry, name: &str, tag: &str) -> String {
@@ -50,29 +84,7 @@ fn push_multiarch(reg: &Registry, name: &str, tag: &str) -> String {
         let mut entries = Vec::new();
         for arch in ["amd64", "arm64"] {
             let layer = format!("the {arch} layer of {name}\n").into_bytes();
-            let layer_desc = Descriptor::of(media::OCI_LAYER_TAR, &layer);
-            let config = serde_json::to_vec(&serde_json::json!({
-                "architecture": arch, "os": "linux",
-                "rootfs": {"type": "layers", "diff_ids": [layer_desc.digest]},
-            }))
-            .expect("config");
-            let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
-            for (d, data) in [(&layer_desc, layer.clone()), (&config_desc, config.clone())] {
-                client
-                    .push_blob(&repo, d, &BlobBody::from(data), None)
-                    .await
-                    .expect("push blob");
-            }
-            let manifest = serde_json::to_vec(&serde_json::json!({
-                "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
-                "config": config_desc, "layers": [layer_desc],
-            }))
-            .expect("manifest");
-            let mut desc = Descriptor::of(media::OCI_MANIFEST, &manifest);
-            client
-                .put_manifest(&repo, &desc.digest, media::OCI_MANIFEST, &manifest)
-                .await
-                .expect("put manifest");
+            let mut desc = push_image(&client, &repo, arch, layer).await;
             desc.platform = Some(olm_catalog::oci::media::Platform {
                 architecture: arch.into(),
                 os: "linux".into(),
@@ -545,30 +557,9 @@ fn large_layers_are_copied_through_a_spool() {
         .collect();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let layer_desc = Descriptor::of(media::OCI_LAYER_TAR, &layer);
-    let top = rt.block_on(async {
-        let config = serde_json::to_vec(&serde_json::json!({
-            "architecture": "amd64", "os": "linux",
-            "rootfs": {"type": "layers", "diff_ids": [layer_desc.digest]},
-        }))
-        .expect("config");
-        let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
-        for (d, data) in [(&layer_desc, layer.clone()), (&config_desc, config)] {
-            client
-                .push_blob(&repo, d, &BlobBody::from(data), None)
-                .await
-                .expect("push blob");
-        }
-        let manifest = serde_json::to_vec(&serde_json::json!({
-            "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
-            "config": config_desc, "layers": [layer_desc],
-        }))
-        .expect("manifest");
-        client
-            .put_manifest(&repo, "v1", media::OCI_MANIFEST, &manifest)
-            .await
-            .expect("put manifest");
-        media::sha256_digest(&manifest)
-    });
+    let top = rt
+        .block_on(push_image(&client, &repo, "amd64", layer.clone()))
+        .digest;
     let tmp = tempfile::tempdir().expect("tmp");
     let layout = tmp.path().join("layout");
     let hops = [
