@@ -144,11 +144,11 @@ fn unsatisfiable_dependencies_name_the_constraint() {
     let end = v["end"].as_str().expect("end");
     assert!(end.starts_with("constraints not satisfiable: "), "{end}");
     assert!(
-        end.contains("needy.v2.0.0 requires an operator providing example.com/v1 Foo: no bundle in the catalog provides example.com/v1 Foo"),
+        end.contains("bundle needy.v2.0.0 requires an operator providing an API with group: example.com, version: v1, kind: Foo: no bundle in the catalog provides example.com/v1 Foo"),
         "{end}"
     );
     assert!(
-        end.contains("needy.v2.0.0 requires package bar in range >=2.0.0 <3.0.0: package bar has no version in >=2.0.0 <3.0.0; it has 1.2.0, 1.3.0"),
+        end.contains("bundle needy.v2.0.0 requires an operator with package: bar and with version in range: >=2.0.0 <3.0.0: package bar has no version in >=2.0.0 <3.0.0; it has 1.2.0, 1.3.0"),
         "{end}"
     );
     let (code, text, _) = run(&[
@@ -243,7 +243,7 @@ fn compound_constraints_and_missing_channels() {
     assert_eq!(code, 1);
     assert_eq!(
         v["end"],
-        "no operators found in channel fast of package app in the catalog referenced by subscription app: the package has channels stable"
+        "constraints not satisfiable: no operators found in channel fast of package app in the catalog referenced by subscription app (hint: the package has channels stable)"
     );
 }
 
@@ -577,7 +577,7 @@ fn rehearsal_on_the_corpus_catalog() {
     assert_eq!(passed[0], "rabbitmq-messaging-topology-operator.v1.19.3");
     let why = v["passedOver"][0]["reason"].as_str().expect("reason");
     assert!(
-        why.contains("requires package rabbitmq-cluster-operator in range >2.0.0: the catalog has no package rabbitmq-cluster-operator"),
+        why.contains("requires an operator with package: rabbitmq-cluster-operator and with version in range: >2.0.0: the catalog has no package rabbitmq-cluster-operator"),
         "{why}"
     );
     assert!(

@@ -50,7 +50,9 @@ olm-catalog graph rehearse --cluster-extension ce.yaml index.db -o json\n\n\
 CATALOG is an FBC directory or file, or an SQLite index database. With --subscription (OLM v0) \
 OLM installs the channel head (or startingCSV), with the dependencies its olm.package.required, \
 olm.gvk.required and olm.constraint properties name, then takes one replaces/skips/skipRange hop \
-at a time; installPlanApproval: Manual stops after the install. With --cluster-extension (OLM v1) \
+at a time; installPlanApproval: Manual stops after the install. --subscription repeats (resolved \
+together, as in one namespace); --installed CSV[@PACKAGE][=BUNDLE] puts a CSV on the cluster \
+first (BUNDLE: a bundle directory or image to read it from). With --cluster-extension (OLM v1) \
 it installs the highest version its version range and channels admit and then moves to the \
 highest successor; bundles with dependencies are refused, as OLM v1 does.\n\
 Exit codes: 0 installable, 1 not installable (the failing constraint is named), 2 usage or I/O failure."
@@ -188,16 +190,20 @@ pub struct RehearseArgs {
     /// or catalog image (registry or oci:DIR[:TAG])
     #[arg(value_name = "CATALOG")]
     pub catalog: String,
-    /// A Subscription (YAML): OLM v0's rules
+    /// A Subscription (YAML): OLM v0's rules; repeat to resolve several
+    /// together, as OLM does in one namespace
     #[arg(long, value_name = "FILE")]
-    pub subscription: Option<PathBuf>,
+    pub subscription: Vec<PathBuf>,
     /// A ClusterExtension (YAML): OLM v1's rules
     #[arg(long, value_name = "FILE")]
     pub cluster_extension: Option<PathBuf>,
-    /// With --cluster-extension: the bundle (version or name) already
-    /// installed; the rehearsal reconciles from it instead of installing
-    #[arg(long, value_name = "VERSION", requires = "cluster_extension")]
-    pub installed: Option<String>,
+    /// What is installed already. With --cluster-extension: the bundle
+    /// (version or name); the rehearsal reconciles from it. With
+    /// --subscription: a CSV on the cluster, as CSV[@PACKAGE][=BUNDLE]
+    /// (BUNDLE: a bundle directory or image to read its APIs and
+    /// dependencies from, for a CSV the catalog lacks); repeatable
+    #[arg(long, value_name = "INSTALLED")]
+    pub installed: Vec<String>,
     /// Output format
     #[arg(
         long,
@@ -460,21 +466,43 @@ impl RehearseArgs {
         // Read the request first: a bad YAML file is a usage error, before
         // the catalog is loaded.
         enum Request {
-            Sub(rehearse::Subscription),
+            Sub(Vec<rehearse::Subscription>, Vec<rehearse::InstalledCsv>),
             Ce(rehearse::ClusterExtension),
         }
-        let req = match (&self.subscription, &self.cluster_extension) {
-            (Some(f), _) => Request::Sub(rehearse::Subscription::parse(&read(f)?, f)?),
-            (None, Some(f)) => Request::Ce(rehearse::ClusterExtension::parse(&read(f)?, f)?),
-            (None, None) => anyhow::bail!("give --subscription FILE or --cluster-extension FILE"),
+        let req = match (self.subscription.as_slice(), &self.cluster_extension) {
+            ([], Some(f)) => {
+                if self.installed.len() > 1 {
+                    anyhow::bail!("--cluster-extension takes one --installed VERSION");
+                }
+                Request::Ce(rehearse::ClusterExtension::parse(&read(f)?, f)?)
+            }
+            ([], None) => anyhow::bail!("give --subscription FILE or --cluster-extension FILE"),
+            (files, _) => {
+                let mut subs = Vec::new();
+                for f in files {
+                    subs.push(rehearse::Subscription::parse(&read(f)?, f)?);
+                }
+                let mut installed = Vec::new();
+                for i in &self.installed {
+                    installed.push(rehearse::InstalledCsv::parse(i)?);
+                }
+                Request::Sub(subs, installed)
+            }
         };
         let cfg = self.registry.load_catalog(&self.catalog)?;
         let cat = rehearse::Catalog::from_fbc(&cfg, &self.catalog);
-        let r = match &req {
-            Request::Sub(s) => rehearse::rehearse_subscription(&cat, s),
-            Request::Ce(c) => {
-                rehearse::rehearse_cluster_extension(&cat, c, self.installed.as_deref())
+        let r = match req {
+            Request::Sub(subs, mut installed) => {
+                for i in installed.iter_mut().filter(|i| !i.source.is_empty()) {
+                    i.bundle = Some(installed_bundle(&self.registry, i)?);
+                }
+                rehearse::rehearse_subscriptions(&cat, &subs, &installed)
             }
+            Request::Ce(c) => rehearse::rehearse_cluster_extension(
+                &cat,
+                &c,
+                self.installed.first().map(String::as_str),
+            ),
         };
         let text = match self.output {
             PathFormat::Json => format!("{}\n", serde_json::to_string_pretty(&r)?),
@@ -486,6 +514,34 @@ impl RehearseArgs {
             .context("writing output")?;
         Ok(if r.installable { 0 } else { EXIT_FINDINGS })
     }
+}
+
+/// The properties of an installed CSV read from a bundle directory or
+/// image (`--installed CSV@PACKAGE=BUNDLE`).
+fn installed_bundle(
+    registry: &super::image::RegistryFlags,
+    i: &olm_catalog::graph::rehearse::InstalledCsv,
+) -> anyhow::Result<olm_catalog::graph::rehearse::CatBundle> {
+    let cfg = registry
+        .load_catalog(&i.source)
+        .with_context(|| format!("--installed {}: reading {}", i.name, i.source))?;
+    let b = match cfg.bundles.as_slice() {
+        [one] => one,
+        many => many.iter().find(|b| b.name == i.name).with_context(|| {
+            format!(
+                "--installed {}: {} has {} bundles and none is named {}",
+                i.name,
+                i.source,
+                many.len(),
+                i.name
+            )
+        })?,
+    };
+    Ok(olm_catalog::graph::rehearse::CatBundle::from_properties(
+        &i.name,
+        &b.package,
+        &b.properties,
+    ))
 }
 
 /// Whether `from` names a bundle of the package, by CSV name or version.

@@ -50,8 +50,14 @@ pub enum Requirement {
     Any(Vec<Requirement>),
     /// `olm.constraint` `not`: one bundle satisfying no part.
     Not(Vec<Requirement>),
-    /// A dependency OLM v0 cannot read (it fails the resolution) or that
-    /// this rehearsal does not model (`cel`).
+    /// `olm.constraint` `cel`: a bundle whose properties satisfy the rule.
+    Cel {
+        /// The compiled rule.
+        program: crate::validate::cel::Program,
+        /// The constraint's `failureMessage`.
+        failure_message: String,
+    },
+    /// A dependency OLM v0 cannot read: it fails the whole resolution.
     Invalid(String),
 }
 
@@ -73,6 +79,54 @@ impl Requirement {
             Requirement::All(rs) => format!("one operator with all of ({})", list(rs)),
             Requirement::Any(rs) => format!("one operator with any of ({})", list(rs)),
             Requirement::Not(rs) => format!("an operator with none of ({})", list(rs)),
+            Requirement::Cel {
+                program,
+                failure_message,
+            } => {
+                if failure_message.is_empty() {
+                    format!("an operator satisfying the CEL rule {}", program.rule())
+                } else {
+                    format!(
+                        "an operator satisfying the CEL rule {} ({failure_message})",
+                        program.rule()
+                    )
+                }
+            }
+            Requirement::Invalid(why) => why.clone(),
+        }
+    }
+
+    /// What it asks for in OLM v0's words: the `String()` of the resolver's
+    /// predicate (operator-lifecycle-manager `cache/predicates.go`), which
+    /// follows "bundle X requires an operator " in OLM's messages.
+    pub fn olm_text(&self) -> String {
+        let join = |rs: &[Requirement], sep: &str| {
+            rs.iter()
+                .map(Requirement::olm_text)
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        match self {
+            Requirement::Package { name, range, .. } => {
+                format!("with package: {name} and with version in range: {range}")
+            }
+            Requirement::Gvk(g) => format!(
+                "providing an API with group: {}, version: {}, kind: {}",
+                g.group, g.version, g.kind
+            ),
+            Requirement::Label(l) => format!("with label: {l}"),
+            Requirement::All(rs) => join(rs, " and "),
+            Requirement::Any(rs) => join(rs, " or "),
+            // OLM's wording: "a and not b" for not(a, b).
+            Requirement::Not(rs) => join(rs, " and not "),
+            Requirement::Cel {
+                program,
+                failure_message,
+            } => format!(
+                "with constraint: {:?} and message: {:?}",
+                program.rule(),
+                failure_message
+            ),
             Requirement::Invalid(why) => why.clone(),
         }
     }
@@ -88,6 +142,8 @@ impl Requirement {
             Requirement::All(rs) => rs.iter().all(|r| r.test(b)),
             Requirement::Any(rs) => rs.iter().any(|r| r.test(b)),
             Requirement::Not(rs) => !rs.iter().any(|r| r.test(b)),
+            // An evaluation error counts as not satisfied, as in OLM.
+            Requirement::Cel { program, .. } => program.evaluate(&b.properties).unwrap_or(false),
             Requirement::Invalid(_) => false,
         }
     }
@@ -113,6 +169,10 @@ pub struct CatBundle {
     /// The property types OLM v1 refuses (`olm.package.required`,
     /// `olm.gvk.required`, `olm.constraint`), as found.
     pub dependency_properties: Vec<String>,
+    /// It carries `olm.deprecated`: OLM v0 never chooses it.
+    pub deprecated: bool,
+    /// Every property as `{type, value}`, what a CEL rule sees.
+    pub properties: Vec<Value>,
 }
 
 /// A catalog: one graph per package and every bundle.
@@ -151,8 +211,31 @@ fn package_requirement(name: &str, range_text: &str, what: &str) -> Requirement 
     }
 }
 
-/// An `olm.constraint` value (operator-framework/api `constraints.Parse`).
+/// The fields an `olm.constraint` may have (operator-framework/api
+/// `constraints.Constraint`, decoded with unknown fields refused).
+const CONSTRAINT_FIELDS: &[&str] = &[
+    "failureMessage",
+    "gvk",
+    "package",
+    "all",
+    "any",
+    "not",
+    "cel",
+];
+
+/// An `olm.constraint` value (operator-framework/api `constraints.Parse`,
+/// then the resolver's `convertConstraints`).
 fn constraint_requirement(v: &Value) -> Requirement {
+    if let Some(obj) = v.as_object() {
+        if let Some(k) = obj
+            .keys()
+            .find(|k| !CONSTRAINT_FIELDS.contains(&k.as_str()))
+        {
+            return Requirement::Invalid(format!(
+                "parse olm.constraint: json: unknown field {k:?} (OLM v0 fails the resolution)"
+            ));
+        }
+    }
     let list = |k: &str| -> Vec<Requirement> {
         v.get(k)
             .and_then(|x| x.get("constraints"))
@@ -174,18 +257,70 @@ fn constraint_requirement(v: &Value) -> Requirement {
         Requirement::Any(list("any"))
     } else if v.get("not").is_some() {
         Requirement::Not(list("not"))
-    } else if v.get("cel").is_some() {
-        Requirement::Invalid(format!(
-            "an olm.constraint cel rule ({}), which this rehearsal does not evaluate",
-            v.get("cel")
-                .and_then(|c| c.get("rule"))
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-        ))
+    } else if let Some(c) = v.get("cel") {
+        let rule = str_field(c, "rule");
+        match crate::validate::cel::Program::compile(&rule) {
+            Ok(program) => Requirement::Cel {
+                program,
+                failure_message: str_field(v, "failureMessage"),
+            },
+            Err(e) => Requirement::Invalid(format!(
+                "convert olm.constraint to resolver predicate: the cel rule {rule:?} does not compile: {e} (OLM v0 fails the resolution)"
+            )),
+        }
     } else {
         Requirement::Invalid(
-            "an olm.constraint with no known constraint type (OLM v0 fails the resolution)".into(),
+            "convert olm.constraint to resolver predicate: constraint is empty (OLM v0 fails the resolution)".into(),
         )
+    }
+}
+
+impl CatBundle {
+    /// A bundle read from its properties (FBC `properties`).
+    pub fn from_properties(name: &str, package: &str, props: &[crate::fbc::Property]) -> CatBundle {
+        let mut cb = CatBundle {
+            name: name.to_string(),
+            package: package.to_string(),
+            ..CatBundle::default()
+        };
+        for p in props {
+            let v = &p.value;
+            cb.properties
+                .push(serde_json::json!({"type": p.kind, "value": v}));
+            match p.kind.as_str() {
+                "olm.package" => {
+                    cb.raw_version = str_field(v, "version");
+                    cb.version = Version::parse(&cb.raw_version).ok();
+                    if cb.package.is_empty() {
+                        cb.package = str_field(v, "packageName");
+                    }
+                }
+                "olm.gvk" => cb.provides.push(gvk_of(v)),
+                "olm.label" => cb.labels.push(str_field(v, "label")),
+                "olm.deprecated" => cb.deprecated = true,
+                "olm.gvk.required" => {
+                    cb.dependency_properties.push(p.kind.clone());
+                    cb.requires.push(Requirement::Gvk(gvk_of(v)));
+                }
+                "olm.package.required" => {
+                    cb.dependency_properties.push(p.kind.clone());
+                    cb.requires.push(package_requirement(
+                        &str_field(v, "packageName"),
+                        &str_field(v, "versionRange"),
+                        "olm.package.required",
+                    ));
+                }
+                "olm.label.required" => {
+                    cb.requires.push(Requirement::Label(str_field(v, "label")));
+                }
+                "olm.constraint" => {
+                    cb.dependency_properties.push(p.kind.clone());
+                    cb.requires.push(constraint_requirement(v));
+                }
+                _ => {}
+            }
+        }
+        cb
     }
 }
 
@@ -198,45 +333,7 @@ impl Catalog {
             .collect();
         let mut bundles = BTreeMap::new();
         for b in &cfg.bundles {
-            let mut cb = CatBundle {
-                name: b.name.clone(),
-                package: b.package.clone(),
-                ..CatBundle::default()
-            };
-            for p in &b.properties {
-                let v = &p.value;
-                match p.kind.as_str() {
-                    "olm.package" => {
-                        cb.raw_version = str_field(v, "version");
-                        cb.version = Version::parse(&cb.raw_version).ok();
-                        if cb.package.is_empty() {
-                            cb.package = str_field(v, "packageName");
-                        }
-                    }
-                    "olm.gvk" => cb.provides.push(gvk_of(v)),
-                    "olm.label" => cb.labels.push(str_field(v, "label")),
-                    "olm.gvk.required" => {
-                        cb.dependency_properties.push(p.kind.clone());
-                        cb.requires.push(Requirement::Gvk(gvk_of(v)));
-                    }
-                    "olm.package.required" => {
-                        cb.dependency_properties.push(p.kind.clone());
-                        cb.requires.push(package_requirement(
-                            &str_field(v, "packageName"),
-                            &str_field(v, "versionRange"),
-                            "olm.package.required",
-                        ));
-                    }
-                    "olm.label.required" => {
-                        cb.requires.push(Requirement::Label(str_field(v, "label")));
-                    }
-                    "olm.constraint" => {
-                        cb.dependency_properties.push(p.kind.clone());
-                        cb.requires.push(constraint_requirement(v));
-                    }
-                    _ => {}
-                }
-            }
+            let cb = CatBundle::from_properties(&b.name, &b.package, &b.properties);
             bundles.insert((cb.package.clone(), cb.name.clone()), cb);
         }
         Catalog {

@@ -4,22 +4,10 @@
 //! it cannot install, which constraint fails and why.
 //!
 //! **OLM v0** (operator-lifecycle-manager `pkg/controller/registry/resolver`):
-//! the Subscription's candidates are the entries of its channel (every
-//! channel, default first, when none is named) in replaces-chain order,
-//! head first, or only `startingCSV` when given. Each bundle's
-//! `olm.package.required`, `olm.gvk.required`, `olm.label.required` and
-//! `olm.constraint` properties are dependencies; the candidates for one are
-//! the catalog's bundles that satisfy it, ordered as the resolver's
-//! `sortBundles` does (default channels first, then package name, then
-//! channel name; head first in a channel; only bundles on a replaces
-//! chain). No two chosen bundles may be of one package or provide one GVK.
-//! The solver takes the most preferred candidate of each choice and backs
-//! off to the next when a later choice cannot be satisfied, so a head whose
-//! dependencies fail makes OLM install an older entry: the rehearsal says
-//! so. After the install every Subscription (the dependencies get their
-//! own, on the channel they came from) moves one replaces/skips/skipRange
-//! hop at a time while the whole set stays satisfiable; with
-//! `installPlanApproval: Manual` it stops after the install.
+//! several Subscriptions and the CSVs already on the cluster
+//! ([`InstalledCsv`]) are resolved together, round after round, as
+//! [`rehearse_subscriptions`] describes; `docs/graph.md` has the rules and
+//! `docs/olm-v0-tests.md` the upstream tests it is checked against.
 //!
 //! **OLM v1** (operator-controller `resolve/catalog.go`): the candidates
 //! are the package's bundles in any of `channels` (all bundles when none is
@@ -36,8 +24,8 @@ mod v0;
 mod v1;
 
 pub use catalog::{CatBundle, Catalog, Gvk, Requirement};
-pub use request::{ClusterExtension, Subscription};
-pub use v0::rehearse_subscription;
+pub use request::{ClusterExtension, InstalledCsv, Subscription};
+pub use v0::{rehearse_subscription, rehearse_subscriptions};
 pub use v1::rehearse_cluster_extension;
 
 use super::successors::Olm;
@@ -166,7 +154,9 @@ pub fn render_text(r: &Rehearsal) -> String {
         } else {
             format!(", channel {}", p.channel)
         };
-        if i == 0 {
+        // OLM v0 installs several Subscriptions' bundles at once: each
+        // without a `required_by` is one a Subscription asked for.
+        if i == 0 || p.required_by.is_none() {
             out.push_str(&format!(
                 "  {} {} ({} {}{chan})\n",
                 if r.already_installed {

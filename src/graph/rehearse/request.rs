@@ -21,6 +21,56 @@ pub struct Subscription {
     pub install_plan_approval: String,
     /// `spec.source`: the CatalogSource named (informative).
     pub source: String,
+    /// `spec.sourceNamespace` (informative).
+    pub source_namespace: String,
+    /// `status.installedCSV`: the CSV this Subscription installed already
+    /// (empty: a new Subscription).
+    pub installed_csv: String,
+}
+
+/// A CSV installed on the cluster (`--installed CSV[@PACKAGE][=BUNDLE]`):
+/// what OLM v0's resolver reads from the namespace's CSVs.
+#[derive(Clone, Debug, Default)]
+pub struct InstalledCsv {
+    /// The CSV's name.
+    pub name: String,
+    /// Its package, when given (else the catalog's bundle of that name, or
+    /// the Subscription that installed it, says).
+    pub package: String,
+    /// Where its properties come from (a bundle directory or image), when
+    /// given.
+    pub source: String,
+    /// Its properties read from `source` (None: from the catalog's bundle
+    /// of that name, or none).
+    pub bundle: Option<super::CatBundle>,
+}
+
+impl InstalledCsv {
+    /// Reads `CSV[@PACKAGE][=BUNDLE]`.
+    pub fn parse(text: &str) -> Result<InstalledCsv, crate::graph::Error> {
+        let (head, source) = match text.split_once('=') {
+            Some((h, s)) => (h, s.to_string()),
+            None => (text, String::new()),
+        };
+        let (name, package) = match head.split_once('@') {
+            Some((n, p)) => (n.to_string(), p.to_string()),
+            None => (head.to_string(), String::new()),
+        };
+        if name.is_empty()
+            || (head.contains('@') && package.is_empty())
+            || (text.contains('=') && source.is_empty())
+        {
+            return Err(crate::graph::Error::Request(format!(
+                "--installed {text:?}: expected CSV[@PACKAGE][=BUNDLE], e.g. etcdoperator.v0.9.2@etcd"
+            )));
+        }
+        Ok(InstalledCsv {
+            name,
+            package,
+            source,
+            bundle: None,
+        })
+    }
 }
 
 /// A ClusterExtension (olm.operatorframework.io/v1, or the older flat
@@ -109,6 +159,8 @@ impl Subscription {
             starting_csv: s(&["spec", "startingCSV"])?,
             install_plan_approval: s(&["spec", "installPlanApproval"])?,
             source: s(&["spec", "source"])?,
+            source_namespace: s(&["spec", "sourceNamespace"])?,
+            installed_csv: s(&["status", "installedCSV"])?,
         };
         if sub.package.is_empty() {
             return Err(format!(

@@ -1,52 +1,97 @@
-//! OLM v0: a Subscription, its dependencies and its upgrades (see the
-//! module above for the rules).
+//! OLM v0: Subscriptions, the CSVs already on the cluster, and what the
+//! resolver makes of them, one resolution after another (see the module
+//! above for the rules).
+//!
+//! One resolution follows operator-lifecycle-manager's `Resolver.Resolve`
+//! (`pkg/controller/registry/resolver/resolver.go`): every Subscription
+//! must be satisfied by one of its candidates (a new one: its channel's
+//! entries, head first, or only `startingCSV`; one with an installed CSV:
+//! the entries that replace or skip it or whose skipRange includes its
+//! version, then the installed CSV itself); every installed CSV without a
+//! Subscription stays; every chosen bundle's dependencies are satisfied;
+//! no two chosen bundles share a package or provide one API; bundles with
+//! `olm.deprecated` are never chosen. A dependency that cannot be read (an
+//! unknown constraint type, a bad versionRange, a CEL rule that does not
+//! compile) or a channel that cannot be ordered anywhere among the
+//! candidates and their dependencies fails the whole resolution, as OLM's
+//! `getBundleVariables` does. The solver's preference is approximated by a
+//! depth-first search that takes each choice's most preferred candidate and
+//! backs off on failure.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use semver::Version;
 
-use super::catalog::{Catalog, Requirement};
+use super::catalog::{CatBundle, Catalog, Requirement};
+use super::request::InstalledCsv;
 use super::{PassedOver, Placed, Rehearsal, Subscription, Upgrade};
 use crate::graph::successors::{self, Olm};
 use crate::graph::{EdgeKind, PackageGraph};
 use crate::semver_range as range;
 
-/// A bundle chosen by the solver.
+/// A bundle in a resolution: a catalog entry, or a CSV on the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Chosen {
     package: String,
     name: String,
     channel: String,
+    /// The CSV on the cluster (OLM's virtual catalog), not the catalog's.
+    on_cluster: bool,
     required_by: Option<String>,
     requirement: Option<String>,
 }
 
-/// A dependency still to satisfy.
+impl Chosen {
+    fn same(&self, other: &Chosen) -> bool {
+        self.package == other.package
+            && self.name == other.name
+            && self.on_cluster == other.on_cluster
+    }
+}
+
+/// What the search still has to satisfy.
 #[derive(Clone, Debug)]
-struct Pending {
-    owner: String,
-    owner_package: String,
-    index: usize,
+enum Item {
+    /// A Subscription (index into the resolution's list).
+    Sub(usize),
+    /// Dependency `index` of a chosen bundle.
+    Dep(Chosen, usize),
+}
+
+/// A Subscription as one resolution sees it.
+struct SubReq {
+    name: String,
+    package: String,
+    /// Most preferred first; the installed CSV last.
+    candidates: Vec<Chosen>,
+    /// OLM's reason when it has no candidate at all.
+    invalid: Option<String>,
+    /// For each successor, the field of its entry that admits the CSV.
+    kinds: BTreeMap<String, EdgeKind>,
+    /// A Manual Subscription's first successor, waiting for approval.
+    waiting_on: Option<String>,
 }
 
 const SEARCH_BUDGET: usize = 50_000;
 
 struct V0<'a> {
     cat: &'a Catalog,
+    /// The CSVs on the cluster, by name.
+    cluster: &'a BTreeMap<String, CatBundle>,
     /// Channel orders, computed once: (package, channel) -> chain or error.
     orders: BTreeMap<(String, String), Result<Vec<String>, String>>,
     budget: usize,
-    /// In an upgrade round: the bundles other Subscriptions may move to in
-    /// the same resolution (their one-hop successors), by package.
-    movable: BTreeMap<String, Vec<String>>,
     /// Every channel in the resolver's dependency order.
     channel_order: Vec<(&'a PackageGraph, &'a crate::graph::Channel)>,
-    /// Candidates by requirement (its description), computed once.
+    /// Catalog candidates by requirement (its description), computed once.
     memo: std::cell::RefCell<BTreeMap<String, Result<Vec<Chosen>, String>>>,
+    /// Per Subscription: the more preferred candidates passed over on the
+    /// path that succeeded, or on the last that failed.
+    passed: BTreeMap<usize, Vec<PassedOver>>,
 }
 
 impl<'a> V0<'a> {
-    fn new(cat: &'a Catalog) -> V0<'a> {
+    fn new(cat: &'a Catalog, cluster: &'a BTreeMap<String, CatBundle>) -> V0<'a> {
         let mut orders = BTreeMap::new();
         for g in cat.graphs.values() {
             for c in &g.channels {
@@ -59,29 +104,57 @@ impl<'a> V0<'a> {
         }
         V0 {
             cat,
+            cluster,
             orders,
             budget: SEARCH_BUDGET,
-            movable: BTreeMap::new(),
             channel_order: cat.channels_in_v0_order(),
             memo: Default::default(),
+            passed: BTreeMap::new(),
         }
     }
 
-    fn requirement(&self, p: &Pending) -> Option<&'a Requirement> {
-        self.cat
-            .bundle(&p.owner_package, &p.owner)
-            .and_then(|b| b.requires.get(p.index))
+    fn bundle(&self, c: &Chosen) -> Option<&'a CatBundle> {
+        if c.on_cluster {
+            self.cluster.get(&c.name)
+        } else {
+            self.cat.bundle(&c.package, &c.name)
+        }
     }
 
-    /// The candidates for a requirement, in the resolver's order.
+    fn satisfied(&self, chosen: &[Chosen], req: &Requirement) -> bool {
+        chosen
+            .iter()
+            .any(|c| self.bundle(c).is_some_and(|b| req.test(b)))
+    }
+
+    /// The candidates for a requirement, in the resolver's order: CSVs on
+    /// the cluster, then the catalog's.
     fn candidates(&self, req: &Requirement) -> Result<Vec<Chosen>, String> {
+        let mut out: Vec<Chosen> = self
+            .cluster
+            .values()
+            .filter(|b| req.test(b))
+            .map(|b| Chosen {
+                package: b.package.clone(),
+                name: b.name.clone(),
+                channel: String::new(),
+                on_cluster: true,
+                required_by: None,
+                requirement: None,
+            })
+            .collect();
         let key = req.describe();
-        if let Some(hit) = self.memo.borrow().get(&key) {
-            return hit.clone();
-        }
-        let found = self.find_candidates(req);
-        self.memo.borrow_mut().insert(key, found.clone());
-        found
+        let cached = self.memo.borrow().get(&key).cloned();
+        let found = match cached {
+            Some(hit) => hit,
+            None => {
+                let found = self.find_candidates(req);
+                self.memo.borrow_mut().insert(key, found.clone());
+                found
+            }
+        };
+        out.extend(found?);
+        Ok(out)
     }
 
     fn find_candidates(&self, req: &Requirement) -> Result<Vec<Chosen>, String> {
@@ -97,7 +170,7 @@ impl<'a> V0<'a> {
             }
             let order = match &self.orders[&(g.package.clone(), ch.name.clone())] {
                 Ok(o) => o,
-                Err(e) => return Err(format!("OLM v0 cannot order the candidates: {e}")),
+                Err(e) => return Err(e.clone()),
             };
             for n in order {
                 if out.iter().any(|c| c.package == g.package && c.name == *n) {
@@ -108,6 +181,7 @@ impl<'a> V0<'a> {
                         package: g.package.clone(),
                         name: n.clone(),
                         channel: ch.name.clone(),
+                        on_cluster: false,
                         required_by: None,
                         requirement: None,
                     });
@@ -184,19 +258,27 @@ impl<'a> V0<'a> {
     fn conflict(&self, chosen: &[Chosen], cand: &Chosen) -> Option<String> {
         if let Some(c) = chosen
             .iter()
-            .find(|c| c.package == cand.package && c.name != cand.name)
+            .find(|c| c.package == cand.package && !c.same(cand))
         {
             return Some(format!(
-                "package {} is already {} (one bundle per package)",
-                cand.package, c.name
+                "package {} is already {}{} (one bundle per package)",
+                cand.package,
+                c.name,
+                if c.on_cluster { ", on the cluster" } else { "" }
             ));
         }
-        let b = self.cat.bundle(&cand.package, &cand.name)?;
+        let b = self.bundle(cand)?;
+        if b.deprecated && !cand.on_cluster {
+            return Some(format!(
+                "bundle {} is deprecated (olm.deprecated): OLM v0 never chooses it",
+                cand.name
+            ));
+        }
         for c in chosen {
-            if c.name == cand.name && c.package == cand.package {
+            if c.same(cand) {
                 continue;
             }
-            let Some(other) = self.cat.bundle(&c.package, &c.name) else {
+            let Some(other) = self.bundle(c) else {
                 continue;
             };
             if let Some(g) = b.provides.iter().find(|g| other.provides.contains(g)) {
@@ -209,14 +291,89 @@ impl<'a> V0<'a> {
         None
     }
 
-    /// Satisfies every pending dependency, choosing in the resolver's
-    /// preference order and backing off on failure.
+    /// The dependencies of `cand` no bundle can satisfy, each in a message.
+    fn hopeless(&self, chosen: &[Chosen], cand: &Chosen) -> Vec<String> {
+        let Some(b) = self.bundle(cand) else {
+            return Vec::new();
+        };
+        b.requires
+            .iter()
+            .filter(|req| {
+                !self.satisfied(chosen, req) && self.candidates(req).is_ok_and(|v| v.is_empty())
+            })
+            .map(|req| {
+                format!(
+                    "bundle {} requires an operator {}: {}",
+                    cand.name,
+                    req.olm_text(),
+                    self.why_none(req)
+                )
+            })
+            .collect()
+    }
+
+    /// OLM's checks before it solves: every dependency of every candidate,
+    /// transitively, must be readable and its sources orderable.
+    fn check_closure(&self, subs: &[SubReq]) -> Result<(), String> {
+        let mut stack: Vec<Chosen> = subs
+            .iter()
+            .flat_map(|s| s.candidates.iter().cloned())
+            .collect();
+        stack.extend(self.cluster.values().map(|b| Chosen {
+            package: b.package.clone(),
+            name: b.name.clone(),
+            channel: String::new(),
+            on_cluster: true,
+            required_by: None,
+            requirement: None,
+        }));
+        let mut seen: BTreeSet<(String, String, bool)> = BTreeSet::new();
+        while let Some(c) = stack.pop() {
+            if !seen.insert((c.package.clone(), c.name.clone(), c.on_cluster)) {
+                continue;
+            }
+            let Some(b) = self.bundle(&c) else {
+                continue;
+            };
+            for req in &b.requires {
+                if let Requirement::Invalid(why) = req {
+                    return Err(format!("bundle {}: {why}", c.name));
+                }
+                match self.candidates(req) {
+                    Ok(cands) => stack.extend(cands),
+                    Err(e) => {
+                        return Err(format!(
+                            "{e} (while finding the operators bundle {} requires {})",
+                            c.name,
+                            req.olm_text()
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The dependencies of `c`, to satisfy.
+    fn deps_of(&self, c: &Chosen) -> Vec<Item> {
+        self.bundle(c)
+            .map(|b| {
+                (0..b.requires.len())
+                    .map(|i| Item::Dep(c.clone(), i))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Satisfies every item, choosing in the resolver's preference order
+    /// and backing off on failure.
     fn search(
         &mut self,
+        subs: &[SubReq],
         chosen: Vec<Chosen>,
-        mut queue: VecDeque<Pending>,
+        mut queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
-        let Some(p) = queue.pop_front() else {
+        let Some(item) = queue.pop_front() else {
             return Ok(chosen);
         };
         if self.budget == 0 {
@@ -225,164 +382,134 @@ impl<'a> V0<'a> {
             ));
         }
         self.budget -= 1;
-        let Some(req) = self.requirement(&p) else {
-            return self.search(chosen, queue);
-        };
-        let lead = format!("{} requires {}", p.owner, req.describe());
-        if let Requirement::Invalid(why) = req {
-            return Err(format!("{}: {why}", p.owner));
-        }
-        if chosen.iter().any(|c| {
-            self.cat
-                .bundle(&c.package, &c.name)
-                .is_some_and(|b| req.test(b))
-        }) {
-            return self.search(chosen, queue);
-        }
-        let cands = self.candidates(req).map_err(|e| format!("{lead}: {e}"))?;
-        if cands.is_empty() {
-            return Err(format!("{lead}: {}", self.why_none(req)));
-        }
-        let mut failures: Vec<(String, String)> = Vec::new();
-        for mut c in cands {
-            // Another Subscription may move its package to `c` in the same
-            // resolution; everything is then checked again.
-            let moves = chosen
-                .iter()
-                .any(|x| x.package == c.package && x.name != c.name)
-                && self
-                    .movable
-                    .get(&c.package)
-                    .is_some_and(|m| m.contains(&c.name));
-            let base: Vec<Chosen> = if moves {
-                chosen
-                    .iter()
-                    .filter(|x| x.package != c.package)
-                    .cloned()
-                    .collect()
-            } else {
-                chosen.clone()
-            };
-            if let Some(why) = self.conflict(&base, &c) {
-                failures.push((c.name.clone(), why));
-                continue;
-            }
-            let mut next = base;
-            let mut q = queue.clone();
-            if moves {
-                if let Some(x) = chosen.iter().find(|x| x.package == c.package) {
-                    c.channel = x.channel.clone();
-                    c.required_by = x.required_by.clone();
-                    c.requirement = x.requirement.clone();
+        match item {
+            Item::Sub(i) => self.search_sub(subs, i, chosen, queue),
+            Item::Dep(owner, index) => {
+                let Some(req) = self.bundle(&owner).and_then(|b| b.requires.get(index)) else {
+                    return self.search(subs, chosen, queue);
+                };
+                if let Requirement::Invalid(why) = req {
+                    return Err(format!("bundle {}: {why}", owner.name));
                 }
-                q = VecDeque::from(self.all_pending(&next));
-            } else {
-                c.required_by = Some(p.owner.clone());
-                c.requirement = Some(req.describe());
-            }
-            if let Some(b) = self.cat.bundle(&c.package, &c.name) {
-                for i in 0..b.requires.len() {
-                    q.push_back(Pending {
-                        owner: c.name.clone(),
-                        owner_package: c.package.clone(),
-                        index: i,
-                    });
+                if self.satisfied(&chosen, req) {
+                    return self.search(subs, chosen, queue);
                 }
-            }
-            let name = c.name.clone();
-            next.push(c);
-            match self.search(next, q) {
-                Ok(done) => return Ok(done),
-                Err(e) => failures.push((name, e)),
+                let lead = format!(
+                    "bundle {} requires an operator {}",
+                    owner.name,
+                    req.olm_text()
+                );
+                let cands = self.candidates(req).map_err(|e| format!("{lead}: {e}"))?;
+                if cands.is_empty() {
+                    return Err(format!("{lead}: {}", self.why_none(req)));
+                }
+                let mut failures: Vec<(String, String)> = Vec::new();
+                for mut c in cands {
+                    if let Some(why) = self.conflict(&chosen, &c) {
+                        failures.push((c.name.clone(), why));
+                        continue;
+                    }
+                    c.required_by = Some(owner.name.clone());
+                    c.requirement = Some(req.describe());
+                    let mut q = queue.clone();
+                    q.extend(self.deps_of(&c));
+                    let mut next = chosen.clone();
+                    let name = c.name.clone();
+                    next.push(c);
+                    match self.search(subs, next, q) {
+                        Ok(done) => return Ok(done),
+                        Err(e) => failures.push((name, e)),
+                    }
+                }
+                Err(combine(&lead, failures))
             }
         }
-        Err(combine(&lead, failures))
     }
 
-    /// Every dependency of every bundle of `chosen`.
-    fn all_pending(&self, chosen: &[Chosen]) -> Vec<Pending> {
-        let mut out = Vec::new();
-        for x in chosen {
-            if let Some(b) = self.cat.bundle(&x.package, &x.name) {
-                for i in 0..b.requires.len() {
-                    out.push(Pending {
-                        owner: x.name.clone(),
-                        owner_package: x.package.clone(),
-                        index: i,
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// Installs one of `cands` (most preferred first) into `base`, with
-    /// its dependencies and those of everything in `base`.
-    fn place(
+    fn search_sub(
         &mut self,
-        base: &[Chosen],
-        cands: Vec<Chosen>,
-    ) -> (Option<Vec<Chosen>>, Vec<PassedOver>) {
-        let mut passed = Vec::new();
-        for c in cands {
-            let mut chosen: Vec<Chosen> = base
-                .iter()
-                .filter(|b| b.package != c.package)
-                .cloned()
-                .collect();
-            if let Some(why) = self.conflict(&chosen, &c) {
-                passed.push(PassedOver {
+        subs: &[SubReq],
+        i: usize,
+        chosen: Vec<Chosen>,
+        queue: VecDeque<Item>,
+    ) -> Result<Vec<Chosen>, String> {
+        let s = &subs[i];
+        if let Some(why) = &s.invalid {
+            return Err(why.clone());
+        }
+        // Another choice already put a bundle of the package in: it must
+        // be one of this Subscription's candidates.
+        if let Some(have) = chosen.iter().find(|c| c.package == s.package) {
+            if s.candidates.iter().any(|c| c.same(have)) {
+                return self.search(subs, chosen, queue);
+            }
+            return Err(format!(
+                "subscription {} cannot have {}, which another operator requires: it is not among the subscription's candidates",
+                s.name, have.name
+            ));
+        }
+        let mut failures: Vec<PassedOver> = Vec::new();
+        for c in &s.candidates {
+            let why = self.conflict(&chosen, c).or_else(|| {
+                let h = self.hopeless(&chosen, c);
+                (!h.is_empty()).then(|| h.join("; "))
+            });
+            if let Some(why) = why {
+                failures.push(PassedOver {
                     bundle: c.name.clone(),
                     reason: why,
                 });
                 continue;
             }
-            // Dependencies no bundle of the catalog can satisfy are named
-            // all at once, not only the first the search meets.
-            let hopeless: Vec<String> = self
-                .cat
-                .bundle(&c.package, &c.name)
-                .map(|b| {
-                    b.requires
-                        .iter()
-                        .filter(|req| {
-                            !chosen.iter().any(|x| {
-                                self.cat
-                                    .bundle(&x.package, &x.name)
-                                    .is_some_and(|xb| req.test(xb))
-                            }) && self.candidates(req).is_ok_and(|v| v.is_empty())
-                        })
-                        .map(|req| match req {
-                            Requirement::Invalid(why) => format!("{}: {why}", c.name),
-                            _ => format!(
-                                "{} requires {}: {}",
-                                c.name,
-                                req.describe(),
-                                self.why_none(req)
-                            ),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            if !hopeless.is_empty() {
-                passed.push(PassedOver {
-                    bundle: c.name.clone(),
-                    reason: hopeless.join("; "),
-                });
-                continue;
-            }
-            chosen.push(c.clone());
-            let queue = VecDeque::from(self.all_pending(&chosen));
-            self.budget = SEARCH_BUDGET;
-            match self.search(chosen, queue) {
-                Ok(done) => return (Some(done), passed),
-                Err(e) => passed.push(PassedOver {
+            let mut next = chosen.clone();
+            next.push(c.clone());
+            let mut q = queue.clone();
+            q.extend(self.deps_of(c));
+            match self.search(subs, next, q) {
+                Ok(done) => {
+                    self.passed.insert(i, failures);
+                    return Ok(done);
+                }
+                Err(e) => failures.push(PassedOver {
                     bundle: c.name.clone(),
                     reason: e,
                 }),
             }
         }
-        (None, passed)
+        let msg = match failures.as_slice() {
+            [] => format!(
+                "no operators found matching the criteria of subscription {}",
+                s.name
+            ),
+            [one] => one.reason.clone(),
+            many => format!(
+                "subscription {} can install none of its {} candidates ({})",
+                s.name,
+                many.len(),
+                many.iter()
+                    .map(|p| if p.reason.contains(&p.bundle) {
+                        p.reason.clone()
+                    } else {
+                        format!("{}: {}", p.bundle, p.reason)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        self.passed.insert(i, failures);
+        Err(msg)
+    }
+
+    /// One resolution: the chosen bundles, or why there are none.
+    fn resolve(&mut self, subs: &[SubReq], fixed: &[Chosen]) -> Result<Vec<Chosen>, String> {
+        self.check_closure(subs)?;
+        self.budget = SEARCH_BUDGET;
+        self.passed.clear();
+        let mut queue: VecDeque<Item> = (0..subs.len()).map(Item::Sub).collect();
+        for f in fixed {
+            queue.extend(self.deps_of(f));
+        }
+        self.search(subs, fixed.to_vec(), queue)
     }
 }
 
@@ -421,11 +548,19 @@ fn combine(lead: &str, failures: Vec<(String, String)>) -> String {
     }
 }
 
-fn placed(cat: &Catalog, c: &Chosen) -> Placed {
+fn placed(cat: &Catalog, cluster: &BTreeMap<String, CatBundle>, c: &Chosen) -> Placed {
+    let version = if c.on_cluster {
+        cluster
+            .get(&c.name)
+            .map(|b| b.raw_version.clone())
+            .unwrap_or_default()
+    } else {
+        cat.version_text(&c.package, &c.name)
+    };
     Placed {
         bundle: c.name.clone(),
         package: c.package.clone(),
-        version: cat.version_text(&c.package, &c.name),
+        version,
         channel: c.channel.clone(),
         required_by: c.required_by.clone(),
         requirement: c.requirement.clone(),
@@ -440,34 +575,52 @@ pub(super) fn names_list(items: &[&str]) -> String {
     }
 }
 
-/// A Subscription, tracked through the rounds.
+/// A Subscription, tracked through the resolutions.
 struct SubState {
+    name: String,
     package: String,
-    /// Channel asked for (empty: any).
+    /// Channel asked for (empty: any, the default first).
     channel: String,
-    current: String,
+    starting_csv: String,
+    manual: bool,
+    /// `spec.source` and `spec.sourceNamespace`, for OLM's messages.
+    source: String,
+    source_namespace: String,
+    /// The CSV it installed, if any, and the channel it came from.
+    current: Option<String>,
+    current_channel: String,
 }
 
-/// A Subscription's one-hop candidates, most preferred first, with the
-/// field that admits each.
-fn sub_successors(pg: &PackageGraph, s: &SubState) -> Result<Vec<(Chosen, EdgeKind)>, String> {
-    let cur_version = pg.version(&s.current).cloned();
-    let chans: Vec<&crate::graph::Channel> = if s.channel.is_empty() {
+/// The channels a Subscription reads, in the resolver's order: the one
+/// named, or every channel with the default first.
+fn sub_channels<'g>(pg: &'g PackageGraph, channel: &str) -> Vec<&'g crate::graph::Channel> {
+    if channel.is_empty() {
         let mut cs: Vec<&crate::graph::Channel> = pg.channels.iter().collect();
         cs.sort_by_key(|c| (c.name != pg.default_channel, c.name.clone()));
         cs
     } else {
-        pg.channel(&s.channel).into_iter().collect()
-    };
+        pg.channel(channel).into_iter().collect()
+    }
+}
+
+/// The entries that may replace `current` (one hop), most preferred first,
+/// with the field that admits each.
+fn sub_successors(
+    pg: &PackageGraph,
+    channel: &str,
+    current: &str,
+    current_version: Option<&Version>,
+) -> Result<Vec<(Chosen, EdgeKind)>, String> {
     let mut succ: Vec<(Chosen, EdgeKind)> = Vec::new();
-    for ch in chans {
-        for c in successors::v0_candidates(pg, ch, &s.current, cur_version.as_ref())? {
+    for ch in sub_channels(pg, channel) {
+        for c in successors::v0_candidates(pg, ch, current, current_version)? {
             if !succ.iter().any(|(x, _)| x.name == c.name) {
                 succ.push((
                     Chosen {
                         package: pg.package.clone(),
                         name: c.name,
                         channel: c.channel,
+                        on_cluster: false,
                         required_by: None,
                         requirement: None,
                     },
@@ -479,13 +632,206 @@ fn sub_successors(pg: &PackageGraph, s: &SubState) -> Result<Vec<(Chosen, EdgeKi
     Ok(succ)
 }
 
-/// Rehearses a Subscription against a catalog under OLM v0's rules.
+/// A version read from a CSV name such as `etcdoperator.v0.9.4`, for a
+/// CSV the catalog does not have.
+fn version_from_name(name: &str) -> Option<Version> {
+    let i = name.rfind(".v").map(|i| i + 2).or_else(|| {
+        name.rfind('v')
+            .filter(|i| name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+            .map(|i| i + 1)
+    })?;
+    let t = &name[i..];
+    let (core, rest) = match t.find(['-', '+']) {
+        Some(j) => t.split_at(j),
+        None => (t, ""),
+    };
+    let mut parts: Vec<&str> = core.split('.').collect();
+    while parts.len() < 3 {
+        parts.push("0");
+    }
+    Version::parse(&format!("{}{rest}", parts.join("."))).ok()
+}
+
+/// One resolution's view of a Subscription: its candidates, or OLM's
+/// reason it has none (`getSubscriptionVariables`).
+fn sub_request(
+    cat: &Catalog,
+    cluster: &BTreeMap<String, CatBundle>,
+    v0: &V0,
+    s: &SubState,
+) -> Result<SubReq, String> {
+    let mut req = SubReq {
+        name: s.name.clone(),
+        package: s.package.clone(),
+        candidates: Vec::new(),
+        invalid: None,
+        kinds: BTreeMap::new(),
+        waiting_on: None,
+    };
+    let invalid = |mut req: SubReq, why: String| {
+        req.invalid = Some(why);
+        Ok(req)
+    };
+    if cat.bundles.is_empty() {
+        let why = format!(
+            "no operators found from catalog {} in namespace {} referenced by subscription {} (hint: the catalog {} has no bundles)",
+            s.source, s.source_namespace, s.name, cat.source
+        );
+        return invalid(req, why);
+    }
+    let Some(g) = cat.graphs.get(&s.package) else {
+        let pkgs: Vec<&str> = cat.graphs.keys().map(String::as_str).collect();
+        let why = format!(
+            "no operators found in package {} in the catalog referenced by subscription {} (hint: the catalog has no package {}; it has {})",
+            s.package,
+            s.name,
+            s.package,
+            names_list(&pkgs)
+        );
+        return invalid(req, why);
+    };
+    let channels = sub_channels(g, &s.channel);
+    if channels.is_empty() || channels.iter().all(|c| c.entries.is_empty()) {
+        let names: Vec<&str> = g.channels.iter().map(|c| c.name.as_str()).collect();
+        let why = format!(
+            "no operators found in channel {} of package {} in the catalog referenced by subscription {} (hint: the package has channels {})",
+            s.channel,
+            s.package,
+            s.name,
+            names_list(&names)
+        );
+        return invalid(req, why);
+    }
+    let current = s.current.as_ref().and_then(|n| cluster.get(n));
+    if let Some(cur) = current {
+        let succ = sub_successors(g, &s.channel, &cur.name, cur.version.as_ref())
+            .map_err(|e| format!("subscription {}: {e}", s.name))?;
+        let first = succ.first().map(|(c, _)| c.name.clone());
+        if !s.manual {
+            for (c, k) in succ {
+                req.kinds.insert(c.name.clone(), k);
+                req.candidates.push(c);
+            }
+        }
+        req.candidates.push(Chosen {
+            package: cur.package.clone(),
+            name: cur.name.clone(),
+            channel: s.current_channel.clone(),
+            on_cluster: true,
+            required_by: None,
+            requirement: None,
+        });
+        req.waiting_on = if s.manual { first } else { None };
+        return Ok(req);
+    }
+    for ch in channels {
+        // OLM orders only the entries the Subscription's predicates keep:
+        // with startingCSV that one entry, even one the chain skips.
+        let names: Vec<String> = if !s.starting_csv.is_empty() {
+            ch.entry(&s.starting_csv)
+                .map(|e| e.name.clone())
+                .into_iter()
+                .collect()
+        } else {
+            match &v0.orders[&(g.package.clone(), ch.name.clone())] {
+                Ok(o) => o.clone(),
+                Err(e) => return Err(format!("subscription {}: {e}", s.name)),
+            }
+        };
+        for n in names {
+            if !req.candidates.iter().any(|c| c.name == n) {
+                req.candidates.push(Chosen {
+                    package: g.package.clone(),
+                    name: n,
+                    channel: ch.name.clone(),
+                    on_cluster: false,
+                    required_by: None,
+                    requirement: None,
+                });
+            }
+        }
+    }
+    if req.candidates.is_empty() && !s.starting_csv.is_empty() {
+        let holder: Vec<&str> = g
+            .channels
+            .iter()
+            .filter(|c| c.entry(&s.starting_csv).is_some())
+            .map(|c| c.name.as_str())
+            .collect();
+        let why = format!(
+            "no operators found with name {} in channel {} of package {} in the catalog referenced by subscription {} (hint: {})",
+            s.starting_csv,
+            s.channel,
+            s.package,
+            s.name,
+            if holder.is_empty() {
+                format!("the package has no bundle {}", s.starting_csv)
+            } else {
+                format!("it is in channel {}", holder.join(", "))
+            }
+        );
+        return invalid(req, why);
+    }
+    Ok(req)
+}
+
+/// The cluster's CSVs as the resolver reads them: the catalog's bundle of
+/// that name, the properties read from a bundle, or only a name, a package
+/// and a version read from the name.
+fn cluster_csv(cat: &Catalog, i: &InstalledCsv, package: &str) -> CatBundle {
+    let mut b = match (&i.bundle, cat.bundle(package, &i.name)) {
+        (Some(b), _) => b.clone(),
+        (None, Some(b)) => b.clone(),
+        (None, None) => {
+            let version = version_from_name(&i.name);
+            CatBundle {
+                name: i.name.clone(),
+                package: package.to_string(),
+                raw_version: version.as_ref().map(Version::to_string).unwrap_or_default(),
+                version,
+                ..CatBundle::default()
+            }
+        }
+    };
+    b.name = i.name.clone();
+    b.package = package.to_string();
+    // olm.deprecated is a catalog property; a CSV on the cluster has none.
+    b.deprecated = false;
+    b
+}
+
+/// The channel of `pkg` that lists `name`, preferring `wanted`.
+fn channel_of(cat: &Catalog, pkg: &str, name: &str, wanted: &str) -> String {
+    let Some(g) = cat.graphs.get(pkg) else {
+        return String::new();
+    };
+    sub_channels(g, "")
+        .into_iter()
+        .filter(|c| c.entry(name).is_some())
+        .map(|c| c.name.clone())
+        .min_by_key(|c| c != wanted)
+        .unwrap_or_default()
+}
+
+/// Rehearses one Subscription against a catalog on an empty cluster.
 pub fn rehearse_subscription(cat: &Catalog, sub: &Subscription) -> Rehearsal {
+    rehearse_subscriptions(cat, std::slice::from_ref(sub), &[])
+}
+
+/// Rehearses Subscriptions resolved together, from the CSVs already on
+/// the cluster, under OLM v0's rules.
+pub fn rehearse_subscriptions(
+    cat: &Catalog,
+    subs_in: &[Subscription],
+    installed: &[InstalledCsv],
+) -> Rehearsal {
+    let join =
+        |f: &dyn Fn(&Subscription) -> String| subs_in.iter().map(f).collect::<Vec<_>>().join(", ");
     let mut r = Rehearsal {
         olm: Olm::V0,
         kind: "Subscription".into(),
-        name: sub.name.clone(),
-        package: sub.package.clone(),
+        name: join(&|s| s.name.clone()),
+        package: join(&|s| s.package.clone()),
         catalog: cat.source.clone(),
         installable: false,
         install: Vec::new(),
@@ -495,323 +841,365 @@ pub fn rehearse_subscription(cat: &Catalog, sub: &Subscription) -> Rehearsal {
         end: String::new(),
         notes: Vec::new(),
     };
-    let Some(g) = cat.graphs.get(&sub.package) else {
-        let pkgs: Vec<&str> = cat.graphs.keys().map(String::as_str).collect();
-        r.end = format!(
-            "no operators found in package {} in the catalog referenced by subscription {}: the catalog has no package {} (packages: {})",
-            sub.package,
-            sub.name,
-            sub.package,
-            names_list(&pkgs)
-        );
-        return r;
-    };
-    let channels: Vec<&crate::graph::Channel> = if sub.channel.is_empty() {
-        let mut cs: Vec<&crate::graph::Channel> = g.channels.iter().collect();
-        cs.sort_by_key(|c| (c.name != g.default_channel, c.name.clone()));
-        cs
-    } else {
-        match g.channel(&sub.channel) {
-            Some(c) => vec![c],
-            None => {
-                let names: Vec<&str> = g.channels.iter().map(|c| c.name.as_str()).collect();
-                r.end = format!(
-                    "no operators found in channel {} of package {} in the catalog referenced by subscription {}: the package has channels {}",
-                    sub.channel,
-                    sub.package,
-                    sub.name,
-                    names_list(&names)
-                );
+    // The cluster: every --installed CSV and every status.installedCSV.
+    let mut wanted: Vec<(InstalledCsv, String)> = Vec::new();
+    for i in installed {
+        let by_sub = subs_in
+            .iter()
+            .find(|s| s.installed_csv == i.name)
+            .map(|s| s.package.clone());
+        let in_cat: Vec<&String> = cat
+            .bundles
+            .keys()
+            .filter(|(_, n)| *n == i.name)
+            .map(|(p, _)| p)
+            .collect();
+        let package = if !i.package.is_empty() {
+            i.package.clone()
+        } else if let Some(b) = &i.bundle {
+            b.package.clone()
+        } else if let [p] = in_cat.as_slice() {
+            (*p).clone()
+        } else if let Some(p) = by_sub {
+            p
+        } else {
+            r.end = format!(
+                "the package of installed CSV {} is unknown (the catalog has no bundle of that name): give --installed {}@PACKAGE",
+                i.name, i.name
+            );
+            return r;
+        };
+        wanted.push((i.clone(), package));
+    }
+    let mut cluster: BTreeMap<String, CatBundle> = BTreeMap::new();
+    for (i, package) in &wanted {
+        let b = cluster_csv(cat, i, package);
+        r.notes.push(format!(
+            "on the cluster: {} (package {}{}), {}",
+            b.name,
+            b.package,
+            if b.raw_version.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", b.raw_version)
+            },
+            if i.bundle.is_some() {
+                format!("read from {}", i.source)
+            } else if cat.bundle(package, &i.name).is_some() {
+                "as the catalog has it".to_string()
+            } else {
+                "not in the catalog (no APIs or dependencies known; give CSV@PACKAGE=BUNDLE to read them)".to_string()
+            }
+        ));
+        cluster.insert(b.name.clone(), b);
+    }
+    // Subscriptions, each with the CSV it installed, if any.
+    let mut subs: Vec<SubState> = Vec::new();
+    for s in subs_in {
+        // status.installedCSV names the CSV, which must be on the cluster
+        // (OLM treats a Subscription whose CSV is gone as new); without it
+        // the CSV of the subscribed package is the Subscription's.
+        let current = if !s.installed_csv.is_empty() {
+            cluster
+                .contains_key(&s.installed_csv)
+                .then(|| s.installed_csv.clone())
+        } else {
+            cluster
+                .values()
+                .find(|b| b.package == s.package)
+                .map(|b| b.name.clone())
+        };
+        if let Some(c) = &current {
+            if subs.iter().any(|o| o.current.as_ref() == Some(c)) {
+                r.end = format!("two subscriptions claim installed CSV {c}; give each its own");
                 return r;
             }
         }
-    };
-    let mut v0 = V0::new(cat);
-    // The Subscription's own candidates.
-    let mut cands: Vec<Chosen> = Vec::new();
-    for ch in &channels {
-        let names: Vec<String> = if sub.starting_csv.is_empty() {
-            match &v0.orders[&(g.package.clone(), ch.name.clone())] {
-                Ok(o) => o.clone(),
-                Err(e) => {
-                    r.end = format!("OLM v0 cannot resolve subscription {}: {e}", sub.name);
-                    return r;
-                }
-            }
-        } else {
-            ch.entries
-                .iter()
-                .filter(|e| e.name == sub.starting_csv)
-                .map(|e| e.name.clone())
-                .take(1)
-                .collect()
-        };
-        for n in names {
-            if !cands.iter().any(|c| c.name == n) {
-                cands.push(Chosen {
-                    package: g.package.clone(),
-                    name: n,
-                    channel: ch.name.clone(),
-                    required_by: None,
-                    requirement: None,
-                });
-            }
+        let current_channel = current
+            .as_ref()
+            .map(|c| {
+                let pkg = cluster.get(c).map(|b| b.package.as_str()).unwrap_or("");
+                channel_of(cat, pkg, c, &s.channel)
+            })
+            .unwrap_or_default();
+        subs.push(SubState {
+            name: if s.name.is_empty() {
+                s.package.clone()
+            } else {
+                s.name.clone()
+            },
+            package: s.package.clone(),
+            channel: s.channel.clone(),
+            starting_csv: s.starting_csv.clone(),
+            manual: s.install_plan_approval == "Manual",
+            source: s.source.clone(),
+            source_namespace: s.source_namespace.clone(),
+            current,
+            current_channel,
+        });
+    }
+    for s in subs_in.iter().filter(|s| !s.starting_csv.is_empty()) {
+        if s.installed_csv.is_empty() {
+            r.notes.push(format!(
+                "startingCSV {}: OLM installs it, then upgrades from it",
+                s.starting_csv
+            ));
         }
     }
-    if cands.is_empty() {
-        r.end = if !sub.starting_csv.is_empty() {
-            let holder: Vec<&str> = g
-                .channels
-                .iter()
-                .filter(|c| c.entry(&sub.starting_csv).is_some())
-                .map(|c| c.name.as_str())
-                .collect();
-            format!(
-                "no operators found with name {} in channel {} of package {} in the catalog referenced by subscription {}{}",
-                sub.starting_csv,
-                sub.channel,
-                sub.package,
-                sub.name,
-                if holder.is_empty() {
-                    format!(": the package has no bundle {}", sub.starting_csv)
-                } else {
-                    format!(": it is in channel {}", holder.join(", "))
-                }
-            )
-        } else {
-            format!(
-                "no operators found in channel {} of package {}: the channel has no entries",
-                sub.channel, sub.package
-            )
-        };
-        return r;
-    }
-    let (result, passed) = v0.place(&[], cands);
-    r.passed_over = passed;
-    let Some(mut installed) = result else {
-        r.end = match r.passed_over.as_slice() {
-            [one] => format!("constraints not satisfiable: {}", one.reason),
-            many => format!(
-                "constraints not satisfiable: subscription {} can install none of its {} candidates (each is passed over above)",
-                sub.name,
-                many.len()
-            ),
-        };
-        return r;
-    };
-    r.installable = true;
-    r.install = installed.iter().map(|c| placed(cat, c)).collect();
-    if !sub.starting_csv.is_empty() {
-        r.notes.push(format!(
-            "startingCSV {}: OLM installs it, then upgrades from it",
-            sub.starting_csv
-        ));
-    }
-    // Every Subscription: the one asked for, then one per dependency (OLM
-    // creates them on the dependency's channel).
-    let mut subs: Vec<SubState> = installed
+    run(cat, &mut cluster, &mut subs, &mut r);
+    r
+}
+
+/// What a PassedOver list says, one line.
+fn reasons(passed: &[PassedOver]) -> String {
+    passed
         .iter()
-        .map(|c| SubState {
-            package: c.package.clone(),
-            channel: if c.package == sub.package {
-                sub.channel.clone()
+        .map(|p| {
+            if p.reason.contains(&p.bundle) {
+                p.reason.clone()
             } else {
-                c.channel.clone()
-            },
-            current: c.name.clone(),
+                format!("{}: {}", p.bundle, p.reason)
+            }
         })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Resolves again and again, as OLM does after each InstallPlan, until
+/// nothing moves.
+fn run(
+    cat: &Catalog,
+    cluster: &mut BTreeMap<String, CatBundle>,
+    subs: &mut Vec<SubState>,
+    r: &mut Rehearsal,
+) {
+    let asked = subs.len();
+    let any_manual = subs.iter().any(|s| s.manual);
+    let mut seen: BTreeSet<(String, String)> = cluster
+        .values()
+        .map(|b| (b.package.clone(), b.name.clone()))
         .collect();
-    let manual = sub.install_plan_approval == "Manual";
-    let mut round = 0;
+    let mut waiting: Option<(String, String)> = None;
     let mut held: BTreeMap<String, String> = BTreeMap::new();
-    let mut loop_end: Option<String> = None;
-    let mut seen: BTreeSet<(String, String)> = installed
-        .iter()
-        .map(|c| (c.package.clone(), c.name.clone()))
-        .collect();
+    let mut round = 0;
     loop {
-        round += 1;
         if round > 500 {
             r.notes
                 .push("stopped after 500 rounds of upgrades".to_string());
             break;
         }
-        let mut moved = false;
-        // What holds a Subscription back is what the last round found.
-        held.clear();
-        for i in 0..subs.len() {
-            let Some(pg) = cat.graphs.get(&subs[i].package) else {
-                continue;
-            };
-            let cur = subs[i].current.clone();
-            let succ = match sub_successors(pg, &subs[i]) {
-                Ok(s) => s,
+        // One resolution, over the cluster as it is now.
+        let snapshot = cluster.clone();
+        let mut v0 = V0::new(cat, &snapshot);
+        let mut reqs = Vec::new();
+        let mut failed: Option<String> = None;
+        for s in subs.iter() {
+            match sub_request(cat, &snapshot, &v0, s) {
+                Ok(req) => {
+                    if let (Some(next), Some(cur)) = (req.waiting_on.clone(), &s.current) {
+                        if waiting.is_none() {
+                            r.notes.push(format!(
+                                "installPlanApproval is Manual: OLM stops here; the InstallPlan for {cur} -> {next} waits for approval (as did the install's own)"
+                            ));
+                            waiting = Some((cur.clone(), next));
+                        }
+                    }
+                    reqs.push(req);
+                }
                 Err(e) => {
-                    held.insert(pg.package.clone(), format!("OLM v0 cannot resolve: {e}"));
-                    continue;
+                    failed = Some(e);
+                    break;
                 }
-            };
-            // The other Subscriptions may take their own next hop in the
-            // same resolution.
-            v0.movable = subs
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .filter_map(|(_, s)| {
-                    let og = cat.graphs.get(&s.package)?;
-                    let names = sub_successors(og, s)
-                        .ok()?
-                        .into_iter()
-                        .map(|(c, _)| c.name)
-                        .collect();
-                    Some((s.package.clone(), names))
-                })
-                .collect();
-            if succ.is_empty() {
-                continue;
             }
-            if manual {
-                r.notes.push(format!(
-                    "installPlanApproval is Manual: OLM stops here; the InstallPlan for {} -> {} waits for approval (as did the install's own)",
-                    cur, succ[0].0.name
-                ));
-                r.end = format!(
-                    "waiting for approval of the upgrade {cur} -> {}",
-                    succ[0].0.name
-                );
-                return r;
-            }
-            let kinds: BTreeMap<String, EdgeKind> =
-                succ.iter().map(|(c, k)| (c.name.clone(), *k)).collect();
-            let (result, passed) = v0.place(&installed, succ.into_iter().map(|x| x.0).collect());
-            let Some(next) = result else {
-                held.insert(
-                    pg.package.clone(),
-                    format!(
-                        "{} stays at {cur}: {}",
-                        pg.package,
-                        passed
-                            .iter()
-                            .map(|p| if p.reason.starts_with(&p.bundle) {
-                                p.reason.clone()
-                            } else {
-                                format!("{}: {}", p.bundle, p.reason)
-                            })
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ),
-                );
-                continue;
-            };
-            held.remove(&pg.package);
-            let Some(to) = next.iter().find(|c| c.package == pg.package).cloned() else {
-                continue;
-            };
-            let before: BTreeSet<&str> = installed.iter().map(|c| c.package.as_str()).collect();
-            let new_deps: Vec<Chosen> = next
-                .iter()
-                .filter(|c| c.package != pg.package && !before.contains(c.package.as_str()))
-                .cloned()
-                .collect();
-            r.upgrades.push(Upgrade {
-                round,
-                package: pg.package.clone(),
-                from: cur.clone(),
-                to: to.name.clone(),
-                kind: kinds.get(&to.name).copied(),
-                channel: to.channel.clone(),
-                new_dependencies: new_deps.iter().map(|c| placed(cat, c)).collect(),
-                passed_over: passed,
-            });
-            // Other packages the same resolution moved a hop.
-            for c in &next {
-                let Some(was) = installed
-                    .iter()
-                    .find(|x| x.package == c.package && x.package != pg.package)
-                else {
-                    continue;
-                };
-                if was.name == c.name {
-                    continue;
+        }
+        let claimed: BTreeSet<&String> = subs.iter().filter_map(|s| s.current.as_ref()).collect();
+        let fixed: Vec<Chosen> = snapshot
+            .values()
+            .filter(|b| !claimed.contains(&b.name))
+            .map(|b| Chosen {
+                package: b.package.clone(),
+                name: b.name.clone(),
+                channel: String::new(),
+                on_cluster: true,
+                required_by: None,
+                requirement: None,
+            })
+            .collect();
+        let aborted = failed.or_else(|| v0.check_closure(&reqs).err());
+        let result = match aborted {
+            Some(e) => Err(format!("OLM v0 fails the resolution: {e}")),
+            None => v0
+                .resolve(&reqs, &fixed)
+                .map_err(|e| format!("constraints not satisfiable: {e}")),
+        };
+        let passed = std::mem::take(&mut v0.passed);
+        drop(v0);
+        let chosen = match result {
+            Ok(c) => c,
+            Err(e) => {
+                if round == 0 {
+                    if asked == 1 {
+                        r.passed_over = passed.get(&0).cloned().unwrap_or_default();
+                    }
+                    r.end = e;
+                } else {
+                    r.notes
+                        .push(format!("resolution {round} fails, so nothing moves: {e}"));
                 }
-                let kind = cat.graphs.get(&c.package).and_then(|og| {
-                    let s = subs.iter().find(|s| s.package == c.package)?;
-                    sub_successors(og, s)
-                        .ok()?
-                        .into_iter()
-                        .find(|(x, _)| x.name == c.name)
-                        .map(|(_, k)| k)
-                });
-                r.upgrades.push(Upgrade {
+                break;
+            }
+        };
+        if round == 0 {
+            r.installable = true;
+            for i in 0..asked {
+                r.passed_over
+                    .extend(passed.get(&i).cloned().unwrap_or_default());
+            }
+        }
+        // What moved.
+        held.clear();
+        let mut picks: Vec<Option<Chosen>> = Vec::new();
+        let mut installs: Vec<Placed> = Vec::new();
+        let mut ups: Vec<Upgrade> = Vec::new();
+        for (i, s) in subs.iter().enumerate() {
+            let pick = chosen
+                .iter()
+                .find(|c| reqs[i].candidates.iter().any(|x| x.same(c)))
+                .cloned();
+            let skipped = passed.get(&i).cloned().unwrap_or_default();
+            match (&pick, &s.current) {
+                (Some(p), None) => installs.push(placed(cat, &snapshot, p)),
+                (Some(p), Some(cur)) if !p.on_cluster => ups.push(Upgrade {
                     round,
-                    package: c.package.clone(),
-                    from: was.name.clone(),
-                    to: c.name.clone(),
-                    kind,
-                    channel: c.channel.clone(),
+                    package: s.package.clone(),
+                    from: cur.clone(),
+                    to: p.name.clone(),
+                    kind: reqs[i].kinds.get(&p.name).copied(),
+                    channel: p.channel.clone(),
                     new_dependencies: Vec::new(),
-                    passed_over: Vec::new(),
-                });
-                if let Some(s) = subs.iter_mut().find(|s| s.package == c.package) {
-                    s.current = c.name.clone();
+                    passed_over: skipped,
+                }),
+                (Some(_), Some(cur)) if !skipped.is_empty() => {
+                    held.insert(
+                        s.package.clone(),
+                        format!("{} stays at {cur}: {}", s.package, reasons(&skipped)),
+                    );
                 }
+                _ => {}
             }
-            for d in &new_deps {
-                if !subs.iter().any(|s| s.package == d.package) {
-                    subs.push(SubState {
-                        package: d.package.clone(),
-                        channel: d.channel.clone(),
-                        current: d.name.clone(),
-                    });
-                }
-            }
-            subs[i].current = to.name.clone();
-            installed = next;
-            moved = true;
+            picks.push(pick);
         }
-        if !moved {
+        let deps: Vec<Chosen> = chosen
+            .iter()
+            .filter(|c| !c.on_cluster)
+            .filter(|c| !picks.iter().flatten().any(|p| p.same(c)))
+            .cloned()
+            .collect();
+        if installs.is_empty() && ups.is_empty() && deps.is_empty() {
             break;
         }
-        // A bundle installed before and reached again: the edges loop.
+        if round == 0 {
+            r.install = installs;
+            r.install
+                .extend(deps.iter().map(|d| placed(cat, &snapshot, d)));
+        } else {
+            for d in &deps {
+                let at = ups
+                    .iter()
+                    .position(|u| Some(&u.to) == d.required_by.as_ref())
+                    .unwrap_or(0);
+                match ups.get_mut(at) {
+                    Some(u) => u.new_dependencies.push(placed(cat, &snapshot, d)),
+                    None => r.notes.push(format!(
+                        "round {round} installs {} for {}",
+                        d.name,
+                        d.required_by.as_deref().unwrap_or("?")
+                    )),
+                }
+            }
+        }
+        // The cluster after this InstallPlan.
         let mut looped = None;
-        for u in r.upgrades.iter().filter(|u| u.round == round) {
-            if !seen.insert((u.package.clone(), u.to.clone())) {
-                looped = Some(u.to.clone());
+        for (i, pick) in picks.iter().enumerate() {
+            let Some(p) = pick.as_ref().filter(|p| !p.on_cluster) else {
+                continue;
+            };
+            let s = &mut subs[i];
+            if let Some(old) = s.current.take() {
+                cluster.remove(&old);
             }
-            for d in &u.new_dependencies {
-                seen.insert((d.package.clone(), d.bundle.clone()));
+            if let Some(b) = cat.bundle(&p.package, &p.name) {
+                let mut b = b.clone();
+                b.deprecated = false;
+                cluster.insert(p.name.clone(), b);
             }
+            if !seen.insert((p.package.clone(), p.name.clone())) && round > 0 {
+                looped = Some(p.name.clone());
+            }
+            s.current = Some(p.name.clone());
+            s.current_channel = p.channel.clone();
         }
+        for d in &deps {
+            if let Some(b) = cat.bundle(&d.package, &d.name) {
+                let mut b = b.clone();
+                b.deprecated = false;
+                cluster.insert(d.name.clone(), b);
+            }
+            seen.insert((d.package.clone(), d.name.clone()));
+            // OLM makes a Subscription for each dependency, on the channel
+            // it came from.
+            subs.push(SubState {
+                name: format!("{}-{}", d.package, d.channel),
+                package: d.package.clone(),
+                channel: d.channel.clone(),
+                starting_csv: String::new(),
+                manual: any_manual,
+                source: String::new(),
+                source_namespace: String::new(),
+                current: Some(d.name.clone()),
+                current_channel: d.channel.clone(),
+            });
+        }
+        r.upgrades.extend(ups);
         if let Some(again) = looped {
-            loop_end = Some(format!(
+            r.notes.extend(held.into_values());
+            r.end = format!(
                 "the upgrades loop back to {again}, installed before: the upgrade edges form a cycle (a downgrade edge); the rehearsal stops"
-            ));
-            break;
+            );
+            return;
         }
+        round += 1;
     }
     r.notes.extend(held.into_values());
-    if let Some(e) = loop_end {
-        r.end = e;
-        return r;
+    if !r.installable || !r.end.is_empty() {
+        return;
     }
-    let main = subs
+    if let Some((cur, next)) = waiting {
+        r.end = format!("waiting for approval of the upgrade {cur} -> {next}");
+        return;
+    }
+    let ends: Vec<String> = subs[..asked]
         .iter()
-        .find(|s| s.package == sub.package)
-        .map(|s| s.current.clone())
-        .unwrap_or_default();
-    let main_channel = installed
-        .iter()
-        .find(|c| c.package == sub.package)
-        .map(|c| c.channel.clone())
-        .unwrap_or_default();
-    let is_head = g
-        .channel(&main_channel)
-        .and_then(|c| c.head().ok())
-        .is_some_and(|h| h.name == main);
-    r.end = if is_head {
-        format!("{main} is the head of channel {main_channel}; no more upgrades")
-    } else {
-        format!("{main} is the last bundle OLM reaches in channel {main_channel}")
-    };
-    r
+        .filter_map(|s| {
+            let cur = s.current.as_ref()?;
+            let is_head = cat
+                .graphs
+                .get(&s.package)
+                .and_then(|g| g.channel(&s.current_channel))
+                .and_then(|c| c.head().ok())
+                .is_some_and(|h| &h.name == cur);
+            Some(if is_head {
+                format!(
+                    "{cur} is the head of channel {}; no more upgrades",
+                    s.current_channel
+                )
+            } else {
+                format!(
+                    "{cur} is the last bundle OLM reaches in channel {}",
+                    s.current_channel
+                )
+            })
+        })
+        .collect();
+    r.end = ends.join("; ");
 }
