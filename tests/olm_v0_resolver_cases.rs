@@ -1107,6 +1107,15 @@ fn skips_and_starting_csv() {
 fn subscriptions_without_candidates_say_so_in_olms_words() {
     let a = || vec![sub("a-alpha", "a", "alpha")];
     expect_fails(
+        "SubscriptionWithNoCandidates/Error",
+        &Case {
+            catalog: vec![],
+            subs: a(),
+            installed: vec![],
+        },
+        "no operators found from catalog catsrc in namespace catsrc-namespace referenced by subscription a-alpha",
+    );
+    expect_fails(
         "SubscriptionWithNoCandidatesInPackage/Error",
         &Case {
             catalog: vec![e("bundle", "0.0.0", "", "package", "channel")],
@@ -1577,5 +1586,81 @@ fn installed_flag_errors() {
     assert!(
         out.contains("note: on the cluster: a.v1 (package a 1.0.0), not in the catalog"),
         "{out}"
+    );
+}
+
+/// TestSolveOperators_TransferApiOwnership: three resolutions, the cluster
+/// as the one before left it.
+#[test]
+fn api_ownership_moves_between_packages() {
+    let (g, v, k) = G;
+    let op_a = || e("opA.v1.0.0", "1.0.0", "", "test-package", "stable").provides(g, v, k);
+    let op_b = || {
+        e("opB.v1.0.0", "1.0.0", "", "another-package", "stable")
+            .requires(g, v, k)
+            .provides("g2", v, k)
+    };
+    let op_a2 = || {
+        e(
+            "opA.v1.0.1",
+            "1.0.1",
+            "opA.v1.0.0",
+            "test-package",
+            "stable",
+        )
+        .requires(g, v, k)
+    };
+    let existing = || {
+        vec![
+            Sub {
+                installed_csv: "opA.v1.0.0",
+                ..sub("test-package", "test-package", "stable")
+            },
+            Sub {
+                installed_csv: "opB.v1.0.0",
+                ..sub("another-package", "another-package", "stable")
+            },
+        ]
+    };
+    let on_cluster = || vec![("opA.v1.0.0", vec![]), ("opB.v1.0.0", vec![])];
+    expect_resolves(
+        "TransferApiOwnership/phase 1",
+        &Case {
+            catalog: vec![op_a(), op_b()],
+            subs: vec![sub("another-package", "another-package", "stable")],
+            installed: vec![],
+        },
+        &["opA.v1.0.0", "opB.v1.0.0"],
+    );
+    expect_resolves(
+        "TransferApiOwnership/phase 2",
+        &Case {
+            catalog: vec![op_a(), op_a2(), op_b()],
+            subs: existing(),
+            installed: on_cluster(),
+        },
+        &[],
+    );
+    expect_resolves(
+        "TransferApiOwnership/phase 3",
+        &Case {
+            catalog: vec![
+                op_a(),
+                op_a2(),
+                op_b(),
+                e(
+                    "opB.v1.0.1",
+                    "1.0.1",
+                    "opB.v1.0.0",
+                    "another-package",
+                    "stable",
+                )
+                .provides(g, v, k)
+                .provides("g2", v, k),
+            ],
+            subs: existing(),
+            installed: on_cluster(),
+        },
+        &["opA.v1.0.1", "opB.v1.0.1"],
     );
 }

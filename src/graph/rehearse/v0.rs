@@ -919,7 +919,12 @@ pub fn rehearse_subscriptions(
             .as_ref()
             .map(|c| {
                 let pkg = cluster.get(c).map(|b| b.package.as_str()).unwrap_or("");
-                channel_of(cat, pkg, c, &s.channel)
+                let ch = channel_of(cat, pkg, c, &s.channel);
+                if ch.is_empty() {
+                    s.channel.clone()
+                } else {
+                    ch
+                }
             })
             .unwrap_or_default();
         subs.push(SubState {
@@ -1051,9 +1056,13 @@ fn run(
         };
         if round == 0 {
             r.installable = true;
-            for i in 0..asked {
-                r.passed_over
-                    .extend(passed.get(&i).cloned().unwrap_or_default());
+            // What a new Subscription passed over; an installed one that
+            // stays says why in the notes.
+            for (i, s) in subs.iter().enumerate().take(asked) {
+                if s.current.is_none() {
+                    r.passed_over
+                        .extend(passed.get(&i).cloned().unwrap_or_default());
+                }
             }
         }
         // What moved.
