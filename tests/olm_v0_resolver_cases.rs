@@ -1664,3 +1664,51 @@ fn api_ownership_moves_between_packages() {
         &["opA.v1.0.1", "opB.v1.0.1"],
     );
 }
+
+/// `--installed CSV=BUNDLE` reads a CSV the catalog lacks from a bundle
+/// directory: here its owned CRD provides the API a new Subscription needs.
+#[test]
+fn installed_csv_read_from_a_bundle_directory() {
+    let bundle = crate::common::fixtures().join("crd-safety/pkg/0.1.0");
+    let case = |installed: String| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cat = dir.path().join("c.json");
+        write_catalog(
+            &cat,
+            &[e("needy.v1", "1.0.0", "", "needy", "stable").requires(
+                "example.com",
+                "v1",
+                "Widget",
+            )],
+        );
+        let s = dir.path().join("s.yaml");
+        std::fs::write(&s, "kind: Subscription\nspec:\n  name: needy\n").expect("write");
+        let (code, out, err) = run(&[
+            "graph",
+            "rehearse",
+            "--subscription",
+            &s.to_string_lossy(),
+            "--installed",
+            &installed,
+            &cat.to_string_lossy(),
+        ]);
+        (code, format!("{out}{err}"))
+    };
+    let (code, out) = case(format!("widget.v0.1.0={}", bundle.display()));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("install needy.v1 (needy 1.0.0, channel stable)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("on the cluster: widget.v0.1.0 (package widget 0.1.0), read from"),
+        "{out}"
+    );
+    // Without the bundle nothing is known of its APIs.
+    let (code, out) = case("widget.v0.1.0@widget".into());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no bundle in the catalog provides example.com/v1 Widget, nor does any CSV on the cluster"),
+        "{out}"
+    );
+}

@@ -193,6 +193,15 @@ impl<'a> V0<'a> {
 
     /// Why no bundle of the catalog can satisfy `req`.
     fn why_none(&self, req: &Requirement) -> String {
+        let why = self.why_none_in_catalog(req);
+        if self.cluster.is_empty() || matches!(req, Requirement::Invalid(_)) {
+            why
+        } else {
+            format!("{why}, nor does any CSV on the cluster")
+        }
+    }
+
+    fn why_none_in_catalog(&self, req: &Requirement) -> String {
         match req {
             Requirement::Package {
                 name,
@@ -249,6 +258,12 @@ impl<'a> V0<'a> {
                 }
             }
             Requirement::Label(l) => format!("no bundle in the catalog has label {l}"),
+            Requirement::Cel {
+                failure_message, ..
+            } if !failure_message.is_empty() => {
+                format!("no bundle in the catalog satisfies the rule: {failure_message}")
+            }
+            Requirement::Cel { .. } => "no bundle in the catalog satisfies the rule".into(),
             Requirement::Invalid(why) => why.clone(),
             other => format!("no bundle in the catalog is {}", other.describe()),
         }
