@@ -1712,3 +1712,95 @@ fn installed_csv_read_from_a_bundle_directory() {
         "{out}"
     );
 }
+
+// ---- test/e2e/subscription_e2e_test.go (the resolutions it waits for) ----
+
+#[test]
+fn e2e_subscription_resolutions() {
+    let (g, v, k) = ("cluster.com", "v1alpha1", "Ins");
+    // "an entry in the middle of a channel does not provide a required
+    // GVK": the dependency's Subscription starts at its head.
+    let (code, out, err) = ask(&Case {
+        catalog: vec![
+            e(
+                "csv-dependency-1",
+                "1.0.0",
+                "",
+                "dependency",
+                "channel-dependency",
+            )
+            .provides(g, v, k),
+            e(
+                "csv-dependency-2",
+                "2.0.0",
+                "csv-dependency-1",
+                "dependency",
+                "channel-dependency",
+            ),
+            e(
+                "csv-dependency-3",
+                "3.0.0",
+                "csv-dependency-2",
+                "dependency",
+                "channel-dependency",
+            )
+            .provides(g, v, k),
+            e("csv-root", "1.0.0", "", "root", "channel-root").requires(g, v, k),
+        ],
+        subs: vec![sub("test-subscription", "root", "channel-root")],
+        installed: vec![],
+    });
+    assert_eq!(code, 0, "{out:#}{err}");
+    assert_eq!(out["install"][1]["bundle"], "csv-dependency-3", "{out:#}");
+    assert_eq!(
+        out["install"][1]["channel"], "channel-dependency",
+        "{out:#}"
+    );
+    // "there exists a Subscription to an operator having dependency
+    // candidates in both default and nondefault channels": the default.
+    let (code, out, err) = ask(&Case {
+        catalog: vec![
+            e("csv-dependency", "1.0.0", "", "dependency", "nondefault")
+                .provides(g, v, k)
+                .default_channel("default"),
+            e("csv-dependency", "1.0.0", "", "dependency", "default").provides(g, v, k),
+            e("csv-root", "1.0.0", "", "root", "unimportant").requires(g, v, k),
+        ],
+        subs: vec![sub("test-subscription", "root", "unimportant")],
+        installed: vec![],
+    });
+    assert_eq!(code, 0, "{out:#}{err}");
+    assert_eq!(out["install"][1]["bundle"], "csv-dependency", "{out:#}");
+    assert_eq!(out["install"][1]["channel"], "default", "{out:#}");
+    // "skip range": the catalog now has only the updated CSV, whose
+    // skipRange admits the installed one; OLM replaces it.
+    let (code, out, err) = ask(&Case {
+        catalog: vec![
+            e("nginx-updated", "0.1.0-1556661832", "", "nginx", "stable")
+                .skip_range(">=0.1.0-1556661347 <0.1.0-1556661832")
+                .provides(g, v, k),
+        ],
+        subs: vec![Sub {
+            installed_csv: "nginx-stable",
+            ..sub("sub-nginx", "nginx", "stable")
+        }],
+        installed: vec![(
+            "nginx-stable@nginx",
+            vec![e("nginx-stable", "0.1.0-1556661347", "", "nginx", "stable").provides(g, v, k)],
+        )],
+    });
+    assert_eq!(code, 0, "{out:#}{err}");
+    assert_eq!(
+        (
+            &out["upgrades"][0]["from"],
+            &out["upgrades"][0]["to"],
+            &out["upgrades"][0]["kind"]
+        ),
+        (
+            &json!("nginx-stable"),
+            &json!("nginx-updated"),
+            &json!("skipRange")
+        ),
+        "{out:#}"
+    );
+}
