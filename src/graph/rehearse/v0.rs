@@ -1227,3 +1227,25 @@ fn run(
         .collect();
     r.end = ends.join("; ");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::version_from_name;
+
+    #[test]
+    fn versions_read_from_csv_names() {
+        for (name, want) in [
+            ("etcdoperator.v0.9.2", Some("0.9.2")),
+            ("test-package.v1", Some("1.0.0")),
+            ("a.v1.2.3-rc.1", Some("1.2.3-rc.1")),
+            ("opv2", Some("2.0.0")),
+            ("b-1", None),
+        ] {
+            assert_eq!(
+                version_from_name(name).map(|v| v.to_string()).as_deref(),
+                want,
+                "{name}"
+            );
+        }
+    }
+}
