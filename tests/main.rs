@@ -35,6 +35,8 @@ mod oci_batch;
 mod oci_faults;
 mod oci_registries;
 mod oci_registry;
+mod olm_v1_crdify_cases;
+mod olm_v1_resolve_cases;
 mod ops;
 mod render_properties;
 mod serve_http;

@@ -493,6 +493,7 @@ pub fn rehearse_subscription(cat: &Catalog, sub: &Subscription) -> Rehearsal {
         passed_over: Vec::new(),
         upgrades: Vec::new(),
         end: String::new(),
+        hint: None,
         notes: Vec::new(),
     };
     let Some(g) = cat.graphs.get(&sub.package) else {
