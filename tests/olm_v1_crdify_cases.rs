@@ -927,3 +927,38 @@ fn crdify_end_to_end_goldens() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// `graph check --crd-checks`: 0.1.0 -> 0.2.0 of fixtures/crd-safety/pkg
+/// adds an enum value, allowed by OLM v1, an error under crdify's
+/// defaults.
+#[test]
+fn graph_check_takes_the_configuration() {
+    let pkg = fixtures().join("crd-safety/pkg");
+    let pkg = pkg.to_str().expect("utf-8");
+    let enum_edges = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["graph", "check", "-o", "json", pkg];
+        args.extend(extra);
+        let (_, out, err) = run(&args);
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+        v["reports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r["findings"].as_array().cloned().unwrap_or_default())
+            .filter(|f| f["rule"] == "crd-upgrade-enum-restricted")
+            .map(|f| f["message"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert!(enum_edges(&[]).is_empty());
+    assert!(enum_edges(&["--crd-checks", "olm-v1"]).is_empty());
+    let crdify = enum_edges(&["--crd-checks", "crdify-defaults"]);
+    assert!(
+        crdify
+            .iter()
+            .any(|m| m.contains("widget.v0.1.0 -> widget.v0.2.0") && m.contains("added")),
+        "{crdify:#?}"
+    );
+    let (code, _, err) = run(&["graph", "check", "--crd-checks", "nonsense", pkg]);
+    assert_eq!(code, 2, "{err}");
+}

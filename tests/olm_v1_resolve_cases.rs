@@ -448,3 +448,27 @@ fn command_line_errors() {
         assert!(err.contains(what), "{what}: {err}");
     }
 }
+
+/// The text output: OLM's error on its line, the hint on the next.
+#[test]
+fn text_output_puts_the_hint_on_its_own_line() {
+    let c = abc();
+    let f = c.dir.path().join("ce.yaml");
+    std::fs::write(&f, cp(&[], "4.0.0")).expect("write");
+    let cat = format!("c={}", c.catalogs[2].1.display());
+    let (code, out, err) = run(&[
+        "graph",
+        "rehearse",
+        "--cluster-extension",
+        f.to_str().expect("utf-8"),
+        "--catalog",
+        &cat,
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "  not installable: no bundles found for package {PKG:?} matching version \"4.0.0\"\n  hint: the package has versions"
+        )),
+        "{out}"
+    );
+}
