@@ -51,7 +51,7 @@ pub struct ValidateArgs {
     pub skip_non_bundles: bool,
     /// The bundle directory this one upgrades from: also check that OLM
     /// could upgrade its CRDs to this bundle's (CRD upgrade safety, rules
-    /// crd-upgrade-*). Takes exactly one bundle DIR.
+    /// crd-upgrade-*, crd-served-version-incompatible). Takes exactly one bundle DIR.
     #[arg(long, value_name = "OLD_DIR")]
     pub previous: Option<PathBuf>,
     /// With --previous: whose CRD upgrade-safety rules (OLM v1's preflight,
