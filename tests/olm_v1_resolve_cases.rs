@@ -472,3 +472,38 @@ fn text_output_puts_the_hint_on_its_own_line() {
         "{out}"
     );
 }
+
+/// operator-controller `catalogmetadata/filter/successors_test.go`
+/// TestSuccessorsPredicate: from each installed bundle, the successor OLM
+/// v1 moves to (the highest of the successors and the installed version).
+#[test]
+fn successors_predicate() {
+    let p = "test-package";
+    let mut text = format!(
+        "---\nschema: olm.package\nname: {p}\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: {p}\nname: stable\nentries:\n- name: {p}.v2.0.0\n- {{name: {p}.v2.1.0, replaces: {p}.v2.0.0}}\n- {{name: {p}.v2.2.0, replaces: {p}.v2.1.0, skips: ['{p}.v2.0.0+1']}}\n- name: {p}.v2.2.1\n- {{name: {p}.v2.3.0, replaces: {p}.v2.2.0, skips: [{p}.v2.2.1]}}\n- {{name: {p}.v2.4.0, skipRange: '>=2.3.0 <2.4.0'}}\n"
+    );
+    for v in [
+        "2.0.0", "2.0.0+1", "2.1.0", "2.2.0", "2.2.1", "2.3.0", "2.4.0",
+    ] {
+        text.push_str(&bundle(p, v));
+    }
+    let c = Case::new(&[("a", text)]);
+    let ce_text = cp(&[], "").replace(PKG, p);
+    for (name, installed, to) in [
+        ("respect replaces directive from catalog", "2.0.0", "2.1.0"),
+        ("respect skips directive from catalog", "2.2.1", "2.3.0"),
+        ("respect skipRange directive from catalog", "2.3.0", "2.4.0"),
+        // 2.1.0 replaces 2.0.0, not 2.0.0+1: build metadata counts.
+        ("installed bundle matcher is exact", "2.0.0+1", "2.2.0"),
+    ] {
+        let inst = format!("{p}.v{installed}");
+        let (code, v) = c.run(&ce_text, &["--installed", &inst]);
+        assert_eq!(code, 0, "{name}: {v:#}");
+        assert_eq!(v["install"][0]["bundle"], inst, "{name}: {v:#}");
+        assert_eq!(
+            v["upgrades"][0]["to"],
+            format!("{p}.v{to}"),
+            "{name}: {v:#}"
+        );
+    }
+}
