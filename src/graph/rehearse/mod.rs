@@ -61,7 +61,8 @@ pub struct Placed {
     /// Its version.
     pub version: String,
     /// The channel it comes from (OLM v1: the first selected channel that
-    /// lists it; empty when it is in none).
+    /// lists it; empty when it is in none; with several ClusterCatalogs,
+    /// followed by `(catalog NAME)`).
     pub channel: String,
     /// For a dependency: the bundle that needs it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -289,7 +289,7 @@ impl Resolver<'_, '_> {
 
     /// `channel` of a Placed/Upgrade: the channel, and the catalog when
     /// there are several.
-    fn where_(&self, p: &Pick, channel: String) -> String {
+    fn channel_label(&self, p: &Pick, channel: String) -> String {
         if self.all.len() > 1 {
             if channel.is_empty() {
                 format!("catalog {}", self.cats[p.cat].name)
@@ -442,7 +442,7 @@ pub fn rehearse_cluster_extension_in(
         bundle: first.bundle.clone(),
         package: ce.package.clone(),
         version: v1.version_text(&first),
-        channel: v1.where_(&first, chan),
+        channel: v1.channel_label(&first, chan),
         required_by: None,
         requirement: None,
     });
@@ -530,7 +530,7 @@ pub fn rehearse_cluster_extension_in(
             from: cur.bundle.clone(),
             to: next.bundle.clone(),
             kind: edge.map(|c| c.kind),
-            channel: v1.where_(&next, chan),
+            channel: v1.channel_label(&next, chan),
             new_dependencies: Vec::new(),
             passed_over: Vec::new(),
         });
