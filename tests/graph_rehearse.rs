@@ -347,9 +347,14 @@ fn cluster_extension_rules() {
         &[],
     );
     assert_eq!(code, 1);
+    // operator-controller's text, word for word; the explanation apart.
     assert_eq!(
         v["end"],
-        "no bundles found for package \"skippy\" matching version \">=3.0.0\": the package has versions 1.0.0, 1.1.0, 1.2.0, 1.3.0, 2.0.0"
+        "no bundles found for package \"skippy\" matching version \">=3.0.0\""
+    );
+    assert_eq!(
+        v["hint"],
+        "the package has versions 1.0.0, 1.1.0, 1.2.0, 1.3.0, 2.0.0"
     );
 }
 

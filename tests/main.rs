@@ -36,6 +36,8 @@ mod oci_faults;
 mod oci_registries;
 mod oci_registry;
 mod olm_v0_resolver_cases;
+mod olm_v1_crdify_cases;
+mod olm_v1_resolve_cases;
 mod ops;
 mod render_properties;
 mod serve_http;

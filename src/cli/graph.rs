@@ -54,7 +54,11 @@ at a time; installPlanApproval: Manual stops after the install. --subscription r
 together, as in one namespace); --installed CSV[@PACKAGE][=BUNDLE] puts a CSV on the cluster \
 first (BUNDLE: a bundle directory or image to read it from). With --cluster-extension (OLM v1) \
 it installs the highest version its version range and channels admit and then moves to the \
-highest successor; bundles with dependencies are refused, as OLM v1 does.\n\
+highest successor; bundles with dependencies are refused, as OLM v1 does. Several ClusterCatalogs: \
+--catalog NAME=SOURCE (repeat), with --catalog-priority NAME=N and --catalog-labels NAME=k=v,...; the \
+ClusterExtension's selector picks among them, then deprecation and priority, and two picks at one \
+priority are an error naming the catalogs, as operator-controller resolves. An installed bundle \
+(--installed) with no successor the filters admit is not installable, as OLM's resolve fails.\n\
 Exit codes: 0 installable, 1 not installable (the failing constraint is named), 2 usage or I/O failure."
     )]
     Rehearse(RehearseArgs),
@@ -94,6 +98,11 @@ pub struct CheckArgs {
     /// Skip the CRD upgrade-safety checks of every upgrade edge (on by default)
     #[arg(long)]
     pub no_crd_checks: bool,
+    /// Whose CRD upgrade-safety rules: OLM v1's preflight (descriptions not
+    /// checked, enum values added allowed, served versions not compared with
+    /// a conversion webhook) or crdify's own defaults
+    #[arg(long, value_enum, value_name = "CONFIG", default_value = "olm-v1")]
+    pub crd_checks: olm_catalog::graph::crd_safety::CrdChecks,
     /// Exit 1 on any finding (the default; kept for older scripts)
     #[arg(long, hide = true, conflicts_with = "errors_only")]
     pub strict: bool,
@@ -188,8 +197,23 @@ impl OlmVersion {
 pub struct RehearseArgs {
     /// Catalog: FBC directory or file, SQLite index database, or an index
     /// or catalog image (registry or oci:DIR[:TAG])
-    #[arg(value_name = "CATALOG")]
-    pub catalog: String,
+    #[arg(value_name = "CATALOG", required_unless_present = "catalogs")]
+    pub catalog: Option<String>,
+    /// With --cluster-extension: a ClusterCatalog NAME and what it serves
+    /// (as CATALOG); repeat for several, resolved as a cluster does
+    #[arg(
+        long = "catalog",
+        value_name = "NAME=SOURCE",
+        conflicts_with = "catalog"
+    )]
+    pub catalogs: Vec<String>,
+    /// The spec.priority of a --catalog (default 0; the higher wins)
+    #[arg(long, value_name = "NAME=N", requires = "catalogs")]
+    pub catalog_priority: Vec<String>,
+    /// The labels of a --catalog, for the ClusterExtension's selector
+    /// (olm.operatorframework.io/metadata.name=NAME is always set)
+    #[arg(long, value_name = "NAME=K=V,...", requires = "catalogs")]
+    pub catalog_labels: Vec<String>,
     /// A Subscription (YAML): OLM v0's rules; repeat to resolve several
     /// together, as OLM does in one namespace
     #[arg(long, value_name = "FILE")]
@@ -263,6 +287,7 @@ impl CheckArgs {
             mode: self.source.mode,
             catalog: self.source.catalog.clone(),
             crds: !self.no_crd_checks,
+            crd_checks: self.crd_checks,
         };
         // Packages are checked in parallel and each report is written, in
         // argument order, as soon as it is ready: a whole catalog tree never
@@ -489,20 +514,62 @@ impl RehearseArgs {
                 Request::Sub(subs, installed)
             }
         };
-        let cfg = self.registry.load_catalog(&self.catalog)?;
-        let cat = rehearse::Catalog::from_fbc(&cfg, &self.catalog);
-        let r = match req {
-            Request::Sub(subs, mut installed) => {
+        // Named catalogs (--catalog NAME=SOURCE), or the one CATALOG.
+        let mut named: Vec<(String, rehearse::Catalog)> = Vec::new();
+        for arg in &self.catalogs {
+            let (name, source) =
+                rehearse::split_named("--catalog", arg).map_err(anyhow::Error::msg)?;
+            if named.iter().any(|(n, _)| n == name) {
+                anyhow::bail!("--catalog {name} is given twice");
+            }
+            let cfg = self.registry.load_catalog(source)?;
+            named.push((name.to_string(), rehearse::Catalog::from_fbc(&cfg, source)));
+        }
+        if let Some(source) = &self.catalog {
+            let cfg = self.registry.load_catalog(source)?;
+            named.push((source.clone(), rehearse::Catalog::from_fbc(&cfg, source)));
+        }
+        let r = match &req {
+            Request::Sub(subs, installed) => {
+                let [(_, cat)] = named.as_slice() else {
+                    anyhow::bail!("--subscription rehearses against one catalog");
+                };
+                let mut installed = installed.clone();
                 for i in installed.iter_mut().filter(|i| !i.source.is_empty()) {
                     i.bundle = Some(installed_bundle(&self.registry, i)?);
                 }
-                rehearse::rehearse_subscriptions(&cat, &subs, &installed)
+                rehearse::rehearse_subscriptions(cat, subs, &installed)
             }
-            Request::Ce(c) => rehearse::rehearse_cluster_extension(
-                &cat,
-                &c,
+            Request::Ce(c) if self.catalog.is_some() => rehearse::rehearse_cluster_extension(
+                &named[0].1,
+                c,
                 self.installed.first().map(String::as_str),
             ),
+            Request::Ce(c) => {
+                let mut cats: Vec<rehearse::ClusterCatalog> = named
+                    .iter()
+                    .map(|(n, cat)| rehearse::ClusterCatalog::new(n, cat))
+                    .collect();
+                for arg in &self.catalog_priority {
+                    let (name, prio) = rehearse::parse_priority(arg).map_err(anyhow::Error::msg)?;
+                    let Some(c) = cats.iter_mut().find(|c| c.name == name) else {
+                        anyhow::bail!("--catalog-priority {arg}: no --catalog {name}");
+                    };
+                    c.priority = prio;
+                }
+                for arg in &self.catalog_labels {
+                    let (name, labels) = rehearse::parse_labels(arg).map_err(anyhow::Error::msg)?;
+                    let Some(c) = cats.iter_mut().find(|c| c.name == name) else {
+                        anyhow::bail!("--catalog-labels {arg}: no --catalog {name}");
+                    };
+                    c.labels.extend(labels);
+                }
+                rehearse::rehearse_cluster_extension_in(
+                    &cats,
+                    c,
+                    self.installed.first().map(String::as_str),
+                )
+            }
         };
         let text = match self.output {
             PathFormat::Json => format!("{}\n", serde_json::to_string_pretty(&r)?),

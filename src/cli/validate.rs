@@ -51,9 +51,19 @@ pub struct ValidateArgs {
     pub skip_non_bundles: bool,
     /// The bundle directory this one upgrades from: also check that OLM
     /// could upgrade its CRDs to this bundle's (CRD upgrade safety, rules
-    /// crd-upgrade-*). Takes exactly one bundle DIR.
+    /// crd-upgrade-*, crd-served-version-incompatible). Takes exactly one bundle DIR.
     #[arg(long, value_name = "OLD_DIR")]
     pub previous: Option<PathBuf>,
+    /// With --previous: whose CRD upgrade-safety rules (OLM v1's preflight,
+    /// or crdify's own defaults)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "CONFIG",
+        default_value = "olm-v1",
+        requires = "previous"
+    )]
+    pub crd_checks: olm_catalog::graph::crd_safety::CrdChecks,
     /// Output format
     #[arg(
         long,
@@ -137,9 +147,10 @@ impl ValidateArgs {
             if let (Some(prev), true) = (&self.previous, first) {
                 report
                     .findings
-                    .extend(olm_catalog::graph::crd_safety::compare_dirs(
+                    .extend(olm_catalog::graph::crd_safety::compare_dirs_with(
                         prev,
                         &self.dirs[0],
+                        self.crd_checks,
                     ));
                 report.sort();
             }

@@ -101,6 +101,8 @@ pub struct CheckOptions {
     pub catalog: Option<String>,
     /// Also run the CRD upgrade-safety checks of every upgrade edge.
     pub crds: bool,
+    /// The crdify configuration of those checks.
+    pub crd_checks: super::crd_safety::CrdChecks,
 }
 
 /// Checks the graphs of many paths (package directories, templates, FBC;
@@ -136,7 +138,7 @@ pub fn check_path(path: &Path, opts: &CheckOptions) -> Vec<Report> {
             .map(|g| {
                 let mut report = Report {
                     subject: format!("{} (package {})", path.display(), g.package),
-                    findings: check_with(g, opts.crds),
+                    findings: check_with(g, opts.crds.then_some(opts.crd_checks)),
                 };
                 report.sort();
                 report
@@ -173,11 +175,12 @@ fn unreadable_package(dir: &Path, mut msg: String) -> Finding {
 }
 
 /// [`check`], and with `crds` also the CRD upgrade-safety checks of every
-/// upgrade edge ([`super::crd_safety::check_graph`]).
-pub fn check_with(g: &PackageGraph, crds: bool) -> Vec<Finding> {
+/// upgrade edge under that configuration
+/// ([`super::crd_safety::check_graph_with`]).
+pub fn check_with(g: &PackageGraph, crds: Option<super::crd_safety::CrdChecks>) -> Vec<Finding> {
     let mut out = check(g);
-    if crds {
-        out.extend(super::crd_safety::check_graph(g));
+    if let Some(checks) = crds {
+        out.extend(super::crd_safety::check_graph_with(g, checks));
     }
     out
 }

@@ -8,19 +8,22 @@
 //! comparison between the two bundles of an upgrade edge: the old bundle's
 //! CRDs are what the cluster holds after installing it.
 //!
-//! Checked, each under its own rule id (see [`RULES`]): scope changed, a
-//! stored version removed, a served version removed (unless the new CRD
-//! converts by webhook), an existing field removed, and, for every field of
-//! every version both CRDs define, type changed, new required fields,
-//! default added/changed/removed, enum values removed or an enum added,
-//! maximum/minimum, maxLength/minLength, maxItems/minItems,
-//! maxProperties/minProperties tightened (added, or moved the restrictive
-//! way), pattern changed, nullable changed. Description changes are ignored
-//! and enum values added are allowed, as in OLM's preflight.
+//! Checked, each under its own rule id (see [`RULES`]; the crdify
+//! validation each follows is in docs/graph.md): scope changed, a stored
+//! version removed, an existing field removed, and, for every property of
+//! every version both CRDs define (flattened as crdify does, see
+//! `crd_schema`), type changed, new required fields, default
+//! added/changed/removed, enum values removed or an enum added, every bound
+//! tightened, pattern changed, nullable changed, oneOf constraint changed,
+//! and crdify's catch-all `unhandled` (any other difference). Then crdify's
+//! served-version validator: every pair of served versions of the new CRD
+//! compared the same way, less the differences the old CRD already had.
+//! Ours besides crdify's: a served version no longer served.
 //!
-//! Fields are the schema's `properties` (`^.spec.size`), `items`
-//! (`^.spec.list[*]`) and `additionalProperties`
-//! (`^.spec.labels.additionalProperties`); keys are matched as written.
+//! [`CrdChecks`] picks the configuration: OLM v1's preflight by default
+//! (descriptions not checked, enum values added allowed, served versions
+//! not compared when the new CRD converts by webhook), or crdify's own
+//! defaults.
 //!
 //! Only what is needed is parsed: a bundle's CRD files are read as bytes,
 //! and a file is parsed only when the other bundle of the pair has no file
@@ -30,6 +33,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub use super::crd_schema::CrdChecks;
+use super::crd_schema::{self, Change};
 use super::PackageGraph;
 use crate::bundle::{Bundle, Manifest, RawFile};
 use crate::diag::{Finding, Level, Location};
@@ -108,6 +113,22 @@ pub const RULES: &[(&str, &str)] = &[
     (
         "crd-upgrade-nullable-changed",
         "a field's nullable changed",
+    ),
+    (
+        "crd-upgrade-description-changed",
+        "a field's description changed (crdify-defaults only: OLM v1 does not check descriptions)",
+    ),
+    (
+        "crd-upgrade-one-of-changed",
+        "a oneOf constraint was put on a field, or oneOf schemas were removed or added (crdify `oneOf`)",
+    ),
+    (
+        "crd-upgrade-unhandled",
+        "a field changed in a way no other check covers (format, allOf/anyOf/not, x-kubernetes-*, exclusive bounds, multipleOf, uniqueItems, additionalProperties…): crdify's catch-all `unhandled`, an error in OLM v1",
+    ),
+    (
+        "crd-served-version-incompatible",
+        "two served versions of the new CRD differ incompatibly and the CRD has no conversion webhook (crdify's served-version validator), and the old CRD did not already have that difference",
     ),
     (
         "crd-upgrade-uncomparable",
@@ -212,9 +233,14 @@ impl BundleCrds {
 /// Compares two bundle directories: the findings of an upgrade from `old`
 /// to `new`.
 pub fn compare_dirs(old: &Path, new: &Path) -> Vec<Finding> {
+    compare_dirs_with(old, new, CrdChecks::OlmV1)
+}
+
+/// [`compare_dirs`] under the given crdify configuration.
+pub fn compare_dirs_with(old: &Path, new: &Path, checks: CrdChecks) -> Vec<Finding> {
     let label = format!("upgrade {} -> {}", old.display(), new.display());
     match (BundleCrds::read(old), BundleCrds::read(new)) {
-        (Ok(o), Ok(n)) => compare_bundles(&o, &n, &label),
+        (Ok(o), Ok(n)) => compare_bundles(&o, &n, &label, checks),
         (Err(e), _) => vec![uncomparable(&label, &e.to_string(), old)],
         (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), new)],
     }
@@ -229,7 +255,12 @@ fn uncomparable(label: &str, why: &str, at: &Path) -> Finding {
 }
 
 /// Compares the CRDs of two bundles; `label` names the upgrade in messages.
-pub fn compare_bundles(old: &BundleCrds, new: &BundleCrds, label: &str) -> Vec<Finding> {
+pub fn compare_bundles(
+    old: &BundleCrds,
+    new: &BundleCrds,
+    label: &str,
+    checks: CrdChecks,
+) -> Vec<Finding> {
     let differs = |a: &BundleCrds, i: usize, b: &BundleCrds| {
         !b.files.iter().any(|f| f.bytes == a.files[i].bytes)
     };
@@ -254,7 +285,7 @@ pub fn compare_bundles(old: &BundleCrds, new: &BundleCrds, label: &str) -> Vec<F
     let old_crds = load(old, new);
     for n in &new_crds {
         if let Some(o) = old_crds.iter().find(|o| o.name == n.name) {
-            compare_crds(o, n, label, &mut out);
+            compare_crds(o, n, label, checks, &mut out);
         }
     }
     out
@@ -265,6 +296,11 @@ pub fn compare_bundles(old: &BundleCrds, new: &BundleCrds, label: &str) -> Vec<F
 /// is checked). An edge found in several channels is checked once; an edge
 /// from a newer to an older version (`graph-downgrade-edge`) is not.
 pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
+    check_graph_with(g, CrdChecks::OlmV1)
+}
+
+/// [`check_graph`] under the given crdify configuration.
+pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
     use rayon::prelude::*;
     // (from, to) -> (channels, kind)
     let mut pairs: BTreeMap<(String, String), (Vec<String>, &'static str)> = BTreeMap::new();
@@ -312,7 +348,7 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
                 chans.join(", ")
             );
             match (&read[df], &read[dt]) {
-                (Ok(o), Ok(n)) => compare_bundles(o, n, &label),
+                (Ok(o), Ok(n)) => compare_bundles(o, n, &label, checks),
                 (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
                 (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
             }
@@ -433,39 +469,6 @@ impl<'a> CrdView<'a> {
     }
 }
 
-/// The fields of a schema by path (`^`, `^.spec`, `^.spec.list[*]`).
-fn flatten<'a>(
-    node: &'a Node,
-    segs: Vec<Seg>,
-    path: String,
-    out: &mut BTreeMap<String, (&'a Node, Vec<Seg>)>,
-) {
-    if let Some(Value::Map(props)) = node.get("properties").map(|n| &n.value) {
-        for e in props {
-            let mut s = segs.clone();
-            s.push(seg("properties"));
-            s.push(Seg::Key(e.key.clone()));
-            flatten(&e.value, s, format!("{path}.{}", e.key), out);
-        }
-    }
-    if let Some(items) = node.get("items") {
-        if matches!(items.value, Value::Map(_)) {
-            flatten(items, with(&segs, &["items"]), format!("{path}[*]"), out);
-        }
-    }
-    if let Some(ap) = node.get("additionalProperties") {
-        if matches!(ap.value, Value::Map(_)) {
-            flatten(
-                ap,
-                with(&segs, &["additionalProperties"]),
-                format!("{path}.additionalProperties"),
-                out,
-            );
-        }
-    }
-    out.insert(path, (node, segs));
-}
-
 // ---- comparing ----
 
 struct Ctx<'a> {
@@ -501,21 +504,116 @@ fn locate(m: &Manifest, starts: &[usize], path: &[Seg]) -> Location {
     loc
 }
 
+const REFUSED: &str = "OLM v1 refuses this upgrade (CRD upgrade-safety preflight); OLM v0 may break clients or stored objects";
+
 impl Ctx<'_> {
     fn emit(&mut self, rule: &str, msg: String, new_at: &[Seg], old_at: &[Seg]) {
         let (old, new) = (self.old, self.new);
         let (ol, nl) = self
             .lines
             .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)));
+        let hint = if rule == "crd-upgrade-served-version-removed" {
+            "OLM v1's preflight (crdify) does not check this, and the API server allows it; clients of that version break"
+        } else {
+            REFUSED
+        };
+        let f = Finding::error(
+            rule,
+            format!("{}: CRD {}: {msg}", self.label, self.new.name),
+        )
+        .at(locate(new, nl, new_at))
+        .related(locate(old, ol, old_at))
+        .hint(hint);
+        self.out.push(f);
+    }
+
+    /// A finding about two places of the new CRD (served versions).
+    fn emit_new(&mut self, rule: &str, msg: String, at: &[Seg], also: &[Seg]) {
+        let (old, new) = (self.old, self.new);
+        let (_, nl) = self
+            .lines
+            .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)));
         let f = Finding::error(rule, format!("{}: CRD {}: {msg}", self.label, self.new.name))
-            .at(locate(new, nl, new_at))
-            .related(locate(old, ol, old_at))
-            .hint("OLM v1 refuses this upgrade (CRD upgrade-safety preflight); OLM v0 may break clients or stored objects");
+            .at(locate(new, nl, at))
+            .related(locate(new, nl, also))
+            .hint("OLM v1 refuses this upgrade (CRD upgrade-safety preflight, served versions): objects read through one served version and written through the other break without a conversion webhook");
         self.out.push(f);
     }
 }
 
-fn compare_crds(old: &Manifest, new: &Manifest, label: &str, out: &mut Vec<Finding>) {
+/// The flattened schema of a version: crdify path -> (node, where).
+type Flat<'a> = BTreeMap<String, (&'a Node, Vec<Seg>)>;
+
+fn flat<'a>(v: &CrdVersion<'a>) -> Option<Flat<'a>> {
+    let (node, segs) = v.schema.as_ref()?;
+    let mut out = BTreeMap::new();
+    crd_schema::flatten(node, segs.clone(), "^".into(), &mut out);
+    Some(out)
+}
+
+fn with_key(segs: &[Seg], key: &Option<String>) -> Vec<Seg> {
+    let mut v = segs.to_vec();
+    if let Some(k) = key {
+        v.push(Seg::Key(k.clone()));
+    }
+    v
+}
+
+/// One served-version difference: (pair, property, crdify rule, message)
+/// identifies it (crdify subtracts the old CRD's by these), then where.
+type ServedIssue = (
+    (String, String, &'static str, String),
+    Change,
+    Vec<Seg>,
+    Vec<Seg>,
+);
+
+/// crdify's served-version validator on one CRD: every pair of served
+/// versions (ordered Kubernetes-aware, lower -> higher) compared as two
+/// versions of one property.
+fn served_issues(view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
+    let mut served: Vec<&CrdVersion> = view.versions.iter().filter(|v| v.served).collect();
+    if served.len() < 2 {
+        return Vec::new();
+    }
+    served.sort_by(|a, b| crd_schema::kube_version_cmp(&a.name, &b.name));
+    let flats: Vec<Option<Flat>> = served.iter().map(|v| flat(v)).collect();
+    let mut out = Vec::new();
+    for i in 0..served.len() {
+        for j in i + 1..served.len() {
+            let (Some(lo), Some(hi)) = (&flats[i], &flats[j]) else {
+                continue;
+            };
+            let pair = format!("{} -> {}", served[i].name, served[j].name);
+            let hi_root = hi.get("^").map(|(_, s)| s.clone()).unwrap_or_default();
+            for (path, (onode, osegs)) in lo {
+                let n = hi.get(path);
+                for c in crd_schema::field_changes(onode, n.map(|x| x.0), checks) {
+                    let at = match n {
+                        Some((_, nsegs)) => with_key(nsegs, &c.key),
+                        None => hi_root.clone(),
+                    };
+                    let also = with_key(osegs, &c.key);
+                    out.push((
+                        (pair.clone(), path.clone(), c.crdify, c.msg.clone()),
+                        c,
+                        at,
+                        also,
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn compare_crds(
+    old: &Manifest,
+    new: &Manifest,
+    label: &str,
+    checks: CrdChecks,
+    out: &mut Vec<Finding>,
+) {
     let (o, n) = (CrdView::of(old), CrdView::of(new));
     let mut c = Ctx {
         old,
@@ -574,16 +672,15 @@ fn compare_crds(old: &Manifest, new: &Manifest, label: &str, out: &mut Vec<Findi
         let Some(nv) = n.version(&ov.name) else {
             continue;
         };
-        let (Some((os, osegs)), Some((ns, nsegs))) = (&ov.schema, &nv.schema) else {
+        let (Some(of), Some(nf)) = (flat(ov), flat(nv)) else {
             continue;
         };
-        let (mut of, mut nf) = (BTreeMap::new(), BTreeMap::new());
-        flatten(os, osegs.clone(), "^".into(), &mut of);
-        flatten(ns, nsegs.clone(), "^".into(), &mut nf);
         let mut removed: Vec<&String> = Vec::new();
         for (path, (onode, osegs)) in &of {
             let Some((nnode, nsegs)) = nf.get(path) else {
-                // Report only the outermost removed field.
+                // Report only the outermost removed field (crdify's
+                // existingFieldRemoval names each; its comparison of the
+                // removed field with an empty schema repeats the removal).
                 if !removed.iter().any(|r| {
                     path.strip_prefix(r.as_str())
                         .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
@@ -601,18 +698,46 @@ fn compare_crds(old: &Manifest, new: &Manifest, label: &str, out: &mut Vec<Findi
                 }
                 continue;
             };
-            compare_field(&mut c, &ov.name, path, onode, osegs, nnode, nsegs);
+            for ch in crd_schema::field_changes(onode, Some(nnode), checks) {
+                c.emit(
+                    ch.rule,
+                    format!("version {}: field {path}: {}", ov.name, ch.msg),
+                    &with_key(nsegs, &ch.key),
+                    &match &ch.key {
+                        Some(k) if onode.get(k).is_some() => with_key(osegs, &ch.key),
+                        _ => osegs.clone(),
+                    },
+                );
+            }
+        }
+    }
+    // Served versions of the new CRD against each other, less what the old
+    // CRD already had (crdify `served.Validator`).
+    if !(n.webhook && checks.skip_served_with_webhook()) {
+        let new_issues = served_issues(&n, checks);
+        if !new_issues.is_empty() {
+            let known: BTreeSet<_> = served_issues(&o, checks)
+                .into_iter()
+                .map(|(k, ..)| k)
+                .collect();
+            for ((pair, path, crdify, _), ch, at, also) in new_issues {
+                if known.contains(&(pair.clone(), path.clone(), crdify, ch.msg.clone())) {
+                    continue;
+                }
+                c.emit_new(
+                    "crd-served-version-incompatible",
+                    format!("served versions {pair}: field {path}: {crdify}: {}", ch.msg),
+                    &at,
+                    &also,
+                );
+            }
         }
     }
 }
 
 /// Where to point in the new CRD for a field it lacks: the new schema's
 /// node at the old parent's path, if present, else the schema root.
-fn parent_in(
-    nf: &BTreeMap<String, (&Node, Vec<Seg>)>,
-    old_parent: &[Seg],
-    root: Vec<Seg>,
-) -> Vec<Seg> {
+fn parent_in(nf: &Flat, old_parent: &[Seg], root: Vec<Seg>) -> Vec<Seg> {
     nf.values()
         .find(|(_, s)| schema_tail(s) == schema_tail(old_parent))
         .map(|(_, s)| s.clone())
@@ -630,193 +755,8 @@ fn schema_tail(s: &[Seg]) -> &[Seg] {
     }
 }
 
-fn number(n: Option<&Node>) -> Option<f64> {
-    match n.map(|n| &n.value) {
-        Some(Value::Int(i)) => Some(*i as f64),
-        Some(Value::UInt(u)) => Some(*u as f64),
-        Some(Value::Float(f)) => Some(*f),
-        _ => None,
-    }
-}
-
-/// The value of `k` unless it is missing or null.
-fn present<'n>(x: &'n Node, k: &str) -> Option<&'n Node> {
-    x.get(k).filter(|v| !matches!(v.value, Value::Null))
-}
-
 fn json_text(n: &Node) -> String {
     n.to_json().to_string()
-}
-
-fn compare_field(
-    c: &mut Ctx,
-    version: &str,
-    path: &str,
-    o: &Node,
-    osegs: &[Seg],
-    n: &Node,
-    nsegs: &[Seg],
-) {
-    let at_n = |k: &str| with(nsegs, &[k]);
-    let at_o = |k: &str| with(osegs, &[k]);
-    let here = format!("version {version}: field {path}");
-    // type
-    let (ot, nt) = (
-        str_of(o.get("type")).unwrap_or(""),
-        str_of(n.get("type")).unwrap_or(""),
-    );
-    if ot != nt {
-        c.emit(
-            "crd-upgrade-type-changed",
-            format!("{here}: type changed from {ot:?} to {nt:?}"),
-            &at_n("type"),
-            &at_o("type"),
-        );
-    }
-    // required
-    let names = |x: &Node| -> BTreeSet<String> {
-        match x.get("required").map(|r| &r.value) {
-            Some(Value::Seq(items)) => items
-                .iter()
-                .filter_map(|i| i.as_str().map(String::from))
-                .collect(),
-            _ => BTreeSet::new(),
-        }
-    };
-    let added: Vec<String> = names(n).difference(&names(o)).cloned().collect();
-    if !added.is_empty() {
-        c.emit(
-            "crd-upgrade-required-added",
-            format!("{here}: new required fields {}", added.join(", ")),
-            &at_n("required"),
-            &at_o("required"),
-        );
-    }
-    // default
-    match (present(o, "default"), present(n, "default")) {
-        (None, Some(d)) => c.emit(
-            "crd-upgrade-default-changed",
-            format!(
-                "{here}: default {} added where there was none",
-                json_text(d)
-            ),
-            &at_n("default"),
-            osegs,
-        ),
-        (Some(d), None) => c.emit(
-            "crd-upgrade-default-changed",
-            format!("{here}: default {} removed", json_text(d)),
-            nsegs,
-            &at_o("default"),
-        ),
-        (Some(a), Some(b)) if a.to_json() != b.to_json() => c.emit(
-            "crd-upgrade-default-changed",
-            format!(
-                "{here}: default changed from {} to {}",
-                json_text(a),
-                json_text(b)
-            ),
-            &at_n("default"),
-            &at_o("default"),
-        ),
-        _ => {}
-    }
-    // enum
-    let enums = |x: &Node| -> Vec<String> {
-        match x.get("enum").map(|r| &r.value) {
-            Some(Value::Seq(items)) => items.iter().map(json_text).collect(),
-            _ => Vec::new(),
-        }
-    };
-    let (oe, ne) = (enums(o), enums(n));
-    if oe.is_empty() && !ne.is_empty() {
-        c.emit(
-            "crd-upgrade-enum-restricted",
-            format!(
-                "{here}: enum [{}] added where any value was allowed",
-                ne.join(", ")
-            ),
-            &at_n("enum"),
-            osegs,
-        );
-    } else {
-        let gone: Vec<&String> = oe.iter().filter(|v| !ne.contains(v)).collect();
-        if !gone.is_empty() {
-            c.emit(
-                "crd-upgrade-enum-restricted",
-                format!(
-                    "{here}: enum values {} removed",
-                    gone.iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                &at_n("enum"),
-                &at_o("enum"),
-            );
-        }
-    }
-    // bounds: (key, rule, upper bound?)
-    for (key, rule, upper) in [
-        ("maximum", "crd-upgrade-maximum-tightened", true),
-        ("minimum", "crd-upgrade-minimum-tightened", false),
-        ("maxLength", "crd-upgrade-max-length-tightened", true),
-        ("minLength", "crd-upgrade-min-length-tightened", false),
-        ("maxItems", "crd-upgrade-max-items-tightened", true),
-        ("minItems", "crd-upgrade-min-items-tightened", false),
-        (
-            "maxProperties",
-            "crd-upgrade-max-properties-tightened",
-            true,
-        ),
-        (
-            "minProperties",
-            "crd-upgrade-min-properties-tightened",
-            false,
-        ),
-    ] {
-        let (a, b) = (number(o.get(key)), number(n.get(key)));
-        let msg = match (a, b) {
-            (None, Some(b)) => Some(format!("{key} {b} added where there was none")),
-            (Some(a), Some(b)) if (upper && b < a) || (!upper && b > a) => Some(format!(
-                "{key} {} from {a} to {b}",
-                if upper { "decreased" } else { "increased" }
-            )),
-            _ => None,
-        };
-        if let Some(msg) = msg {
-            c.emit(rule, format!("{here}: {msg}"), &at_n(key), &at_o(key));
-        }
-    }
-    // pattern
-    let (op, np) = (str_of(o.get("pattern")), str_of(n.get("pattern")));
-    if op != np {
-        let msg = match (op, np) {
-            (None, Some(p)) => format!("pattern {p:?} added"),
-            (Some(p), None) => format!("pattern {p:?} removed"),
-            (Some(a), Some(b)) => format!("pattern changed from {a:?} to {b:?}"),
-            (None, None) => String::new(),
-        };
-        c.emit(
-            "crd-upgrade-pattern-changed",
-            format!("{here}: {msg}"),
-            &at_n("pattern"),
-            &at_o("pattern"),
-        );
-    }
-    // nullable
-    let (on, nn) = (
-        bool_of(o.get("nullable")).unwrap_or(false),
-        bool_of(n.get("nullable")).unwrap_or(false),
-    );
-    if on != nn {
-        c.emit(
-            "crd-upgrade-nullable-changed",
-            format!("{here}: nullable changed from {on} to {nn}"),
-            &at_n("nullable"),
-            &at_o("nullable"),
-        );
-    }
 }
 
 // ---- for `graph path`: one edge, and what it adds safely ----
@@ -824,7 +764,7 @@ fn compare_field(
 /// [`compare_dirs`] with the upgrade named by `label` in messages.
 pub fn compare_dirs_labelled(old: &Path, new: &Path, label: &str) -> Vec<Finding> {
     match (BundleCrds::read(old), BundleCrds::read(new)) {
-        (Ok(o), Ok(n)) => compare_bundles(&o, &n, label),
+        (Ok(o), Ok(n)) => compare_bundles(&o, &n, label, CrdChecks::OlmV1),
         (Err(e), _) => vec![uncomparable(label, &e.to_string(), old)],
         (_, Err(e)) => vec![uncomparable(label, &e.to_string(), new)],
     }
@@ -879,8 +819,8 @@ pub fn safe_changes_dirs(old: &Path, new: &Path) -> Result<Vec<String>, super::E
                 continue;
             };
             let (mut of, mut nf) = (BTreeMap::new(), BTreeMap::new());
-            flatten(os, osegs.clone(), "^".into(), &mut of);
-            flatten(ns, nsegs.clone(), "^".into(), &mut nf);
+            crd_schema::flatten(os, osegs.clone(), "^".into(), &mut of);
+            crd_schema::flatten(ns, nsegs.clone(), "^".into(), &mut nf);
             let mut added: Vec<&String> = Vec::new();
             for path in nf.keys() {
                 if of.contains_key(path)
@@ -970,7 +910,7 @@ mod tests {
 
     fn rules(old: &str, new: &str) -> Vec<String> {
         let mut out = Vec::new();
-        compare_crds(&crd(old), &crd(new), "t", &mut out);
+        compare_crds(&crd(old), &crd(new), "t", CrdChecks::OlmV1, &mut out);
         out.into_iter().map(|f| f.rule).collect()
     }
 

@@ -153,16 +153,25 @@ fn rewrite_hyphens(text: &str) -> String {
 }
 
 impl Constraint {
-    /// Parses a constraint; the error says which part is wrong, as
-    /// Masterminds does (`improper constraint: X`).
+    /// Parses a constraint; the error says which part is wrong, in the
+    /// words of the Masterminds/semver operator-controller pins (v3.5.0:
+    /// `improper constraint: "X"`, the OR group quoted as Go's `%q` does;
+    /// at most 512 bytes and 32 OR groups).
     pub fn parse(text: &str) -> Result<Constraint, String> {
+        if text.len() > 512 {
+            return Err("constraint string is too long (max 512 bytes)".into());
+        }
         let rewritten = rewrite_hyphens(text);
+        if rewritten.split("||").count() > 32 {
+            return Err("too many constraint groups (max 32)".into());
+        }
+        let improper = |seg: &str| format!("improper constraint: {seg:?}");
         let mut groups = Vec::new();
         for seg in rewritten.split("||") {
             let mut group = Vec::new();
             let mut rest = seg.trim();
             if rest.is_empty() {
-                return Err(format!("improper constraint: {seg}"));
+                return Err(improper(seg));
             }
             while !rest.is_empty() {
                 let op = OPS
@@ -172,14 +181,14 @@ impl Constraint {
                     .unwrap_or("");
                 let after = rest[op.len()..].trim_start();
                 let Some((parts, pre, _build, tail)) = read_version(after) else {
-                    return Err(format!("improper constraint: {}", seg.trim()));
+                    return Err(improper(seg));
                 };
                 group.push(comparator(op, parts, pre)?);
                 let t = tail.trim_start();
                 let t = t.strip_prefix(',').map(str::trim_start).unwrap_or(t);
                 if t.len() == tail.len() && !t.is_empty() {
                     // No separator after the version.
-                    return Err(format!("improper constraint: {}", seg.trim()));
+                    return Err(improper(seg));
                 }
                 rest = t;
             }

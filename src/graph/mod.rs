@@ -20,6 +20,7 @@
 mod bundle_dir;
 pub mod checks;
 pub mod crd_safety;
+mod crd_schema;
 pub mod draw;
 mod error;
 pub mod load;

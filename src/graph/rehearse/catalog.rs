@@ -371,3 +371,69 @@ impl Catalog {
         out
     }
 }
+
+// ---- ClusterCatalogs (OLM v1) and the `NAME=...` command-line forms ----
+
+/// The label every ClusterCatalog carries with its own name
+/// (operator-controller sets it; selectors often use it).
+pub const CATALOG_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
+
+/// A ClusterCatalog as OLM v1 resolves across them: its name, priority
+/// (`spec.priority`, higher wins), labels (with
+/// [`CATALOG_NAME_LABEL`]) and content.
+#[derive(Clone, Debug)]
+pub struct ClusterCatalog<'a> {
+    /// `metadata.name`.
+    pub name: String,
+    /// `spec.priority` (default 0).
+    pub priority: i32,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// What it serves.
+    pub catalog: &'a Catalog,
+}
+
+impl<'a> ClusterCatalog<'a> {
+    /// A catalog named `name`, priority 0, with only its name label.
+    pub fn new(name: &str, catalog: &'a Catalog) -> ClusterCatalog<'a> {
+        let mut labels = BTreeMap::new();
+        labels.insert(CATALOG_NAME_LABEL.to_string(), name.to_string());
+        ClusterCatalog {
+            name: name.to_string(),
+            priority: 0,
+            labels,
+            catalog,
+        }
+    }
+}
+
+/// Splits `NAME=REST` (`--catalog NAME=SOURCE`, `--catalog-priority
+/// NAME=N`, `--catalog-labels NAME=k=v,...`); the error names the flag.
+pub fn split_named<'s>(flag: &str, arg: &'s str) -> Result<(&'s str, &'s str), String> {
+    match arg.split_once('=') {
+        Some((name, rest)) if !name.is_empty() => Ok((name, rest)),
+        _ => Err(format!("{flag} {arg:?}: expected NAME=VALUE")),
+    }
+}
+
+/// `--catalog-priority NAME=N`.
+pub fn parse_priority(arg: &str) -> Result<(String, i32), String> {
+    let (name, n) = split_named("--catalog-priority", arg)?;
+    let n: i32 = n.trim().parse().map_err(|e| {
+        format!("--catalog-priority {arg:?}: the priority must be an integer ({e})")
+    })?;
+    Ok((name.to_string(), n))
+}
+
+/// `--catalog-labels NAME=k=v,k2=v2`.
+pub fn parse_labels(arg: &str) -> Result<(String, BTreeMap<String, String>), String> {
+    let (name, rest) = split_named("--catalog-labels", arg)?;
+    let mut labels = BTreeMap::new();
+    for kv in rest.split(',').filter(|s| !s.trim().is_empty()) {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(format!("--catalog-labels {arg:?}: {kv:?} is not KEY=VALUE"));
+        };
+        labels.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok((name.to_string(), labels))
+}

@@ -20,13 +20,18 @@
 
 mod catalog;
 mod request;
+mod selector;
 mod v0;
 mod v1;
 
-pub use catalog::{CatBundle, Catalog, Gvk, Requirement};
+pub use catalog::{
+    parse_labels, parse_priority, split_named, CatBundle, Catalog, ClusterCatalog, Gvk,
+    Requirement, CATALOG_NAME_LABEL,
+};
 pub use request::{ClusterExtension, InstalledCsv, Subscription};
+pub use selector::LabelSelector;
 pub use v0::{rehearse_subscription, rehearse_subscriptions};
-pub use v1::rehearse_cluster_extension;
+pub use v1::{rehearse_cluster_extension, rehearse_cluster_extension_in};
 
 use super::successors::Olm;
 use super::EdgeKind;
@@ -44,7 +49,8 @@ pub struct Placed {
     /// Its version.
     pub version: String,
     /// The channel it comes from (OLM v1: the first selected channel that
-    /// lists it; empty when it is in none).
+    /// lists it; empty when it is in none; with several ClusterCatalogs,
+    /// followed by `(catalog NAME)`).
     pub channel: String,
     /// For a dependency: the bundle that needs it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,8 +119,13 @@ pub struct Rehearsal {
     pub passed_over: Vec<PassedOver>,
     /// Every upgrade after, in order.
     pub upgrades: Vec<Upgrade>,
-    /// Why it stops (or why nothing installs).
+    /// Why it stops (or why nothing installs). OLM v1: when nothing
+    /// installs, operator-controller's own error text, word for word.
     pub end: String,
+    /// What explains `end` (the versions or channels there are), kept out
+    /// of `end` so that it stays OLM's text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// Notes: approval, refused upgrades, what is not modelled.
     pub notes: Vec<String>,
 }
@@ -143,6 +154,9 @@ pub fn render_text(r: &Rehearsal) -> String {
     }
     if !r.installable {
         out.push_str(&format!("  not installable: {}\n", r.end));
+        if let Some(h) = &r.hint {
+            out.push_str(&format!("  hint: {h}\n"));
+        }
         for n in &r.notes {
             out.push_str(&format!("  note: {n}\n"));
         }

@@ -88,6 +88,10 @@ pub struct ClusterExtension {
     pub channels: Vec<String>,
     /// `upgradeConstraintPolicy`: `CatalogProvided` (default) or `SelfCertified`.
     pub upgrade_constraint_policy: String,
+    /// `selector`: a label selector on ClusterCatalogs, as written
+    /// (validated when resolving, as operator-controller does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Value>,
 }
 
 fn read_yaml(text: &str, file: &Path) -> Result<Value, String> {
@@ -242,6 +246,7 @@ impl ClusterExtension {
             version: at("version")?,
             channels,
             upgrade_constraint_policy: at("upgradeConstraintPolicy")?,
+            selector: node.get("selector").filter(|s| !s.is_null()).cloned(),
         };
         if ce.package.is_empty() {
             return Err(format!(

@@ -854,6 +854,7 @@ pub fn rehearse_subscriptions(
         passed_over: Vec::new(),
         upgrades: Vec::new(),
         end: String::new(),
+        hint: None,
         notes: Vec::new(),
     };
     // The cluster: every --installed CSV and every status.installedCSV.

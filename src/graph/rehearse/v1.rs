@@ -1,13 +1,22 @@
-//! OLM v1: a ClusterExtension's install and upgrades (see the module above
-//! for the rules).
+//! OLM v1: a ClusterExtension's install and upgrades across one or more
+//! ClusterCatalogs (see the module above for the rules), resolved as
+//! operator-controller's `resolve.CatalogResolver.Resolve` does on every
+//! reconcile: the catalogs its `selector` picks, in each the most preferred
+//! bundle the channels, version range and (once installed) successor rule
+//! admit; a non-deprecated pick beats deprecated ones, then the highest
+//! `spec.priority`; two picks left at the same priority are an error that
+//! names the catalogs. Failures are operator-controller's error text
+//! (`resolutionError`), with our explanation apart as a hint.
 
 use semver::Version;
 
-use super::catalog::{CatBundle, Catalog};
+use super::catalog::{CatBundle, Catalog, ClusterCatalog};
+use super::selector::LabelSelector;
 use super::v0::names_list;
 use super::{ClusterExtension, Placed, Rehearsal, Upgrade};
+use crate::graph::masterminds::Constraint;
 use crate::graph::successors::{self, Olm};
-use crate::graph::PackageGraph;
+use crate::graph::{Channel, PackageGraph};
 use crate::semver_range as range;
 
 /// The channels of `g` that list bundle `name`, among `selected` (all when
@@ -31,7 +40,269 @@ fn v1_refusal(b: &CatBundle) -> Option<String> {
     })
 }
 
-/// Rehearses a ClusterExtension against a catalog under OLM v1's rules.
+/// The installed bundle: name, version as written, parsed version.
+#[derive(Clone, Debug)]
+struct Installed {
+    name: String,
+    raw: String,
+    version: Option<Version>,
+}
+
+/// A resolution's pick: which catalog, which bundle.
+#[derive(Clone, Debug)]
+struct Pick {
+    cat: usize,
+    bundle: String,
+}
+
+/// A resolution that fails: operator-controller's text and our hint.
+struct Fail {
+    end: String,
+    hint: Option<String>,
+}
+
+/// One ClusterExtension against the selected catalogs.
+struct Resolver<'c, 'a> {
+    cats: Vec<&'c ClusterCatalog<'a>>,
+    ce: &'c ClusterExtension,
+    constraint: Option<Constraint>,
+    self_certified: bool,
+    /// Every catalog given, for hints.
+    all: Vec<String>,
+}
+
+impl Resolver<'_, '_> {
+    fn graph(&self, cat: usize) -> Option<&PackageGraph> {
+        self.cats[cat].catalog.graphs.get(&self.ce.package)
+    }
+
+    fn selected<'g>(&self, g: &'g PackageGraph) -> Vec<&'g Channel> {
+        g.channels
+            .iter()
+            .filter(|c| self.ce.channels.is_empty() || self.ce.channels.contains(&c.name))
+            .collect()
+    }
+
+    fn in_scope(&self, sel: &[&Channel], name: &str) -> bool {
+        self.ce.channels.is_empty() || sel.iter().any(|c| c.entry(name).is_some())
+    }
+
+    fn in_range(&self, g: &PackageGraph, name: &str) -> bool {
+        self.constraint
+            .as_ref()
+            .is_none_or(|c| g.version(name).is_some_and(|v| c.admits(v)))
+    }
+
+    /// The candidates of one catalog, most preferred first.
+    fn candidates<'g>(&self, g: &'g PackageGraph, installed: Option<&Installed>) -> Vec<&'g str> {
+        let sel = self.selected(g);
+        let succ: Vec<String> = match installed {
+            Some(i) if !self.self_certified => {
+                successors::v1_successors(g, &sel, &i.name, i.version.as_ref())
+                    .into_iter()
+                    .map(|c| c.name)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut pool: Vec<&str> = g
+            .bundles
+            .keys()
+            .map(String::as_str)
+            .filter(|n| self.in_scope(&sel, n) && self.in_range(g, n))
+            .filter(|n| match installed {
+                Some(i) if !self.self_certified => {
+                    succ.iter().any(|s| s == n)
+                        || (i.version.is_some() && g.version(n) == i.version.as_ref())
+                }
+                _ => true,
+            })
+            .collect();
+        successors::sort_v1(g, &mut pool, |n| n);
+        pool
+    }
+
+    /// One reconcile's resolution (`CatalogResolver.Resolve`).
+    fn resolve(&self, installed: Option<&Installed>) -> Result<Pick, Fail> {
+        // (catalog, bundle, deprecated)
+        let mut found: Vec<(usize, String, bool)> = Vec::new();
+        for cat in 0..self.cats.len() {
+            let Some(g) = self.graph(cat) else {
+                continue;
+            };
+            let pool = self.candidates(g, installed);
+            let Some(first) = pool.first() else {
+                continue;
+            };
+            let deprecated = g.deprecated.bundles.contains(*first);
+            if let Some(last) = found.last() {
+                if deprecated && !last.2 {
+                    continue;
+                } else if !deprecated && last.2 {
+                    found.clear();
+                }
+            }
+            found.push((cat, first.to_string(), deprecated));
+        }
+        if found.len() > 1 {
+            found.sort_by_key(|f| std::cmp::Reverse(self.cats[f.0].priority));
+            if self.cats[found[0].0].priority != self.cats[found[1].0].priority {
+                found.truncate(1);
+            }
+        }
+        if found.len() == 1 {
+            let (cat, bundle, _) = found.remove(0);
+            return Ok(Pick { cat, bundle });
+        }
+        // operator-controller's resolutionError.
+        let mut end = String::new();
+        if let Some(i) = installed {
+            end.push_str(&format!(
+                "error upgrading from currently installed version {:?}: ",
+                i.raw
+            ));
+        }
+        end.push_str(&format!(
+            "{} for package {:?}",
+            if found.len() > 1 {
+                "found bundles"
+            } else {
+                "no bundles found"
+            },
+            self.ce.package
+        ));
+        if !self.ce.version.is_empty() {
+            end.push_str(&format!(" matching version {:?}", self.ce.version));
+        }
+        if !self.ce.channels.is_empty() {
+            end.push_str(&format!(" in channels [{}]", self.ce.channels.join(" ")));
+        }
+        let mut names: Vec<&str> = found.iter().map(|f| self.cats[f.0].name.as_str()).collect();
+        names.sort();
+        if names.len() > 1 {
+            end.push_str(&format!(
+                " in multiple catalogs with the same priority [{}]",
+                names.join(" ")
+            ));
+        }
+        let hint = if found.len() > 1 {
+            Some(format!(
+                "OLM v1 does not choose between ClusterCatalogs of equal spec.priority ({}): raise one's priority (--catalog-priority NAME=N) or narrow spec.source.catalog.selector",
+                found
+                    .iter()
+                    .map(|f| format!("{} {}", self.cats[f.0].name, f.1))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        } else {
+            self.explain(installed)
+        };
+        Err(Fail { end, hint })
+    }
+
+    /// Why nothing was found, in words (the hint).
+    fn explain(&self, installed: Option<&Installed>) -> Option<String> {
+        if self.cats.is_empty() {
+            return Some(format!(
+                "no ClusterCatalog matches spec.source.catalog.selector (catalogs: {})",
+                names_list(&self.all.iter().map(String::as_str).collect::<Vec<_>>())
+            ));
+        }
+        let with_pkg: Vec<usize> = (0..self.cats.len())
+            .filter(|c| self.graph(*c).is_some())
+            .collect();
+        let Some(&cat) = with_pkg.first() else {
+            if self.cats.len() == 1 {
+                let pkgs: Vec<&str> = self.cats[0]
+                    .catalog
+                    .graphs
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                return Some(format!(
+                    "the catalog has no package {} (packages: {})",
+                    self.ce.package,
+                    names_list(&pkgs)
+                ));
+            }
+            return Some(format!(
+                "no selected catalog has package {}",
+                self.ce.package
+            ));
+        };
+        let g = self.graph(cat)?;
+        let sel = self.selected(g);
+        if let Some(i) = installed {
+            let stay = if i.version.is_some() {
+                " or stays on its version"
+            } else {
+                ""
+            };
+            return Some(format!(
+                "OLM v1 moves only to a successor of the installed {} (replaces, skips, skipRange in the selected channels){stay}; none is in the version range and channels (upgradeConstraintPolicy: SelfCertified lifts this)",
+                i.name
+            ));
+        }
+        if self.ce.channels.iter().any(|c| g.channel(c).is_none()) {
+            let names: Vec<&str> = g.channels.iter().map(|c| c.name.as_str()).collect();
+            return Some(format!("the package has channels {}", names_list(&names)));
+        }
+        let mut vs: Vec<&Version> = g
+            .bundles
+            .keys()
+            .filter(|n| self.in_scope(&sel, n))
+            .filter_map(|n| g.version(n))
+            .collect();
+        vs.sort_by(|a, b| range::compare(a, b));
+        let vs: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+        Some(format!(
+            "the {} has versions {}",
+            if self.ce.channels.is_empty() {
+                "package"
+            } else {
+                "selected channels"
+            },
+            names_list(&vs.iter().map(String::as_str).collect::<Vec<_>>())
+        ))
+    }
+
+    fn bundle(&self, p: &Pick) -> Option<&CatBundle> {
+        self.cats[p.cat].catalog.bundle(&self.ce.package, &p.bundle)
+    }
+
+    fn version_text(&self, p: &Pick) -> String {
+        self.cats[p.cat]
+            .catalog
+            .version_text(&self.ce.package, &p.bundle)
+    }
+
+    fn installed(&self, p: &Pick) -> Installed {
+        Installed {
+            name: p.bundle.clone(),
+            raw: self.version_text(p),
+            version: self
+                .graph(p.cat)
+                .and_then(|g| g.version(&p.bundle))
+                .cloned(),
+        }
+    }
+
+    /// `channel` of a Placed/Upgrade: the channel, and the catalog when
+    /// there are several.
+    fn channel_label(&self, p: &Pick, channel: String) -> String {
+        if self.all.len() > 1 {
+            if channel.is_empty() {
+                format!("catalog {}", self.cats[p.cat].name)
+            } else {
+                format!("{channel} (catalog {})", self.cats[p.cat].name)
+            }
+        } else {
+            channel
+        }
+    }
+}
+
+/// Rehearses a ClusterExtension against one catalog under OLM v1's rules.
 /// With `installed` (a version or bundle name of the package), the
 /// ClusterExtension has that bundle installed already (say, before its
 /// `version` or the catalog changed) and the rehearsal reconciles from it.
@@ -40,31 +311,52 @@ pub fn rehearse_cluster_extension(
     ce: &ClusterExtension,
     installed: Option<&str>,
 ) -> Rehearsal {
+    rehearse_cluster_extension_in(&[ClusterCatalog::new(&cat.source, cat)], ce, installed)
+}
+
+/// [`rehearse_cluster_extension`] across several ClusterCatalogs, as a
+/// cluster resolves: `spec.source.catalog.selector` picks among them by
+/// their labels, then priorities and deprecations decide (see the module
+/// documentation).
+pub fn rehearse_cluster_extension_in(
+    cats: &[ClusterCatalog],
+    ce: &ClusterExtension,
+    installed: Option<&str>,
+) -> Rehearsal {
     let mut r = Rehearsal {
         olm: Olm::V1,
         kind: "ClusterExtension".into(),
         name: ce.name.clone(),
         package: ce.package.clone(),
-        catalog: cat.source.clone(),
+        catalog: if cats.len() == 1 {
+            cats[0].catalog.source.clone()
+        } else {
+            cats.iter()
+                .map(|c| format!("{} ({})", c.name, c.catalog.source))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
         installable: false,
         install: Vec::new(),
         already_installed: false,
         passed_over: Vec::new(),
         upgrades: Vec::new(),
         end: String::new(),
+        hint: None,
         notes: Vec::new(),
     };
-    let mut describe = format!("no bundles found for package {:?}", ce.package);
-    if !ce.version.is_empty() {
-        describe.push_str(&format!(" matching version {:?}", ce.version));
-    }
-    if !ce.channels.is_empty() {
-        describe.push_str(&format!(" in channels [{}]", ce.channels.join(" ")));
-    }
+    // The selector first, then the version range, as Resolve checks them.
+    let selector = match ce.selector.as_ref().map(LabelSelector::parse).transpose() {
+        Ok(s) => s.unwrap_or_default(),
+        Err(e) => {
+            r.end = format!("desired catalog selector is invalid: {e}");
+            return r;
+        }
+    };
     let constraint = if ce.version.is_empty() {
         None
     } else {
-        match crate::graph::masterminds::Constraint::parse(&ce.version) {
+        match Constraint::parse(&ce.version) {
             Ok(c) => Some(c),
             Err(e) => {
                 r.end = format!("desired version range {:?} is invalid: {e}", ce.version);
@@ -72,116 +364,90 @@ pub fn rehearse_cluster_extension(
             }
         }
     };
-    let Some(g) = cat.graphs.get(&ce.package) else {
-        let pkgs: Vec<&str> = cat.graphs.keys().map(String::as_str).collect();
-        r.end = format!(
-            "{describe}: the catalog has no package {} (packages: {})",
-            ce.package,
-            names_list(&pkgs)
-        );
-        return r;
-    };
-    let selected: Vec<&crate::graph::Channel> = g
-        .channels
+    // The API server lists ClusterCatalogs by name.
+    let mut selected: Vec<&ClusterCatalog> = cats
         .iter()
-        .filter(|c| ce.channels.is_empty() || ce.channels.contains(&c.name))
+        .filter(|c| selector.matches(&c.labels))
         .collect();
-    let in_scope =
-        |name: &str| ce.channels.is_empty() || selected.iter().any(|c| c.entry(name).is_some());
-    let in_range = |name: &str| {
-        constraint
-            .as_ref()
-            .is_none_or(|c| g.version(name).is_some_and(|v| c.admits(v)))
+    selected.sort_by(|a, b| a.name.cmp(&b.name));
+    let v1 = Resolver {
+        cats: selected,
+        ce,
+        constraint,
+        self_certified: ce.upgrade_constraint_policy == "SelfCertified",
+        all: cats.iter().map(|c| c.name.clone()).collect(),
     };
-    let mut pool: Vec<&str> = g
-        .bundles
-        .keys()
-        .map(String::as_str)
-        .filter(|n| in_scope(n) && in_range(n))
-        .collect();
-    successors::sort_v1(g, &mut pool, |n| n);
+    // The installed bundle, when given: the first selected catalog that
+    // has it.
     let given = match installed {
         None => None,
-        Some(x) => match crate::graph::path::resolve(g, x) {
-            Ok((n, _)) if g.bundles.contains_key(&n) => Some(n),
-            _ => {
-                let mut vs: Vec<&Version> = g
-                    .bundles
-                    .values()
-                    .filter_map(|b| b.version.as_ref())
-                    .collect();
-                vs.sort_by(|a, b| range::compare(a, b));
-                r.end = format!(
-                    "installed {x} is not a bundle of package {} (versions: {})",
-                    g.package,
-                    vs.iter()
-                        .map(|v| v.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
+        Some(x) => {
+            let hit = (0..v1.cats.len()).find_map(|cat| {
+                let g = v1.graph(cat)?;
+                match crate::graph::path::resolve(g, x) {
+                    Ok((n, _)) if g.bundles.contains_key(&n) => Some(Pick { cat, bundle: n }),
+                    _ => None,
+                }
+            });
+            match hit {
+                Some(p) => Some(p),
+                None => {
+                    let mut vs: Vec<&Version> = (0..v1.cats.len())
+                        .filter_map(|c| v1.graph(c))
+                        .flat_map(|g| g.bundles.values().filter_map(|b| b.version.as_ref()))
+                        .collect();
+                    vs.sort_by(|a, b| range::compare(a, b));
+                    vs.dedup();
+                    r.end = format!(
+                        "installed {x} is not a bundle of package {} (versions: {})",
+                        ce.package,
+                        vs.iter()
+                            .map(|v| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    return r;
+                }
+            }
+        }
+    };
+    let first = match given.clone() {
+        Some(p) => p,
+        None => match v1.resolve(None) {
+            Ok(p) => p,
+            Err(f) => {
+                r.end = f.end;
+                r.hint = f.hint;
                 return r;
             }
         },
     };
-    let Some(first) = given
-        .clone()
-        .or_else(|| pool.first().map(|s| s.to_string()))
-    else {
-        let scoped: Vec<&str> = g
-            .bundles
-            .keys()
-            .map(String::as_str)
-            .filter(|n| in_scope(n))
-            .collect();
-        let why = if ce.channels.iter().any(|c| g.channel(c).is_none()) {
-            let names: Vec<&str> = g.channels.iter().map(|c| c.name.as_str()).collect();
-            format!("the package has channels {}", names_list(&names))
-        } else {
-            let mut vs: Vec<&Version> = scoped.iter().filter_map(|n| g.version(n)).collect();
-            vs.sort_by(|a, b| range::compare(a, b));
-            format!(
-                "the {} has versions {}",
-                if ce.channels.is_empty() {
-                    "package"
-                } else {
-                    "selected channels"
-                },
-                names_list(
-                    &vs.iter()
-                        .map(|v| v.to_string())
-                        .collect::<Vec<_>>()
-                        .iter()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                )
-            )
-        };
-        r.end = format!("{describe}: {why}");
-        return r;
-    };
-    if let Some(why) = cat
-        .bundle(&g.package, &first)
+    if let Some(why) = v1
+        .bundle(&first)
         .and_then(v1_refusal)
         .filter(|_| given.is_none())
     {
-        r.end = format!("validating bundle {first:?}: {why}");
+        r.end = format!("validating bundle {:?}: {why}", first.bundle);
         r.notes.push(
             "OLM v1 does not resolve dependencies: a bundle that declares any is refused".into(),
         );
         return r;
     }
     r.installable = true;
+    let chan = v1
+        .graph(first.cat)
+        .map(|g| channel_of(g, &ce.channels, &first.bundle))
+        .unwrap_or_default();
     r.install.push(Placed {
-        bundle: first.clone(),
-        package: g.package.clone(),
-        version: cat.version_text(&g.package, &first),
-        channel: channel_of(g, &ce.channels, &first),
+        bundle: first.bundle.clone(),
+        package: ce.package.clone(),
+        version: v1.version_text(&first),
+        channel: v1.channel_label(&first, chan),
         required_by: None,
         requirement: None,
     });
     r.already_installed = given.is_some();
-    let self_certified = ce.upgrade_constraint_policy == "SelfCertified";
-    if self_certified {
+    if v1.self_certified {
         r.notes.push(
             "upgradeConstraintPolicy SelfCertified: no successor rule; OLM v1 installs the highest version the filters admit and moves to any other the catalog later offers".into(),
         );
@@ -194,65 +460,77 @@ pub fn rehearse_cluster_extension(
             r.notes.push("stopped after 500 upgrades".into());
             break;
         }
-        let succ = if self_certified {
-            Vec::new()
-        } else {
-            successors::v1_successors(g, &selected, &cur, g.version(&cur))
+        let inst = v1.installed(&cur);
+        let next = match v1.resolve(Some(&inst)) {
+            Ok(p) => p,
+            Err(f) => {
+                // OLM's resolve fails: the ClusterExtension cannot reach
+                // (or keep) a bundle the filters admit.
+                r.installable = false;
+                r.end = f.end;
+                r.hint = f.hint;
+                return r;
+            }
         };
-        let mut cands: Vec<&str> = succ
-            .iter()
-            .map(|c| c.name.as_str())
-            .filter(|n| in_scope(n) && in_range(n))
-            .collect();
-        if self_certified {
-            cands = pool.clone();
-        }
-        // Staying is always allowed (the installed version, in scope).
-        if in_scope(&cur) && in_range(&cur) && !cands.contains(&cur.as_str()) {
-            cands.push(&cur);
-        }
-        successors::sort_v1(g, &mut cands, |n| n);
-        let Some(next) = cands.first().map(|s| s.to_string()) else {
-            r.end = format!(
-                "error upgrading from currently installed version {:?}: {describe}",
-                cat.version_text(&g.package, &cur)
-            );
-            return r;
-        };
-        if next == cur {
-            let deprecated_succ: Vec<&str> = succ
-                .iter()
-                .map(|c| c.name.as_str())
-                .filter(|n| in_scope(n) && in_range(n) && *n != cur)
-                .collect();
-            r.end = if deprecated_succ.is_empty() {
-                format!("{cur} has no successor the filters admit; OLM v1 keeps it")
+        if next.bundle == cur.bundle {
+            let g = v1.graph(next.cat);
+            let deprecated_succ: Vec<String> = g
+                .map(|g| {
+                    let sel = v1.selected(g);
+                    successors::v1_successors(g, &sel, &cur.bundle, inst.version.as_ref())
+                        .into_iter()
+                        .map(|c| c.name)
+                        .filter(|n| v1.in_scope(&sel, n) && v1.in_range(g, n))
+                        .collect()
+                })
+                .unwrap_or_default();
+            r.end = if deprecated_succ.is_empty() || v1.self_certified {
+                format!(
+                    "{} has no successor the filters admit; OLM v1 keeps it",
+                    cur.bundle
+                )
             } else {
                 format!(
-                    "OLM v1 keeps {cur}: its successors ({}) are deprecated or not higher",
+                    "OLM v1 keeps {}: its successors ({}) are deprecated or not higher",
+                    cur.bundle,
                     deprecated_succ.join(", ")
                 )
             };
             break;
         }
-        if let Some(why) = cat.bundle(&g.package, &next).and_then(v1_refusal) {
-            r.end = format!("the upgrade {cur} -> {next} fails: validating bundle {next:?}: {why}");
+        if let Some(why) = v1.bundle(&next).and_then(v1_refusal) {
+            r.end = format!(
+                "the upgrade {} -> {} fails: validating bundle {:?}: {why}",
+                cur.bundle, next.bundle, next.bundle
+            );
             r.notes.push(
                 "OLM v1 does not resolve dependencies: a bundle that declares any is refused"
                     .into(),
             );
             break;
         }
-        let edge = succ.iter().find(|c| c.name == next);
+        let edge = if v1.self_certified {
+            None
+        } else {
+            v1.graph(next.cat).and_then(|g| {
+                let sel = v1.selected(g);
+                successors::v1_successors(g, &sel, &cur.bundle, inst.version.as_ref())
+                    .into_iter()
+                    .find(|c| c.name == next.bundle)
+            })
+        };
+        let chan = edge.as_ref().map(|c| c.channel.clone()).unwrap_or_else(|| {
+            v1.graph(next.cat)
+                .map(|g| channel_of(g, &ce.channels, &next.bundle))
+                .unwrap_or_default()
+        });
         r.upgrades.push(Upgrade {
             round,
-            package: g.package.clone(),
-            from: cur.clone(),
-            to: next.clone(),
+            package: ce.package.clone(),
+            from: cur.bundle.clone(),
+            to: next.bundle.clone(),
             kind: edge.map(|c| c.kind),
-            channel: edge
-                .map(|c| c.channel.clone())
-                .unwrap_or_else(|| channel_of(g, &ce.channels, &next)),
+            channel: v1.channel_label(&next, chan),
             new_dependencies: Vec::new(),
             passed_over: Vec::new(),
         });
