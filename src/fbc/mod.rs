@@ -340,13 +340,18 @@ impl DeclarativeConfig {
                 kind_of(&obj)
             )));
         };
+        // The schema, when it is a string, names the object in messages.
+        let named = match obj.get("schema").and_then(Value::as_str) {
+            Some(s) if !s.is_empty() => format!("invalid {s} object: "),
+            _ => String::new(),
+        };
         let mut folded: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
         for k in map.keys() {
             folded.entry(k.to_lowercase()).or_default().push(k);
         }
         if let Some((f, keys)) = folded.iter().find(|(_, keys)| keys.len() > 1) {
             return Err(FbcError::InvalidObject(format!(
-                "duplicate keys for key {f:?}: {keys:?}"
+                "{named}duplicate keys for key {f:?}: {keys:?}"
             )));
         }
         for meta in ["schema", "package", "name"] {
@@ -354,7 +359,7 @@ impl DeclarativeConfig {
                 let v = &map[keys[0]];
                 if !v.is_string() {
                     return Err(FbcError::InvalidObject(format!(
-                        "expected value for key {:?} to be a string, got {}",
+                        "{named}expected value for key {:?} to be a string, got {}",
                         keys[0],
                         kind_of(v)
                     )));
