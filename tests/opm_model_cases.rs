@@ -1379,3 +1379,27 @@ fn golden_indexes_render_and_migrate_then_validate() {
         }
     }
 }
+
+/// `serve` refuses what `validate` refuses (opm's serve converts the
+/// catalog to its model too): a stranded bundle, which the registry's own
+/// checks let through, stops the load.
+#[test]
+fn serve_refuses_what_validate_refuses() {
+    let c = Catalog::of(&anakin_channel(json!([
+        {"name": "anakin.v0.0.1"},
+        {"name": "anakin.v0.0.2", "replaces": "anakin.v0.0.1"},
+        {"name": "anakin.v0.0.3", "skips": ["anakin.v0.0.2"]}
+    ])));
+    let e = olm_catalog::serve::CatalogSource::Fbc(c.dir.path().to_path_buf())
+        .load()
+        .err()
+        .expect("a stranded bundle must not load");
+    let text = olm_catalog::diag::with_causes(&e);
+    assert!(text.contains("stranded bundles: anakin.v0.0.1"), "{text}");
+    let valid = Catalog::of(&anakin_valid());
+    assert!(
+        olm_catalog::serve::CatalogSource::Fbc(valid.dir.path().to_path_buf())
+            .load()
+            .is_ok()
+    );
+}

@@ -83,19 +83,21 @@ impl DeclarativeConfig {
         for f in files {
             let text = super::read_catalog_file(&f)?;
             let file = sources.files.len();
-            let objects = located_objects(&text, &f)?;
+            let objects = located_objects(&text, &f).map_err(|e| super::not_content_hint(e, &f))?;
             for (obj, node, span) in objects {
                 let schema = obj
                     .get("schema")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string();
-                cfg.push_object(obj).map_err(|m| FbcError::Invalid {
-                    path: f.clone(),
-                    line: span.line,
-                    column: span.column,
-                    message: m.to_string(),
-                })?;
+                cfg.push_object(obj)
+                    .map_err(|m| FbcError::Invalid {
+                        path: f.clone(),
+                        line: span.line,
+                        column: span.column,
+                        message: m.to_string(),
+                    })
+                    .map_err(|e| super::not_content_hint(e, &f))?;
                 let src = |node| ObjectSource { file, node, span };
                 match schema.as_str() {
                     super::SCHEMA_PACKAGE => sources.packages.push(src(node)),

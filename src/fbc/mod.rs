@@ -443,9 +443,35 @@ impl DeclarativeConfig {
         let mut cfg = DeclarativeConfig::default();
         for f in files {
             let text = read_catalog_file(&f)?;
-            cfg.parse_str(&text, &f)?;
+            cfg.parse_str(&text, &f)
+                .map_err(|e| not_content_hint(e, &f))?;
         }
         Ok(cfg)
+    }
+}
+
+/// `e` with a hint when the file it is about is not named as JSON or YAML:
+/// such a file is catalog content to opm unless an `.indexignore`
+/// excludes it.
+pub(crate) fn not_content_hint(e: FbcError, file: &std::path::Path) -> FbcError {
+    let ext = file.extension().and_then(|x| x.to_str()).unwrap_or("");
+    match e {
+        FbcError::Invalid {
+            path,
+            line,
+            column,
+            message,
+        } if !matches!(ext, "json" | "yaml" | "yml") && !message.contains(".indexignore") => {
+            FbcError::Invalid {
+                path,
+                line,
+                column,
+                message: format!(
+                    "{message} (every file of a catalog is JSON or YAML content unless an .indexignore excludes it)"
+                ),
+            }
+        }
+        e => e,
     }
 }
 
