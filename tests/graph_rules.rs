@@ -820,11 +820,31 @@ fn render_template_detects_the_type_and_fills_the_package_from_the_head() {
 fn substitutes_template() {
     let file = common::fixtures().join("graph/substitutes.yaml");
     let text = std::fs::read_to_string(&file).expect("read");
-    let bundles = common::fixtures().join("graph/tree/pkg-capital");
+    // The substitute without its `release: 2`: opm v1.73.0 refuses a
+    // bundle with a release whose name is not <package>-v<version>-<release>
+    // (capital.v1.1.0), and the template validates its result.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let bundles = tmp.path().join("pkg-capital");
+    copy_dir(&common::fixtures().join("graph/tree/pkg-capital"), &bundles);
+    let csv = bundles.join("1.1.0/manifests/capital.clusterserviceversion.yaml");
+    let with_release = std::fs::read_to_string(&csv).expect("read");
+    std::fs::write(&csv, with_release.replace("  release: 2\n", "")).expect("write");
     let render = template::dir_renderer(&bundles);
     assert_eq!(
         template::detect_kind(&text, &file).expect("kind"),
         template::Kind::Substitutes
+    );
+    // With it, the result is refused as opm refuses it.
+    let e = template::render(
+        &text,
+        &file,
+        &template::dir_renderer(&common::fixtures().join("graph/tree/pkg-capital")),
+    )
+    .expect_err("release without a normalized name");
+    assert!(
+        e.to_string()
+            .contains("does not match normalized name \"capital-v1.1.0-2\""),
+        "{e}"
     );
     let cfg = template::render(&text, &file, &render).expect("renders");
     let entries: Vec<String> = cfg.channels[0]

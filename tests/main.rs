@@ -38,6 +38,7 @@ mod oci_registry;
 mod olm_v0_resolver_cases;
 mod olm_v1_crdify_cases;
 mod olm_v1_resolve_cases;
+mod opm_model_cases;
 mod ops;
 mod render_properties;
 mod serve_http;

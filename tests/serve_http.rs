@@ -163,8 +163,8 @@ fn write_catalog(dir: &Path) -> PathBuf {
         format!(
             "---\nschema: olm.package\nname: etcd\ndefaultChannel: alpha\ndescription: \"etcd <3 & friends. {long}\"\n\
              ---\nschema: olm.channel\npackage: etcd\nname: alpha\nentries:\n  - name: etcd.v0.9.2\n    replaces: etcd.v0.9.0\n  - name: etcd.v0.9.0\n\
-             ---\nschema: olm.bundle\npackage: etcd\nname: etcd.v0.9.0\nimage: quay.io/x/etcd@sha256:90\nproperties:\n  - type: olm.package\n    value: {{packageName: etcd, version: 0.9.0}}\n\
-             ---\nschema: olm.bundle\npackage: etcd\nname: etcd.v0.9.2\nimage: quay.io/x/etcd@sha256:92\nproperties:\n  - type: olm.package\n    value: {{packageName: etcd, version: 0.9.2}}\n  - type: example.weight\n    value: {{big: 12345678901234567890, f: 1.50, e: 1.0e+21}}\n"
+             ---\nschema: olm.bundle\npackage: etcd\nname: etcd.v0.9.0\nimage: quay.io/x/etcd:90\nproperties:\n  - type: olm.package\n    value: {{packageName: etcd, version: 0.9.0}}\n\
+             ---\nschema: olm.bundle\npackage: etcd\nname: etcd.v0.9.2\nimage: quay.io/x/etcd:92\nproperties:\n  - type: olm.package\n    value: {{packageName: etcd, version: 0.9.2}}\n  - type: example.weight\n    value: {{big: 12345678901234567890, f: 1.50, e: 1.0e+21}}\n"
         ),
     )
     .expect("write");
@@ -227,7 +227,7 @@ fn all_is_every_object_as_catalogd_stores_it() {
     assert!(lines[0].ends_with("\",\"name\":\"etcd\",\"schema\":\"olm.package\"}"));
     assert_eq!(
         lines[3],
-        "{\"image\":\"quay.io/x/etcd@sha256:92\",\"name\":\"etcd.v0.9.2\",\"package\":\"etcd\",\"properties\":[\
+        "{\"image\":\"quay.io/x/etcd:92\",\"name\":\"etcd.v0.9.2\",\"package\":\"etcd\",\"properties\":[\
          {\"type\":\"olm.package\",\"value\":{\"packageName\":\"etcd\",\"version\":\"0.9.2\"}},\
          {\"type\":\"example.weight\",\"value\":{\"big\":12345678901234567000,\"e\":1e+21,\"f\":1.5}}],\"schema\":\"olm.bundle\"}"
     );

@@ -585,10 +585,20 @@ impl MigrateArgs {
 
 /// `validate`.
 #[derive(Args)]
-#[command(after_help = "Example:\n  olm-catalog validate catalog/ -o json")]
+#[command(after_help = "Examples:\n  olm-catalog validate catalog/ -o json\n  \
+olm-catalog validate --strict catalog/\n\n\
+Errors are exactly what opm v1.73.0 refuses a catalog for; the checks opm does not make are \
+warnings, errors too with --strict. Every file under DIR is catalog content (JSON or YAML), \
+except .indexignore files and the files their gitignore-style patterns exclude. Exit codes: \
+0 no errors, 1 errors found, 2 usage or I/O failure. Rules: docs/validate.md.")]
 pub struct ValidateArgs {
     /// FBC directory
     pub dir: PathBuf,
+    /// Also fail on warnings: the checks opm does not make (an empty
+    /// related image, an icon without a media type, ...). Without it the
+    /// verdict is opm v1.73.0's.
+    #[arg(long)]
+    pub strict: bool,
     /// Output format of findings (--format is an older name). json and
     /// yaml carry `opm validate -o json|yaml`'s `passed` and
     /// `error.message` beside the findings report.
@@ -620,7 +630,10 @@ pub enum ValidateFormat {
 impl ValidateArgs {
     /// Runs `validate`.
     pub fn run(self) -> CmdResult {
-        let opts = ops::fbc::ValidateOptions { dir: self.dir };
+        let opts = ops::fbc::ValidateOptions {
+            dir: self.dir,
+            strict: self.strict,
+        };
         let reports = [ops::fbc::validate(&opts)?];
         let text = match self.format {
             ValidateFormat::Human => olm_catalog::diag::render_human(&reports, false),

@@ -58,12 +58,14 @@ pub fn package_groups(path: &Path) -> Result<Vec<FileGroup>, FbcError> {
     let mut parent: Vec<usize> = (0..files.len()).collect();
     let mut owner: HashMap<String, usize> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
-        let text = std::fs::read_to_string(f).map_err(|e| FbcError::Io {
+        let bytes = std::fs::read(f).map_err(|e| FbcError::Io {
             path: f.clone(),
             source: e,
         })?;
-        // A file that does not scan stays alone: reading it reports why.
-        for package in scan_packages(&text).unwrap_or_default() {
+        // A file that does not scan (or is not text) stays alone: reading
+        // it reports why.
+        let text = std::str::from_utf8(&bytes).ok();
+        for package in text.and_then(scan_packages).unwrap_or_default() {
             match owner.get(&package) {
                 Some(&j) => union(&mut parent, i, j),
                 None => {

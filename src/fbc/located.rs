@@ -81,24 +81,23 @@ impl DeclarativeConfig {
         let mut cfg = DeclarativeConfig::default();
         let mut sources = Sources::default();
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| FbcError::Io {
-                path: f.clone(),
-                source: e,
-            })?;
+            let text = super::read_catalog_file(&f)?;
             let file = sources.files.len();
-            let objects = located_objects(&text, &f)?;
+            let objects = located_objects(&text, &f).map_err(|e| super::not_content_hint(e, &f))?;
             for (obj, node, span) in objects {
                 let schema = obj
                     .get("schema")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string();
-                cfg.push_object(obj).map_err(|m| FbcError::Invalid {
-                    path: f.clone(),
-                    line: span.line,
-                    column: span.column,
-                    message: m.to_string(),
-                })?;
+                cfg.push_object(obj)
+                    .map_err(|m| FbcError::Invalid {
+                        path: f.clone(),
+                        line: span.line,
+                        column: span.column,
+                        message: m.to_string(),
+                    })
+                    .map_err(|e| super::not_content_hint(e, &f))?;
                 let src = |node| ObjectSource { file, node, span };
                 match schema.as_str() {
                     super::SCHEMA_PACKAGE => sources.packages.push(src(node)),
@@ -132,9 +131,8 @@ fn located_objects(text: &str, path: &Path) -> Result<Vec<(Value, Option<Node>, 
             let obj =
                 obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
             let after = stream.byte_offset();
-            // Skip the whitespace before the object to find where it starts.
+            let at = super::json_object_start(text, before, after);
             let start = before + text[before..after].len() - text[before..after].trim_start().len();
-            let at = yaml::position_of_byte(text.as_bytes(), start);
             let node = yaml::parse_documents(&text[start..after])
                 .ok()
                 .and_then(|mut d| (!d.is_empty()).then(|| d.remove(0).root))
@@ -185,13 +183,14 @@ fn shift(node: &mut Node, lines: u32, columns: u32) {
 }
 
 /// A bundle's tree without the bulk: properties other than `olm.package`
-/// become `null`, other fields than name, package, image and properties go.
+/// become `null`, other fields than name, package, image, properties and
+/// relatedImages go.
 fn prune_bundle(mut node: Node) -> Node {
     if let yaml::Value::Map(entries) = &mut node.value {
         entries.retain(|e| {
             matches!(
                 e.key.as_str(),
-                "schema" | "name" | "package" | "image" | "properties"
+                "schema" | "name" | "package" | "image" | "properties" | "relatedImages"
             )
         });
         for e in entries.iter_mut() {

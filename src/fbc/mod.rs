@@ -10,8 +10,10 @@ pub mod diff;
 pub mod filter;
 pub mod from_bundle;
 pub mod groups;
+pub mod ignore;
 mod located;
 pub mod migrate;
+pub mod pullspec;
 pub mod validate;
 pub mod write;
 
@@ -49,20 +51,34 @@ pub struct DeclarativeConfig {
 #[serde(rename_all = "camelCase")]
 pub struct Package {
     /// Always `olm.package`.
+    #[serde(default, deserialize_with = "null_default")]
     pub schema: String,
     /// Package name.
+    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
     /// Default channel.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub default_channel: String,
     /// Package icon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icon: Option<Icon>,
     /// Package description.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub description: String,
     /// Properties.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub properties: Vec<Property>,
 }
 
@@ -70,8 +86,10 @@ pub struct Package {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Icon {
     /// Base64 image data.
+    #[serde(default, deserialize_with = "null_default")]
     pub base64data: String,
     /// Media type, e.g. `image/svg+xml`.
+    #[serde(default, deserialize_with = "null_default")]
     pub mediatype: String,
 }
 
@@ -79,16 +97,23 @@ pub struct Icon {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Channel {
     /// Always `olm.channel`.
+    #[serde(default, deserialize_with = "null_default")]
     pub schema: String,
     /// Channel name.
+    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
     /// Package name.
+    #[serde(default, deserialize_with = "null_default")]
     pub package: String,
     /// The channel's entries.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub entries: Vec<ChannelEntry>,
     /// Properties.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub properties: Vec<Property>,
 }
 
@@ -97,15 +122,28 @@ pub struct Channel {
 #[serde(rename_all = "camelCase")]
 pub struct ChannelEntry {
     /// Bundle name (the CSV name).
+    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
     /// The bundle this one replaces.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub replaces: String,
     /// Bundles this one skips.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub skips: Vec<String>,
     /// Range of versions this one skips.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub skip_range: String,
 }
 
@@ -114,19 +152,26 @@ pub struct ChannelEntry {
 #[serde(rename_all = "camelCase")]
 pub struct Bundle {
     /// Always `olm.bundle`.
+    #[serde(default, deserialize_with = "null_default")]
     pub schema: String,
     /// Bundle name (the CSV name).
+    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
     /// Package name.
+    #[serde(default, deserialize_with = "null_default")]
     pub package: String,
     /// Bundle image reference.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub image: String,
     /// Properties (`olm.package`, `olm.gvk`, `olm.bundle.object`, `olm.csv.metadata`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub properties: Vec<Property>,
     /// Related images.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub related_images: Vec<RelatedImage>,
     /// The CSV as JSON, when known (not serialized: opm keeps it out of FBC too).
     #[serde(skip)]
@@ -150,9 +195,10 @@ pub struct Property {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RelatedImage {
     /// Name, may be empty.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
     /// Image reference.
+    #[serde(default, deserialize_with = "null_default")]
     pub image: String,
 }
 
@@ -160,11 +206,14 @@ pub struct RelatedImage {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Deprecation {
     /// Always `olm.deprecations`.
+    #[serde(default, deserialize_with = "null_default")]
     pub schema: String,
     /// Package name.
+    #[serde(default, deserialize_with = "null_default")]
     pub package: String,
-    /// What is deprecated.
-    #[serde(default)]
+    /// What is deprecated; `entries: null` (what Go writes for an empty
+    /// list) is no entries.
+    #[serde(default, deserialize_with = "null_default")]
     pub entries: Vec<DeprecationEntry>,
 }
 
@@ -172,8 +221,10 @@ pub struct Deprecation {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeprecationEntry {
     /// What the entry refers to.
+    #[serde(default, deserialize_with = "null_default")]
     pub reference: PackageScopedReference,
     /// Message shown to users.
+    #[serde(default, deserialize_with = "null_default")]
     pub message: String,
 }
 
@@ -181,10 +232,26 @@ pub struct DeprecationEntry {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageScopedReference {
     /// `olm.package`, `olm.channel` or `olm.bundle`.
+    #[serde(default, deserialize_with = "null_default")]
     pub schema: String,
     /// Name of the channel or bundle; empty for the package.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub name: String,
+}
+
+/// A field that Go's `encoding/json` leaves at its zero value when it is
+/// missing or `null` (opm decodes every FBC object that way: an object
+/// without a `name`, `entries: null`).
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 impl Channel {
@@ -260,13 +327,52 @@ pub enum FbcError {
 }
 
 impl DeclarativeConfig {
-    /// Adds one FBC object, dispatching on its `schema`.
+    /// Adds one FBC object, dispatching on its `schema`, as opm's loader
+    /// does (`alpha/declcfg`, `Meta.UnmarshalJSON` and `addMeta`): the
+    /// object must be a mapping whose `schema` is set; `schema`, `package`
+    /// and `name`, where present, must be strings, and no two keys may
+    /// differ only in case. Objects of other schemas are kept as they are,
+    /// with or without a name.
     pub fn push_object(&mut self, obj: Value) -> Result<(), FbcError> {
-        let schema = obj
-            .get("schema")
-            .and_then(Value::as_str)
-            .ok_or_else(|| FbcError::InvalidObject("object has no `schema` field".to_string()))?
-            .to_string();
+        let Some(map) = obj.as_object() else {
+            return Err(FbcError::InvalidObject(format!(
+                "not a JSON or YAML object (a mapping) but {}",
+                kind_of(&obj)
+            )));
+        };
+        // The schema, when it is a string, names the object in messages.
+        let named = match obj.get("schema").and_then(Value::as_str) {
+            Some(s) if !s.is_empty() => format!("invalid {s} object: "),
+            _ => String::new(),
+        };
+        let mut folded: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+        for k in map.keys() {
+            folded.entry(k.to_lowercase()).or_default().push(k);
+        }
+        if let Some((f, keys)) = folded.iter().find(|(_, keys)| keys.len() > 1) {
+            return Err(FbcError::InvalidObject(format!(
+                "{named}duplicate keys for key {f:?}: {keys:?}"
+            )));
+        }
+        for meta in ["schema", "package", "name"] {
+            if let Some(keys) = folded.get(meta) {
+                let v = &map[keys[0]];
+                if !v.is_string() {
+                    return Err(FbcError::InvalidObject(format!(
+                        "{named}expected value for key {:?} to be a string, got {}",
+                        keys[0],
+                        kind_of(v)
+                    )));
+                }
+            }
+        }
+        let schema = obj.get("schema").and_then(Value::as_str).unwrap_or("");
+        if schema.is_empty() {
+            return Err(FbcError::InvalidObject(
+                "object is missing root schema field".to_string(),
+            ));
+        }
+        let schema = schema.to_string();
         let err =
             |e: serde_json::Error| FbcError::InvalidObject(format!("invalid {schema} object: {e}"));
         match schema.as_str() {
@@ -297,12 +403,15 @@ impl DeclarativeConfig {
         let is_json = text.trim_start().starts_with('{');
         if is_json {
             // A JSON stream: objects one after the other, not YAML documents.
-            let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-            for obj in stream {
+            let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            loop {
+                let before = stream.byte_offset();
+                let Some(obj) = stream.next() else { break };
                 let obj =
                     obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
+                let at = json_object_start(text, before, stream.byte_offset());
                 self.push_object(obj)
-                    .map_err(|m| invalid(0, 0, m.to_string()))?;
+                    .map_err(|m| invalid(at.line, at.column, m.to_string()))?;
             }
             return Ok(());
         }
@@ -333,36 +442,121 @@ impl DeclarativeConfig {
     ) -> Result<DeclarativeConfig, FbcError> {
         let mut cfg = DeclarativeConfig::default();
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| FbcError::Io {
-                path: f.clone(),
-                source: e,
-            })?;
-            cfg.parse_str(&text, &f)?;
+            let text = read_catalog_file(&f)?;
+            cfg.parse_str(&text, &f)
+                .map_err(|e| not_content_hint(e, &f))?;
         }
         Ok(cfg)
     }
 }
 
-/// The files of a catalog: `path` itself if it is a file, else every
-/// `.yaml`, `.yml` and `.json` file under it, recursively, in path order.
+/// `e` with a hint when the file it is about is not named as JSON or YAML:
+/// such a file is catalog content to opm unless an `.indexignore`
+/// excludes it.
+pub(crate) fn not_content_hint(e: FbcError, file: &std::path::Path) -> FbcError {
+    let ext = file.extension().and_then(|x| x.to_str()).unwrap_or("");
+    match e {
+        FbcError::Invalid {
+            path,
+            line,
+            column,
+            message,
+        } if !matches!(ext, "json" | "yaml" | "yml") && !message.contains(".indexignore") => {
+            FbcError::Invalid {
+                path,
+                line,
+                column,
+                message: format!(
+                    "{message} (every file of a catalog is JSON or YAML content unless an .indexignore excludes it)"
+                ),
+            }
+        }
+        e => e,
+    }
+}
+
+/// Where the JSON object read from `text[before..after]` starts (after
+/// the whitespace before it).
+pub(crate) fn json_object_start(text: &str, before: usize, after: usize) -> crate::yaml::Span {
+    let slice = &text[before..after];
+    let start = before + slice.len() - slice.trim_start().len();
+    crate::yaml::position_of_byte(text.as_bytes(), start)
+}
+
+/// What kind of JSON value `v` is, for messages.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The files of a catalog: `path` itself if it is a file, else every file
+/// under it, recursively, in path order, except `.indexignore` files and
+/// the files they exclude ([`ignore`]), as opm v1.73.0 walks a catalog
+/// (`alpha/declcfg/load.go`, `walkFiles`). Every other file is catalog
+/// content: one that is neither JSON nor YAML fails to load. A symbolic
+/// link to a file is read as the file; one to a directory is not walked.
 pub fn catalog_files(path: &std::path::Path) -> Result<Vec<std::path::PathBuf>, FbcError> {
     let mut files = Vec::new();
     if path.is_file() {
         files.push(path.to_path_buf());
         return Ok(files);
     }
+    let io = |e: walkdir::Error| FbcError::Io {
+        path: e.path().unwrap_or(path).to_path_buf(),
+        source: e.into(),
+    };
+    let mut ignore = ignore::IndexIgnore::default();
+    let mut candidates = Vec::new();
     for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-        let entry = entry.map_err(|e| FbcError::Io {
-            path: e.path().unwrap_or(path).to_path_buf(),
-            source: e.into(),
-        })?;
+        let entry = entry.map_err(io)?;
         let p = entry.path();
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if entry.file_type().is_file() && matches!(ext, "yaml" | "yml" | "json") {
-            files.push(p.to_path_buf());
+        let is_file =
+            entry.file_type().is_file() || (entry.file_type().is_symlink() && p.is_file());
+        if !is_file {
+            continue;
+        }
+        if entry.file_name() == ignore::INDEX_IGNORE {
+            let text = std::fs::read_to_string(p).map_err(|e| FbcError::Io {
+                path: p.to_path_buf(),
+                source: e,
+            })?;
+            let mut domain = ignore::IndexIgnore::components(path, p);
+            domain.pop();
+            ignore.add_file(&domain, &text);
+            continue;
+        }
+        candidates.push(p.to_path_buf());
+    }
+    for p in candidates {
+        if !ignore.excludes(&ignore::IndexIgnore::components(path, &p)) {
+            files.push(p);
         }
     }
     Ok(files)
+}
+
+/// The text of one catalog file. A file that is not UTF-8 text is neither
+/// JSON nor YAML: an [`FbcError::Invalid`] at its start, as opm fails to
+/// decode it.
+pub fn read_catalog_file(f: &std::path::Path) -> Result<String, FbcError> {
+    let bytes = std::fs::read(f).map_err(|e| FbcError::Io {
+        path: f.to_path_buf(),
+        source: e,
+    })?;
+    String::from_utf8(bytes).map_err(|e| FbcError::Invalid {
+        path: f.to_path_buf(),
+        line: 1,
+        column: 1,
+        message: format!(
+            "the file is neither JSON nor YAML (not UTF-8 text: {e}); list it in an .indexignore if it is not catalog content"
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -388,7 +582,7 @@ mod tests {
         assert_eq!(cfg.others.len(), 1);
         let e = cfg
             .parse_str(
-                "schema: olm.channel\nname: 5\n",
+                "schema: olm.channel\nname: c\nentries: 5\n",
                 std::path::Path::new("bad.yaml"),
             )
             .expect_err("bad");

@@ -1,5 +1,11 @@
 //! `opm validate`: the checks of alpha/declcfg (ConvertToModel) and
-//! alpha/model (Model.Validate), reported as findings.
+//! alpha/model (Model.Validate) of opm v1.73.0, reported as findings.
+//!
+//! One verdict rule: a finding of level error is a problem opm refuses the
+//! catalog for (its error names the same problem); checks opm does not
+//! make are warnings (`validate --strict` counts them as errors). opm stops
+//! at its first error; we report every one. docs/validate.md lists both
+//! kinds.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,6 +18,11 @@ use crate::yaml::Seg;
 
 fn err(rule: &str, msg: String) -> Finding {
     Finding::error(rule, msg)
+}
+
+/// A check opm does not make.
+fn warn(rule: &str, msg: String) -> Finding {
+    Finding::warning(rule, msg)
 }
 
 /// The object a finding is about, and the path inside it, so that a
@@ -131,9 +142,9 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             out.push(
                 err(
                     "fbc-package-name",
-                    "an olm.package has an empty name".into(),
+                    "config contains package with no name".into(),
                 ),
-                Anchor::Package(pi, &at("name")),
+                Anchor::Package(pi, whole),
             );
             continue;
         }
@@ -141,7 +152,17 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             out.push(
                 err(
                     "fbc-duplicate-package",
-                    format!("package {:?} is declared more than once", p.name),
+                    format!("duplicate package {:?}", p.name),
+                ),
+                Anchor::Package(pi, &at("name")),
+            );
+            continue;
+        }
+        if let Some(why) = dns1123_label(&p.name) {
+            out.push(
+                err(
+                    "fbc-package-name",
+                    format!("invalid package name {:?}: [{why}]", p.name),
                 ),
                 Anchor::Package(pi, &at("name")),
             );
@@ -150,17 +171,14 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             out.push(
                 err(
                     "fbc-default-channel",
-                    format!("package {:?}: defaultChannel must be set", p.name),
+                    format!("invalid package {:?}: default channel must be set", p.name),
                 ),
                 Anchor::Package(pi, whole),
             );
         }
         if let Some(icon) = &p.icon {
-            use base64::Engine;
-            if base64::engine::general_purpose::STANDARD
-                .decode(&icon.base64data)
-                .is_err()
-            {
+            // opm decodes base64data when it reads the object.
+            if go_base64(&icon.base64data).is_err() {
                 out.push(
                     err(
                         "fbc-icon",
@@ -171,9 +189,9 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             }
             if icon.mediatype.is_empty() {
                 out.push(
-                    err(
+                    warn(
                         "fbc-icon",
-                        format!("package {:?}: icon mediatype must be set", p.name),
+                        format!("package {:?}: icon mediatype should be set", p.name),
                     ),
                     Anchor::Package(pi, &at("icon")),
                 );
@@ -183,16 +201,6 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
     let mut channels: BTreeMap<(&str, &str), (usize, &super::Channel)> = BTreeMap::new();
     for (ci, c) in cfg.channels.iter().enumerate() {
         let name = [Seg::Key("name".into())];
-        if c.name.is_empty() {
-            out.push(
-                err(
-                    "fbc-channel-name",
-                    format!("package {:?}: a channel has an empty name", c.package),
-                ),
-                Anchor::Channel(ci, &name),
-            );
-            continue;
-        }
         if !packages.contains_key(c.package.as_str()) {
             out.push(
                 err(
@@ -203,26 +211,38 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             );
             continue;
         }
+        if c.name.is_empty() {
+            out.push(
+                err(
+                    "fbc-channel-name",
+                    format!("package {:?} contains channel with no name", c.package),
+                ),
+                Anchor::Channel(ci, whole),
+            );
+            continue;
+        }
         if channels.insert((&c.package, &c.name), (ci, c)).is_some() {
             out.push(
                 err(
                     "fbc-duplicate-channel",
-                    format!("package {:?}: duplicate channel {:?}", c.package, c.name),
+                    format!("package {:?} has duplicate channel {:?}", c.package, c.name),
                 ),
                 Anchor::Channel(ci, &name),
             );
         }
     }
+    // Each bundle's version string (version and release) once parsed.
+    let mut versions: BTreeMap<(&str, &str), String> = BTreeMap::new();
     let mut bundles: BTreeMap<(&str, &str), (usize, &super::Bundle)> = BTreeMap::new();
     for (bi, b) in cfg.bundles.iter().enumerate() {
         let name = [Seg::Key("name".into())];
-        if b.name.is_empty() {
+        if b.package.is_empty() {
             out.push(
                 err(
-                    "fbc-bundle-name",
-                    format!("package {:?}: a bundle has an empty name", b.package),
+                    "fbc-bundle-package",
+                    format!("package name must be set for bundle {:?}", b.name),
                 ),
-                Anchor::Bundle(bi, &name),
+                Anchor::Bundle(bi, whole),
             );
             continue;
         }
@@ -236,21 +256,55 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             );
             continue;
         }
+        if b.name.is_empty() {
+            out.push(
+                err(
+                    "fbc-bundle-name",
+                    format!("package {:?}: bundle name must be set", b.package),
+                ),
+                Anchor::Bundle(bi, whole),
+            );
+            continue;
+        }
         if bundles.insert((&b.package, &b.name), (bi, b)).is_some() {
             out.push(
                 err(
                     "fbc-duplicate-bundle",
-                    format!("package {:?}: duplicate bundle {:?}", b.package, b.name),
+                    format!("package {:?} has duplicate bundle {:?}", b.package, b.name),
                 ),
                 Anchor::Bundle(bi, &name),
             );
+            continue;
+        }
+        for (i, p) in b.properties.iter().enumerate() {
+            match check_property(p) {
+                Some(PropertyProblem::Unparsable(m)) => out.push(
+                    err(
+                        "fbc-bundle-property",
+                        format!(
+                            "parse properties for bundle {:?}: parse property[{i}] of type {:?}: {m}",
+                            b.name, p.kind
+                        ),
+                    ),
+                    Anchor::Bundle(bi, &crate::path!["properties", i]),
+                ),
+                Some(PropertyProblem::Incomplete(m)) => out.push(
+                    warn(
+                        "fbc-bundle-property",
+                        format!("package {:?} bundle {:?}: {m}", b.package, b.name),
+                    ),
+                    Anchor::Bundle(bi, &crate::path!["properties", i]),
+                ),
+                None => {}
+            }
         }
         let pkg_props: Vec<(usize, &super::Property)> = b
             .properties
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.kind == "olm.package")
+            .filter(|(_, p)| p.kind == SCHEMA_PACKAGE)
             .collect();
+        let mut version_of_bundle = None;
         if pkg_props.len() != 1 {
             out.push(
                 err(
@@ -265,77 +319,155 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
         } else {
             let (i, prop) = pkg_props[0];
             let v = &prop.value;
-            let name = v.get("packageName").and_then(Value::as_str).unwrap_or("");
-            if name != b.package {
+            let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+            let pkg_name = field("packageName");
+            if pkg_name != b.package {
                 out.push(
                     err(
                         "fbc-bundle-package-property",
                         format!(
-                        "package {:?} does not match \"olm.package\" property {:?} of bundle {:?}",
-                        b.package, name, b.name
-                    ),
+                            "package {:?} does not match \"olm.package\" property {pkg_name:?} of bundle {:?}",
+                            b.package, b.name
+                        ),
                     ),
                     Anchor::Bundle(bi, &crate::path!["properties", i, "value", "packageName"]),
                 );
             }
-            let version = v.get("version").and_then(Value::as_str).unwrap_or("");
-            if let Err(e) = semver::Version::parse(version) {
+            let version = field("version");
+            let parsed = match semver::Version::parse(version) {
+                Ok(ver) => Some(ver),
+                Err(e) => {
+                    let why = if version.is_empty() {
+                        "Version string empty".to_string()
+                    } else {
+                        e.to_string()
+                    };
+                    out.push(
+                        err(
+                            "fbc-bundle-version",
+                            format!(
+                                "error parsing bundle {:?} version {version:?}: {why}",
+                                b.name
+                            ),
+                        ),
+                        Anchor::Bundle(bi, &crate::path!["properties", i, "value", "version"]),
+                    );
+                    None
+                }
+            };
+            let release = field("release");
+            let release_ok = match parse_release(release) {
+                Ok(()) => true,
+                Err(why) => {
+                    out.push(
+                        err(
+                            "fbc-bundle-release",
+                            format!(
+                                "error parsing bundle {:?} release version {release:?}: {why}",
+                                b.name
+                            ),
+                        ),
+                        Anchor::Bundle(bi, &crate::path!["properties", i, "value", "release"]),
+                    );
+                    false
+                }
+            };
+            if let (Some(ver), true) = (parsed, release_ok) {
+                let version_string = if release.is_empty() {
+                    ver.to_string()
+                } else {
+                    format!("{ver}-{release}")
+                };
+                if !release.is_empty() {
+                    let normalized = format!("{}-v{version_string}", b.package);
+                    if b.name != normalized {
+                        out.push(
+                            err(
+                                "fbc-bundle-name",
+                                format!(
+                                    "invalid bundle {:?}: name {:?} does not match normalized name {normalized:?} (<package>-v<version>-<release>)",
+                                    b.name, b.name
+                                ),
+                            ),
+                            Anchor::Bundle(bi, &name),
+                        );
+                    }
+                    if !ver.build.is_empty() {
+                        out.push(
+                            err(
+                                "fbc-bundle-release",
+                                format!(
+                                    "invalid bundle {:?}: cannot use build metadata in version with a release version",
+                                    b.name
+                                ),
+                            ),
+                            Anchor::Bundle(bi, &crate::path!["properties", i, "value", "version"]),
+                        );
+                    }
+                }
+                version_of_bundle = Some(version_string);
+            }
+        }
+        if let Some(v) = version_of_bundle {
+            versions.insert((&b.package, &b.name), v);
+        }
+        if !b.image.is_empty() {
+            if let Err(why) = super::pullspec::check(&b.image) {
                 out.push(
                     err(
-                        "fbc-bundle-version",
+                        "fbc-image-pull-spec",
                         format!(
-                            "package {:?} bundle {:?}: version {version:?} is not semver: {e}",
-                            b.package, b.name
+                            "package {:?} bundle {:?} image: invalid image pull spec {:?}: {why}",
+                            b.package, b.name, b.image
                         ),
                     ),
-                    Anchor::Bundle(bi, &crate::path!["properties", i, "value", "version"]),
+                    Anchor::Bundle(bi, &crate::path!["image"]),
                 );
             }
         }
-        if b.image.is_empty()
-            && !b
-                .properties
-                .iter()
-                .any(|p| p.kind == "olm.bundle.object" || p.kind == "olm.csv.metadata")
-        {
+        for (ri, r) in b.related_images.iter().enumerate() {
+            let at = crate::path!["relatedImages", ri, "image"];
+            if r.image.is_empty() {
+                out.push(
+                    warn(
+                        "fbc-related-image",
+                        format!(
+                            "package {:?} bundle {:?}: relatedImages[{ri}] has no image reference",
+                            b.package, b.name
+                        ),
+                    ),
+                    Anchor::Bundle(bi, &crate::path!["relatedImages", ri]),
+                );
+            } else if let Err(why) = super::pullspec::check(&r.image) {
+                out.push(
+                    err(
+                        "fbc-image-pull-spec",
+                        format!(
+                            "package {:?} bundle {:?} relatedImages[{ri}].image: invalid image pull spec {:?}: {why}",
+                            b.package, b.name, r.image
+                        ),
+                    ),
+                    Anchor::Bundle(bi, &at),
+                );
+            }
+        }
+        // opm counts a bundle's olm.bundle.object properties as its
+        // content; olm.csv.metadata alone does not stand in for an image.
+        if b.image.is_empty() && !b.properties.iter().any(|p| p.kind == "olm.bundle.object") {
             out.push(
                 err(
                     "fbc-bundle-image",
                     format!(
-                "package {:?} bundle {:?}: image must be set (or the bundle must carry its objects)",
-                b.package, b.name
-            ),
+                        "invalid bundle {:?}: bundle image must be set (or the bundle must carry olm.bundle.object properties)",
+                        b.name
+                    ),
                 ),
                 Anchor::Bundle(bi, whole),
             );
         }
-        for (i, p) in b.properties.iter().enumerate() {
-            if let Some(m) = check_property(p) {
-                out.push(
-                    err(
-                        "fbc-bundle-property",
-                        format!("package {:?} bundle {:?}: {m}", b.package, b.name),
-                    ),
-                    Anchor::Bundle(bi, &crate::path!["properties", i]),
-                );
-            }
-        }
-        for ri in &b.related_images {
-            if ri.image.is_empty() {
-                out.push(
-                    err(
-                        "fbc-related-image",
-                        format!(
-                            "package {:?} bundle {:?}: a related image has no image reference",
-                            b.package, b.name
-                        ),
-                    ),
-                    Anchor::Bundle(bi, whole),
-                );
-            }
-        }
     }
-    // Channels: members exist, one head, no cycles.
+    // Channels: members exist, one head, a replaces chain from the head
+    // that reaches every entry not skipped, no cycles.
     let mut in_channel: BTreeSet<(&str, &str)> = BTreeSet::new();
     for ((pkg, ch), (ci, c)) in &channels {
         let ci = *ci;
@@ -344,22 +476,22 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                 err(
                     "fbc-channel-empty",
                     format!(
-                        "package {pkg:?}, channel {ch:?}: channel must contain at least one bundle"
+                        "invalid package {pkg:?}: invalid channel {ch:?}: channel must contain at least one bundle"
                     ),
                 ),
                 Anchor::Channel(ci, &crate::path!["entries"]),
             );
             continue;
         }
-        let mut names = BTreeSet::new();
+        let mut by_name: BTreeMap<&str, &super::ChannelEntry> = BTreeMap::new();
         for (ei, e) in c.entries.iter().enumerate() {
             let entry = crate::path!["entries", ei, "name"];
-            if !names.insert(e.name.as_str()) {
+            if by_name.insert(e.name.as_str(), e).is_some() {
                 out.push(
                     err(
                         "fbc-duplicate-entry",
                         format!(
-                            "package {pkg:?}, channel {ch:?}: duplicate entry {:?}",
+                            "invalid package {pkg:?}, channel {ch:?}: duplicate entry {:?}",
                             e.name
                         ),
                     ),
@@ -371,7 +503,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                     err(
                         "fbc-entry-unknown-bundle",
                         format!(
-                            "package {pkg:?}, channel {ch:?}: bundle {:?} not found in package",
+                            "no olm.bundle blobs found in package {pkg:?} for olm.channel entries [{}] (channel {ch:?})",
                             e.name
                         ),
                     ),
@@ -379,73 +511,63 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                 );
             }
             in_channel.insert((pkg, e.name.as_str()));
+            for (si, skip) in e.skips.iter().enumerate() {
+                if skip.is_empty() {
+                    out.push(
+                        err(
+                            "fbc-skips-empty",
+                            format!(
+                                "invalid package {pkg:?}: invalid channel {ch:?}: invalid bundle {:?}: skip[{si}] is empty",
+                                e.name
+                            ),
+                        ),
+                        Anchor::Channel(ci, &crate::path!["entries", ei, "skips", si]),
+                    );
+                }
+            }
             if let Some(why) = (!e.skip_range.is_empty())
                 .then(|| crate::semver_range::Range::parse(&e.skip_range).err())
                 .flatten()
             {
                 out.push(
-                    err("fbc-skip-range", format!("package {pkg:?}, channel {ch:?}: bundle {:?} has an invalid skipRange {:?}: {why}", e.name, e.skip_range)),
+                    err("fbc-skip-range", format!("invalid package {pkg:?}: invalid channel {ch:?}: invalid bundle {:?}: invalid skipRange {:?}: {why}", e.name, e.skip_range)),
                     Anchor::Channel(ci, &crate::path!["entries", ei, "skipRange"]),
                 );
             }
         }
-        let mut pointed = BTreeSet::new();
-        for e in &c.entries {
-            if !e.replaces.is_empty() && names.contains(e.replaces.as_str()) {
-                pointed.insert(e.replaces.as_str());
-            }
-            for s in &e.skips {
-                if names.contains(s.as_str()) {
-                    pointed.insert(s.as_str());
-                }
-            }
-        }
-        let heads: Vec<&str> = c
-            .entries
-            .iter()
-            .map(|e| e.name.as_str())
-            .filter(|n| !pointed.contains(n))
-            .collect();
+        let mut heads: Vec<&str> = c.heads();
+        heads.sort_unstable();
         match heads.len() {
             0 => out.push(
                 err(
                     "fbc-channel-head",
-                    format!("package {pkg:?}, channel {ch:?}: no channel head found in graph"),
+                    format!("invalid package {pkg:?}: invalid channel {ch:?}: no channel head found in graph"),
                 ),
                 Anchor::Channel(ci, &crate::path!["entries"]),
             ),
-            1 => {}
+            1 => {
+                if let Some((rule, why)) = replaces_chain_problem(heads[0], &by_name) {
+                    let ei = c
+                        .entries
+                        .iter()
+                        .position(|e| e.name == heads[0])
+                        .unwrap_or(0);
+                    out.push(
+                        err(rule, format!("invalid package {pkg:?}: invalid channel {ch:?}: {why}")),
+                        Anchor::Channel(ci, &crate::path!["entries", ei]),
+                    );
+                }
+            }
             _ => out.push(
                 err(
                     "fbc-channel-head",
                     format!(
-                        "package {pkg:?}, channel {ch:?}: multiple channel heads found in graph: {}",
+                        "invalid package {pkg:?}: invalid channel {ch:?}: multiple channel heads found in graph: {}",
                         heads.join(", ")
                     ),
                 ),
                 Anchor::Channel(ci, &crate::path!["entries"]),
             ),
-        }
-        let replaces: BTreeMap<&str, (usize, &str)> = c
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| !e.replaces.is_empty())
-            .map(|(i, e)| (e.name.as_str(), (i, e.replaces.as_str())))
-            .collect();
-        for (start, (ei, _)) in &replaces {
-            let mut seen = BTreeSet::new();
-            let mut cur = *start;
-            while let Some((_, next)) = replaces.get(cur) {
-                if !seen.insert(cur) {
-                    out.push(
-                        err("fbc-replaces-cycle", format!("package {pkg:?}, channel {ch:?}: detected cycle in replaces chain of upgrade graph at {start:?}")),
-                        Anchor::Channel(ci, &crate::path!["entries", *ei, "replaces"]),
-                    );
-                    break;
-                }
-                cur = next;
-            }
         }
     }
     for (name, (pi, p)) in &packages {
@@ -456,18 +578,45 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                 err(
                     "fbc-default-channel",
                     format!(
-                        "package {name:?}: default channel {:?} not found in channels list",
-                        p.default_channel
+                        "invalid package {name:?}: default channel {:?} not found in channels list (opm: invalid channel {:?}: channel must contain at least one bundle)",
+                        p.default_channel, p.default_channel
                     ),
                 ),
                 Anchor::Package(*pi, &crate::path!["defaultChannel"]),
             );
         }
-        if !channels.keys().any(|(pk, _)| pk == name) {
+        if !channels.keys().any(|(pk, _)| pk == name) && p.default_channel.is_empty() {
             out.push(
                 err(
                     "fbc-package-no-channels",
-                    format!("package {name:?} has no channels"),
+                    format!("invalid package {name:?}: package must contain at least one channel"),
+                ),
+                Anchor::Package(*pi, whole),
+            );
+        }
+        // Two bundles of the package with one version (and release).
+        let mut by_version: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for ((pk, b), v) in &versions {
+            if pk == name && in_channel.contains(&(*pk, *b)) {
+                by_version.entry(v.as_str()).or_default().insert(b);
+            }
+        }
+        let dups: Vec<String> = by_version
+            .iter()
+            .filter(|(_, names)| names.len() > 1)
+            .map(|(v, names)| {
+                let names: Vec<&str> = names.iter().copied().collect();
+                format!("{{{v}: [{}]}}", names.join(", "))
+            })
+            .collect();
+        if !dups.is_empty() {
+            out.push(
+                err(
+                    "fbc-duplicate-version",
+                    format!(
+                        "invalid package {name:?}: duplicate versions found in bundles: [{}]",
+                        dups.join(" ")
+                    ),
                 ),
                 Anchor::Package(*pi, whole),
             );
@@ -478,50 +627,119 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             out.push(
                 err(
                     "fbc-bundle-no-channel",
-                    format!("package {pkg:?}: bundle {b:?} not found in any channel entries"),
+                    format!("package {pkg:?}, bundle {b:?} not found in any channel entries"),
                 ),
                 Anchor::Bundle(*bi, whole),
             );
         }
     }
+    let mut deprecated_packages: BTreeSet<&str> = BTreeSet::new();
     for (di, d) in cfg.deprecations.iter().enumerate() {
+        if d.package.is_empty() {
+            out.push(
+                err(
+                    "fbc-deprecation-package",
+                    format!("package name must be set for deprecation item {di}"),
+                ),
+                Anchor::Deprecation(di, whole),
+            );
+            continue;
+        }
         if !packages.contains_key(d.package.as_str()) {
             out.push(
                 err(
                     "fbc-unknown-package",
-                    format!("olm.deprecations refers to unknown package {:?}", d.package),
+                    format!(
+                        "cannot apply deprecations to an unknown package {:?}",
+                        d.package
+                    ),
                 ),
                 Anchor::Deprecation(di, &crate::path!["package"]),
             );
             continue;
         }
+        if !deprecated_packages.insert(&d.package) {
+            out.push(
+                err(
+                    "fbc-duplicate-deprecation",
+                    format!(
+                        "expected a maximum of one deprecation per package: {:?}",
+                        d.package
+                    ),
+                ),
+                Anchor::Deprecation(di, &crate::path!["package"]),
+            );
+            continue;
+        }
+        let mut references: BTreeSet<(&str, &str)> = BTreeSet::new();
         for (ei, e) in d.entries.iter().enumerate() {
-            let s = e.reference.schema.as_str();
-            let ok = match s {
-                SCHEMA_PACKAGE => e.reference.name.is_empty(),
-                SCHEMA_CHANNEL => {
-                    channels.contains_key(&(d.package.as_str(), e.reference.name.as_str()))
-                }
-                SCHEMA_BUNDLE => {
-                    bundles.contains_key(&(d.package.as_str(), e.reference.name.as_str()))
-                }
-                _ => false,
-            };
-            if !ok {
+            let r = &e.reference;
+            let at = crate::path!["entries", ei, "reference"];
+            let s = r.schema.as_str();
+            if s.is_empty() {
                 out.push(
-                    err("fbc-deprecation-reference", format!(
-                    "olm.deprecations for {:?}: reference {s} {:?} does not name anything in the package",
-                    d.package, e.reference.name
-                )),
-                    Anchor::Deprecation(di, &crate::path!["entries", ei, "reference"]),
+                    err(
+                        "fbc-deprecation-reference",
+                        format!(
+                            "schema must be set for deprecation entry [{ei}] for package {:?}",
+                            d.package
+                        ),
+                    ),
+                    Anchor::Deprecation(di, &at),
                 );
+                continue;
+            }
+            if !references.insert((s, r.name.as_str())) {
+                out.push(
+                    err(
+                        "fbc-duplicate-deprecation",
+                        format!(
+                            "duplicate deprecation entry {{schema: {s:?}, name: {:?}}} for package {:?}",
+                            r.name, d.package
+                        ),
+                    ),
+                    Anchor::Deprecation(di, &at),
+                );
+                continue;
+            }
+            let problem = match s {
+                SCHEMA_BUNDLE if !bundles.contains_key(&(d.package.as_str(), r.name.as_str())) => {
+                    Some(format!(
+                        "cannot deprecate bundle {:?} for package {:?}: bundle not found",
+                        r.name, d.package
+                    ))
+                }
+                SCHEMA_CHANNEL
+                    if !channels.contains_key(&(d.package.as_str(), r.name.as_str())) =>
+                {
+                    Some(format!(
+                        "cannot deprecate channel {:?} for package {:?}: channel not found",
+                        r.name, d.package
+                    ))
+                }
+                SCHEMA_PACKAGE if !r.name.is_empty() => Some(format!(
+                    "package name must be empty for deprecated package {:?} (specified {:?})",
+                    d.package, r.name
+                )),
+                SCHEMA_BUNDLE | SCHEMA_CHANNEL | SCHEMA_PACKAGE => None,
+                _ => Some(format!(
+                    "cannot deprecate object {{schema: {s:?}, name: {:?}}} referenced by entry {ei} for package {:?}: object schema unknown",
+                    r.name, d.package
+                )),
+            };
+            if let Some(m) = problem {
+                out.push(
+                    err("fbc-deprecation-reference", m),
+                    Anchor::Deprecation(di, &at),
+                );
+                continue;
             }
             if e.message.is_empty() {
                 out.push(
                     err(
                         "fbc-deprecation-message",
                         format!(
-                            "olm.deprecations for {:?}: an entry has no message",
+                            "olm.deprecations for {:?}: entry [{ei}]: invalid deprecation: message must be set",
                             d.package
                         ),
                     ),
@@ -533,35 +751,218 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
     out.findings
 }
 
-fn check_property(p: &super::Property) -> Option<String> {
-    let obj = |keys: &[&str]| -> Option<String> {
-        let Some(m) = p.value.as_object() else {
-            return Some(format!("property {} value must be an object", p.kind));
+/// opm's `validateReplacesChain` after the head is known: from the head,
+/// follow `replaces` (stopping at an edge to a skipped entry); a name seen
+/// twice is a cycle; entries neither on the chain nor skipped by any entry
+/// are stranded. The rule and message of the problem, if any.
+fn replaces_chain_problem(
+    head: &str,
+    entries: &BTreeMap<&str, &super::ChannelEntry>,
+) -> Option<(&'static str, String)> {
+    let skipped: BTreeSet<&str> = entries
+        .values()
+        .flat_map(|e| e.skips.iter().map(String::as_str))
+        .collect();
+    let mut chain: Vec<&str> = vec![head];
+    let mut on_chain: BTreeSet<&str> = BTreeSet::from([head]);
+    let mut cur = entries.get(head).copied();
+    while let Some(e) = cur {
+        if skipped.contains(e.replaces.as_str()) {
+            break;
+        }
+        let next = e.replaces.as_str();
+        if on_chain.contains(next) {
+            let from = chain.iter().position(|n| *n == next).unwrap_or(0);
+            let mut cycle: Vec<&str> = chain[from..].to_vec();
+            cycle.push(next);
+            return Some((
+                "fbc-replaces-cycle",
+                format!(
+                    "detected cycle in replaces chain of upgrade graph: {}",
+                    cycle.join(" -> ")
+                ),
+            ));
+        }
+        chain.push(next);
+        on_chain.insert(next);
+        cur = entries.get(next).copied();
+    }
+    let stranded: Vec<&str> = entries
+        .keys()
+        .copied()
+        .filter(|n| !on_chain.contains(n) && !skipped.contains(n))
+        .collect();
+    (!stranded.is_empty()).then(|| {
+        (
+            "fbc-stranded-bundles",
+            format!(
+                "channel contains one or more stranded bundles: {}",
+                stranded.join(", ")
+            ),
+        )
+    })
+}
+
+/// Why `name` is not an RFC 1123 label (k8s `IsDNS1123Label`, which opm
+/// requires of package names), or `None`.
+fn dns1123_label(name: &str) -> Option<String> {
+    let mut why = Vec::new();
+    if name.len() > 63 {
+        why.push("must be no more than 63 characters".to_string());
+    }
+    let label = |s: &str| {
+        let b = s.as_bytes();
+        let an = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !b.is_empty() && an(&b[0]) && an(&b[b.len() - 1]) && b.iter().all(|c| an(c) || *c == b'-')
+    };
+    if !label(name) {
+        if name.split('.').all(label) {
+            why.push("must not contain dots".to_string());
+        } else {
+            why.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".to_string());
+        }
+    }
+    (!why.is_empty()).then(|| why.join(" "))
+}
+
+/// opm's `model.NewRelease`: an empty release is none; else at most 20
+/// characters of dot-separated semver pre-release identifiers.
+fn parse_release(release: &str) -> Result<(), String> {
+    if release.is_empty() {
+        return Ok(());
+    }
+    if release.len() > 20 {
+        return Err(format!(
+            "invalid release {release:?}: exceeds maximum length of 20 characters"
+        ));
+    }
+    let errs: Vec<String> = release
+        .split('.')
+        .enumerate()
+        .filter_map(|(i, seg)| {
+            let why = if seg.is_empty() {
+                Some("Prerelease is empty".to_string())
+            } else if seg.bytes().all(|b| b.is_ascii_digit()) {
+                (seg.len() > 1 && seg.starts_with('0')).then(|| {
+                    format!("Numeric PreRelease version must not contain leading zeroes {seg:?}")
+                })
+            } else if seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+                None
+            } else {
+                Some(format!("Invalid character(s) found in prerelease {seg:?}"))
+            };
+            why.map(|w| format!("segment {i}: {w}"))
+        })
+        .collect();
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("invalid release {release:?}: {}", errs.join("\n")))
+    }
+}
+
+/// What is wrong with a bundle property.
+enum PropertyProblem {
+    /// The value does not decode into opm's type for the property
+    /// (`property.Parse` fails): an error.
+    Unparsable(String),
+    /// It decodes, but a field is missing: opm accepts it; a warning.
+    Incomplete(String),
+}
+
+/// Checks one property's value against opm's Go type for it
+/// (`alpha/property`): a struct accepts an object or `null`, each known
+/// field a value of its type or `null`; unknown fields are ignored.
+fn check_property(p: &super::Property) -> Option<PropertyProblem> {
+    let strings = |keys: &[&str], required: &[&str]| -> Option<PropertyProblem> {
+        let m = match &p.value {
+            Value::Null => return None,
+            Value::Object(m) => m,
+            other => {
+                return Some(PropertyProblem::Unparsable(format!(
+                    "cannot unmarshal {} into an object",
+                    json_kind(other)
+                )))
+            }
         };
         for k in keys {
-            if !m.get(*k).is_some_and(Value::is_string) {
-                return Some(format!("property {} needs a string {k:?}", p.kind));
+            match m.get(*k) {
+                None | Some(Value::Null) | Some(Value::String(_)) => {}
+                Some(other) => {
+                    return Some(PropertyProblem::Unparsable(format!(
+                        "field {k:?}: cannot unmarshal {} into a string",
+                        json_kind(other)
+                    )))
+                }
             }
         }
-        None
+        required
+            .iter()
+            .find(|k| !m.get(**k).is_some_and(Value::is_string))
+            .map(|k| {
+                PropertyProblem::Incomplete(format!("property {} needs a string {k:?}", p.kind))
+            })
     };
     match p.kind.as_str() {
-        "olm.package" => obj(&["packageName", "version"]),
-        "olm.gvk" | "olm.gvk.required" => obj(&["group", "kind", "version"]),
-        "olm.package.required" => obj(&["packageName", "versionRange"]),
+        "olm.package" => strings(&["packageName", "version", "release"], &[]),
+        "olm.gvk" | "olm.gvk.required" => {
+            strings(&["group", "kind", "version"], &["group", "kind", "version"])
+        }
+        "olm.package.required" => strings(
+            &["packageName", "versionRange"],
+            &["packageName", "versionRange"],
+        ),
         "olm.bundle.object" => {
-            let m = obj(&[]);
-            if m.is_some() {
-                return m;
+            if let Some(problem) = strings(&["data"], &[]) {
+                return Some(problem);
+            }
+            if let Some(data) = p.value.get("data").and_then(Value::as_str) {
+                if let Err(e) = go_base64(data) {
+                    return Some(PropertyProblem::Unparsable(format!(
+                        "field \"data\": illegal base64 data: {e}"
+                    )));
+                }
             }
             if !p.value.get("data").is_some_and(Value::is_string)
                 && !p.value.get("ref").is_some_and(Value::is_string)
             {
-                return Some("olm.bundle.object needs \"data\" or \"ref\"".into());
+                return Some(PropertyProblem::Incomplete(
+                    "olm.bundle.object needs \"data\" or \"ref\"".into(),
+                ));
             }
             None
         }
+        "olm.csv.metadata" | "olm.channel" => strings(&[], &[]),
         _ => None,
+    }
+}
+
+/// Decodes base64 as Go's `encoding/json` does for `[]byte` fields
+/// (standard alphabet, padded; line breaks ignored; trailing bits not
+/// checked).
+fn go_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+    use base64::Engine;
+    const GO_STD: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    if data.contains(['\r', '\n']) {
+        let clean: String = data.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+        GO_STD.decode(clean)
+    } else {
+        GO_STD.decode(data)
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 

@@ -13,13 +13,24 @@ use super::Error;
 pub struct ValidateOptions {
     /// The FBC directory (or file).
     pub dir: PathBuf,
+    /// Count the checks opm does not make (warnings) as errors.
+    pub strict: bool,
 }
 
 /// Validates a file-based catalog as `opm validate` does: its findings,
-/// sorted, in one report. A path that is missing or unreadable is an error
-/// (not a finding about the catalog).
+/// sorted, in one report. Errors are what opm v1.73.0 refuses; warnings
+/// are our own checks, errors too with [`ValidateOptions::strict`]. A path
+/// that is missing or unreadable is an error (not a finding about the
+/// catalog).
 pub fn validate(opts: &ValidateOptions) -> Result<Report, Error> {
-    let findings = crate::fbc::validate::validate_path(&opts.dir)?;
+    let mut findings = crate::fbc::validate::validate_path(&opts.dir)?;
+    if opts.strict {
+        for f in &mut findings {
+            if f.level == crate::diag::Level::Warning {
+                f.level = crate::diag::Level::Error;
+            }
+        }
+    }
     let mut report = Report {
         subject: opts.dir.display().to_string(),
         findings,

@@ -159,7 +159,22 @@ impl FbcRegistry {
             .map(|group| {
                 let cfg = DeclarativeConfig::load_files(group.paths())
                     .map_err(|e| ((0, group.position_of(&e)), unreadable(e)))?;
-                Self::build(&cfg, spool.as_ref()).map_err(|e| {
+                // What `validate` refuses, opm's serve refuses too
+                // (ConvertToModel): after the registry's own checks, the
+                // rest of `validate`'s errors.
+                let built = Self::build(&cfg, spool.as_ref()).and_then(|part| {
+                    let refused: Vec<String> = fbc::validate::validate(&cfg)
+                        .into_iter()
+                        .filter(|f| f.level == crate::diag::Level::Error)
+                        .map(|f| f.message)
+                        .collect();
+                    if refused.is_empty() {
+                        Ok(part)
+                    } else {
+                        Err(inconsistent!("{}", refused.join("; ")))
+                    }
+                });
+                built.map_err(|e| {
                     let first = group.files.first().map_or(0, |(i, _)| *i);
                     let invalid = super::Error::InvalidCatalog {
                         path: path.to_path_buf(),
