@@ -35,6 +35,8 @@ mod oci_batch;
 mod oci_faults;
 mod oci_registries;
 mod oci_registry;
+mod opm_action_cases;
+mod opm_template_cases;
 mod ops;
 mod render_properties;
 mod serve_http;
