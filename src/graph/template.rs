@@ -1033,7 +1033,7 @@ fn go_unknown_field(message: &str) -> String {
             "json: unknown field {field:?}{}",
             known
                 .trim_start_matches(',')
-                .trim_end()
+                .trim()
                 .strip_prefix("expected")
                 .map(|k| format!(" (known:{k})"))
                 .unwrap_or_default()
@@ -1489,7 +1489,7 @@ mod tests {
             ),
             (
                 "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a-v1.0.0\n    tag: x\n",
-                "t.yaml:5:10: stable.bundles[0].tag: unknown field `tag`, expected `image`",
+                "t.yaml:5:10: stable.bundles[0].tag: json: unknown field \"tag\" (known: `image`)",
             ),
             (
                 "schema: olm.semver\nfast: {}\nfast: {}\n",
