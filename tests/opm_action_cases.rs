@@ -229,7 +229,8 @@ fn render_cases() {
     }
     // TestAllowRefMask's All/Allowed: one `render` of every kind of source
     // at once gives the objects of each. (`render` allows every kind; the
-    // `*/NotAllowed` cases with a command are `migrate`'s, below.)
+    // `*/NotAllowed` cases with a command are `migrate`'s and
+    // `render-template`'s, below.)
     let sources = [
         images.image("foo-operator/foo-index-sqlite:v0.2.0"),
         images.foo_db.clone(),
@@ -521,5 +522,62 @@ fn init_cases() {
         assert_eq!(code, 2, "{name}: {out}{err}");
         assert!(out.is_empty(), "{name}: nothing is written: {out}");
         assert!(err.contains(says), "{name}: {err}");
+    }
+}
+
+/// `TestAllowRefMask`'s `SqliteImage/NotAllowed` and
+/// `DeclcfgImage/NotAllowed` where a command has that mask: a template's
+/// bundles are rendered with bundle images allowed only, so an index or a
+/// catalog image named as a bundle is refused, `not allowed`, as opm
+/// refuses it (here from OCI layouts, which `render-template` reads as it
+/// would pull them).
+#[test]
+fn render_template_refuses_index_and_catalog_images() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = index_db(&tmp.path().join("foo.db"), &[FOO_V1, FOO_V2]);
+    let layout = path(&tmp.path().join("layout"));
+    ok(&[
+        "index",
+        "build",
+        "--database",
+        &db,
+        "--tag",
+        &format!("oci:{layout}:sqlite"),
+        "--base",
+        "scratch",
+        "-q",
+    ]);
+    ok(&[
+        "catalog",
+        "build",
+        &path(&data().join("catalog")),
+        "--tag",
+        &format!("oci:{layout}:declcfg"),
+        "--base",
+        "scratch",
+        "-q",
+    ]);
+    for (name, tag, says) in [
+        (
+            "SqliteImage/NotAllowed",
+            "sqlite",
+            "cannot render sqlite image",
+        ),
+        (
+            "DeclcfgImage/NotAllowed",
+            "declcfg",
+            "cannot render declarative config image",
+        ),
+    ] {
+        let t = tmp.path().join(format!("{tag}.yaml"));
+        std::fs::write(
+            &t,
+            format!("schema: olm.semver\nstable:\n  bundles:\n  - image: oci:{layout}:{tag}\n"),
+        )
+        .expect("write template");
+        let (code, out, err) = run(&["render-template", &path(&t)]);
+        assert_eq!(code, 2, "{name}: {out}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(err.contains("not allowed"), "{name}: {err}");
     }
 }
