@@ -60,8 +60,8 @@ pub fn csv_metadata(csv: &Value) -> Value {
     };
     let mut apis = typed("apiservicedefinitions");
     let mut crds = typed("customresourcedefinitions");
-    restore_resource_fields(&mut apis);
-    restore_resource_fields(&mut crds);
+    restore_resource_fields(&mut apis, API_SERVICE_DESCRIPTION_FIELDS);
+    restore_resource_fields(&mut crds, CRD_DESCRIPTION_FIELDS);
     out.insert("apiServiceDefinitions".into(), apis);
     out.insert("crdDescriptions".into(), crds);
     for (from, to) in [
@@ -102,16 +102,81 @@ fn fill_keys(v: &mut Value, keys: &[&str]) {
     }
 }
 
-/// `APIResourceReference` (`resources` of CRD and API service
-/// descriptions) writes `name`, `kind` and `version` even when empty.
-fn restore_resource_fields(descs: &mut Value) {
+/// The fields of operator-framework/api's `CRDDescription`.
+const CRD_DESCRIPTION_FIELDS: &[&str] = &[
+    "name",
+    "version",
+    "kind",
+    "displayName",
+    "description",
+    "resources",
+    "statusDescriptors",
+    "specDescriptors",
+    "actionDescriptors",
+];
+
+/// The fields of operator-framework/api's `APIServiceDescription`.
+const API_SERVICE_DESCRIPTION_FIELDS: &[&str] = &[
+    "name",
+    "group",
+    "version",
+    "kind",
+    "deploymentName",
+    "containerPort",
+    "displayName",
+    "description",
+    "resources",
+    "statusDescriptors",
+    "specDescriptors",
+    "actionDescriptors",
+];
+
+/// The fields of the spec, status and action descriptors.
+const DESCRIPTOR_FIELDS: &[&str] = &[
+    "path",
+    "displayName",
+    "description",
+    "x-descriptors",
+    "value",
+];
+
+/// Keeps only `fields` of an object: what decoding into a Go struct keeps
+/// (a CSV's `owned` CRDs often carry a `group`, which opm's
+/// `olm.csv.metadata` does not have).
+fn keep_fields(v: &mut Value, fields: &[&str]) {
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|k, _| fields.contains(&k.as_str()));
+    }
+}
+
+/// The CRD or API service descriptions as opm's typed structs write them:
+/// only their fields (and their descriptors' and resources' fields), and
+/// `APIResourceReference` (`resources`) writes `name`, `kind` and
+/// `version` even when empty.
+fn restore_resource_fields(descs: &mut Value, fields: &[&str]) {
     for list in ["owned", "required"] {
         let Some(items) = descs.get_mut(list).and_then(Value::as_array_mut) else {
             continue;
         };
         for item in items {
+            keep_fields(item, fields);
+            // The leading fields have no omitempty.
+            let required = if fields.contains(&"group") { 4 } else { 3 };
+            fill_keys(item, &fields[..required]);
+            for d in ["statusDescriptors", "specDescriptors", "actionDescriptors"] {
+                for desc in item
+                    .get_mut(d)
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    keep_fields(desc, DESCRIPTOR_FIELDS);
+                    fill_keys(desc, &["path"]);
+                }
+            }
             if let Some(res) = item.get_mut("resources").and_then(Value::as_array_mut) {
                 for r in res {
+                    keep_fields(r, &["name", "kind", "version"]);
                     fill_keys(r, &["name", "kind", "version"]);
                 }
             }

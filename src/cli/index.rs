@@ -494,6 +494,11 @@ pub struct RenderArgs {
     /// Run opm's migrations up to this level: none, bundle-object-to-csv-metadata, all
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
+    /// The image recorded for each rendered bundle directory, from a
+    /// template of {{.Package}}, {{.Name}} and {{.Version}} (opm's
+    /// --alpha-image-ref-template), e.g. quay.io/me/{{.Package}}-bundle:v{{.Version}}
+    #[arg(long, value_name = "TEMPLATE", conflicts_with = "bundle_image")]
+    pub alpha_image_ref_template: Option<String>,
     // How to reach the registries of bundle and catalog images.
     #[command(flatten)]
     pub registry: super::image::RegistryFlags,
@@ -523,6 +528,7 @@ impl RenderArgs {
                 client,
             },
             migrate_level: self.migrate_level.clone(),
+            image_ref_template: self.alpha_image_ref_template.clone(),
         };
         let stdout = std::io::stdout();
         let mut w = std::io::BufWriter::new(stdout.lock());

@@ -201,14 +201,14 @@ impl Kind {
 /// case as Go's `json.Unmarshal` matches it (`Schema: olm.semver` is
 /// `olm.semver`); `""` when there is none.
 pub fn schema_of(text: &str, path: &Path) -> Result<String, Error> {
-    let doc = parse_doc(text, path)?;
+    let doc = parse_doc(text, path, DECODING_INPUT)?;
     schema_field(&doc.root, path).map(|s| s.unwrap_or_default())
 }
 
 /// The kind of a template, detected from its `schema` as opm v1.73.0's
 /// `render-template` does without a type argument (`detectSchema`).
 pub fn detect_kind(text: &str, path: &Path) -> Result<Kind, Error> {
-    let doc = parse_doc(text, path)?;
+    let doc = parse_doc(text, path, DECODING_INPUT)?;
     let schema = schema_field(&doc.root, path)?
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
@@ -255,14 +255,26 @@ fn schema_field(root: &crate::yaml::Node, path: &Path) -> Result<Option<String>,
     }
 }
 
+/// What opm v1.73.0's type detection calls a template that does not parse.
+const DECODING_INPUT: &str = "decoding template input";
+
 /// `file:line:column` of a place in a template, for messages.
 fn place(path: &Path, span: crate::yaml::Span) -> String {
     format!("{}:{}:{}", path.display(), span.line, span.column)
 }
 
-/// The first non-null document of a template, located.
-fn parse_doc(text: &str, path: &Path) -> Result<crate::yaml::Document, Error> {
-    let docs = crate::yaml::parse_documents(text).map_err(|e| Error::yaml(path, &e))?;
+/// The first non-null document of a template, located. A syntax error
+/// says what was being read (`decoding template input` while detecting the
+/// type, `decoding template schema` in the basic and substitutes readers,
+/// as opm v1.73.0 words them), where it is.
+fn parse_doc(text: &str, path: &Path, reading: &str) -> Result<crate::yaml::Document, Error> {
+    let docs = crate::yaml::parse_documents(text).map_err(|e| {
+        let mut e = e;
+        if !reading.is_empty() {
+            e.message = format!("{reading}: {}", e.message);
+        }
+        Error::yaml(path, &e)
+    })?;
     docs.into_iter()
         .find(|d| !matches!(d.root.value, crate::yaml::Value::Null))
         .ok_or_else(|| Error::Template(format!("{}: the template is empty", path.display())))
@@ -541,7 +553,11 @@ fn parse_template(
     kind: Kind,
     shape: Shape,
 ) -> Result<crate::yaml::Document, Error> {
-    let mut doc = parse_doc(text, path)?;
+    let reading = match kind {
+        Kind::Basic | Kind::Substitutes => "decoding template schema",
+        Kind::Semver => "",
+    };
+    let mut doc = parse_doc(text, path, reading)?;
     let schema = schema_field(&doc.root, path)?.unwrap_or_default();
     if schema != kind.schema() {
         return Err(Error::Template(format!(
@@ -961,7 +977,7 @@ fn kind_priority(kind: &str) -> u8 {
 /// (`yaml.UnmarshalStrict`: unknown fields and duplicate keys are errors,
 /// field names match regardless of case). Errors name file, line and field.
 pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, Error> {
-    let doc = parse_doc(text, path)?;
+    let doc = parse_doc(text, path, "")?;
     if let Some(dup) = doc.duplicate_keys.first() {
         return Err(Error::Template(format!(
             "{}: key `{}` appears twice in one mapping (first at line {}); opm reads templates strictly and refuses that",
@@ -977,7 +993,7 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, Error> {
             "{}: {}: {}",
             place(path, root.locate(&e.segments())),
             e.path,
-            e.message
+            go_unknown_field(&e.message)
         )
     })?;
     if sv.schema != SCHEMA_SEMVER {
@@ -1003,6 +1019,27 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, Error> {
         other => return Err(Error::Template(format!("unknown DefaultChannelTypePreference: {other:?}\nValid values are 'major' or 'minor'"))),
     }
     Ok(sv)
+}
+
+/// A field the template does not have, worded as opm's strict reading
+/// words it (`json: unknown field "invalid"`), the fields it has after;
+/// other messages as they are.
+fn go_unknown_field(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.to_string();
+    };
+    match rest.split_once('`') {
+        Some((field, known)) => format!(
+            "json: unknown field {field:?}{}",
+            known
+                .trim_start_matches(',')
+                .trim()
+                .strip_prefix("expected")
+                .map(|k| format!(" (known:{k})"))
+                .unwrap_or_default()
+        ),
+        None => message.to_string(),
+    }
 }
 
 /// How opm wraps the errors of reading the rendered bundles' versions.
@@ -1452,7 +1489,7 @@ mod tests {
             ),
             (
                 "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a-v1.0.0\n    tag: x\n",
-                "t.yaml:5:10: stable.bundles[0].tag: unknown field `tag`, expected `image`",
+                "t.yaml:5:10: stable.bundles[0].tag: json: unknown field \"tag\" (known: `image`)",
             ),
             (
                 "schema: olm.semver\nfast: {}\nfast: {}\n",

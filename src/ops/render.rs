@@ -19,15 +19,92 @@ pub struct RenderOptions {
     /// opm's migrations to run on the result: `none` or
     /// `bundle-object-to-csv-metadata`.
     pub migrate_level: String,
+    /// opm's `--alpha-image-ref-template`: the image recorded for a bundle
+    /// rendered from a directory, made from its `{{.Package}}`,
+    /// `{{.Name}}` and `{{.Version}}` (see [`image_from_template`]).
+    pub image_ref_template: Option<String>,
 }
 
 /// Reads every source (see [`catalog_source::load`]) into one config, in
 /// order, and runs the migrations of `opts.migrate_level` on it, as
 /// `opm render` does.
 pub fn render(sources: &[String], opts: &RenderOptions) -> Result<DeclarativeConfig, Error> {
-    let mut all = catalog_source::load_all(sources, &opts.source)?;
+    let mut all = match &opts.image_ref_template {
+        None => catalog_source::load_all(sources, &opts.source)?,
+        Some(template) => {
+            let mut all = DeclarativeConfig::default();
+            for s in sources {
+                let mut cfg = catalog_source::load(s, &opts.source)?;
+                if SourceKind::of(s) == SourceKind::BundleDir {
+                    for b in &mut cfg.bundles {
+                        b.image = image_from_template(template, b)?;
+                    }
+                }
+                catalog_source::append(&mut all, cfg);
+            }
+            all
+        }
+    };
+    as_opm_renders(&mut all);
     migrate_level(&mut all, &opts.migrate_level)?;
     Ok(all)
+}
+
+/// What opm v1.73.0's `render` does to every bundle of every source
+/// (`alpha/action/render.go`, `Run`), whatever its kind: the
+/// `olm.bundle.object` properties move to the end of the properties (in
+/// their order), and the related images are sorted by image. A catalog
+/// read from an FBC directory or image comes out so too.
+pub fn as_opm_renders(cfg: &mut DeclarativeConfig) {
+    for b in &mut cfg.bundles {
+        let (objects, mut props): (Vec<_>, Vec<_>) = std::mem::take(&mut b.properties)
+            .into_iter()
+            .partition(|p| p.kind == "olm.bundle.object");
+        props.extend(objects);
+        b.properties = props;
+        b.related_images.sort_by(|a, b| a.image.cmp(&b.image));
+    }
+}
+
+/// The image reference `template` makes for bundle `b`, as opm v1.73.0's
+/// `render --alpha-image-ref-template` executes its Go template
+/// (`alpha/action/render.go`, `templateBundleImageRef`): `{{.Package}}`,
+/// `{{.Name}}` and `{{.Version}}` (the version of the `olm.package`
+/// property) are replaced, spaces inside the braces allowed; any other
+/// action is an error naming it. The bundle's related images are left as
+/// they are, as opm leaves them.
+pub fn image_from_template(template: &str, b: &crate::fbc::Bundle) -> Result<String, Error> {
+    let version = b
+        .properties
+        .iter()
+        .find(|p| p.kind == "olm.package")
+        .and_then(|p| p.value.get("version"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find("}}").ok_or_else(|| {
+            Error::Usage(format!(
+                "--alpha-image-ref-template {template:?}: unclosed action"
+            ))
+        })?;
+        match after[..end].trim() {
+            ".Package" => out.push_str(&b.package),
+            ".Name" => out.push_str(&b.name),
+            ".Version" => out.push_str(version),
+            other => {
+                return Err(Error::Usage(format!(
+                    "--alpha-image-ref-template {template:?}: unknown action {{{{{other}}}}} (known: {{{{.Package}}}}, {{{{.Name}}}}, {{{{.Version}}}})"
+                )))
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// Renders `sources` as [`render`] does and writes the result to `w` in
@@ -46,6 +123,7 @@ pub fn render_to(
             migrate_level(&mut DeclarativeConfig::default(), &opts.migrate_level)?;
             for part in index::render::index_packages(&idx, None).map_err(Error::index)? {
                 let mut part = part.map_err(Error::index)?;
+                as_opm_renders(&mut part);
                 migrate_level(&mut part, &opts.migrate_level)?;
                 crate::fbc::write::write(&part, format, w)?;
             }
@@ -122,6 +200,7 @@ pub fn migrate(opts: &MigrateOptions, reporter: &dyn Reporter) -> Result<Migrate
         write_new_dir(&opts.out_dir, |tmp| {
             for part in parts {
                 let mut part = part.map_err(Error::index)?;
+                as_opm_renders(&mut part);
                 migrated += migrate_level(&mut part, &opts.migrate_level)?;
                 packages += part.packages.len();
                 write_dir(&part, opts.format, tmp, &opts.out_dir)?;
@@ -137,11 +216,15 @@ pub fn migrate(opts: &MigrateOptions, reporter: &dyn Reporter) -> Result<Migrate
             client: opts.client.clone(),
         },
     )?;
-    if !cfg.bundles.is_empty() && cfg.packages.is_empty() {
+    if SourceKind::of(source) == SourceKind::Image
+        && !cfg.bundles.is_empty()
+        && cfg.packages.is_empty()
+    {
         return Err(Error::Source(format!(
             "{source}: a bundle image; migrate takes an index or catalog image"
         )));
     }
+    as_opm_renders(&mut cfg);
     let migrated = migrate_level(&mut cfg, &opts.migrate_level)?;
     write_new_dir(&opts.out_dir, |tmp| {
         write_dir(&cfg, opts.format, tmp, &opts.out_dir)

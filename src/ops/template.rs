@@ -128,6 +128,22 @@ impl Puller {
         let pulled = rt
             .block_on(crate::oci::pull_bundle(&client, image, &limits))
             .map_err(|e| pulling(&e))?;
+        // A template's bundles are bundle images only (opm v1.73.0 renders
+        // them with `AllowedRefMask: RefBundleImage`): an index or catalog
+        // image is refused as opm refuses it, by its label.
+        for (label, kind) in [
+            (crate::serve::image::DATABASE_LABEL, "sqlite image"),
+            (
+                crate::serve::image::CONFIGS_LABEL,
+                "declarative config image",
+            ),
+        ] {
+            if pulled.labels.contains_key(label) {
+                return Err(Render(format!(
+                    "cannot render {kind} {image}: not allowed (it has the {label} label; a template's bundles must be bundle images)"
+                )));
+            }
+        }
         crate::graph::render_bundle::bundle_to_fbc(&pulled.bundle, image)
     }
 }
