@@ -35,6 +35,7 @@ mod oci_batch;
 mod oci_faults;
 mod oci_registries;
 mod oci_registry;
+mod opm_personality;
 mod ops;
 mod render_properties;
 mod serve_http;
