@@ -447,6 +447,22 @@ fn grpc_health_probe_of_built_images() {
     ]);
     let index_probe = extract_probe(&layout, "index", &tmp.path().join("index-fs"));
     let probe = extract_probe(&layout, "catalog", &tmp.path().join("catalog-fs"));
+    // /bin/opm, another link to the executable: the opm personality
+    // (docs/from-opm.md), so an opm image's CMD runs on these images too.
+    for tag in ["catalog", "index"] {
+        match layout_files(&layout, tag).get("bin/opm") {
+            Some(LayerEntry::Symlink(t)) => assert_eq!(t, "olm-catalog", "{tag}"),
+            _ => panic!("{tag} has no /bin/opm link"),
+        }
+    }
+    let opm = tmp.path().join("index-fs/bin/opm");
+    std::os::unix::fs::symlink("olm-catalog", &opm).expect("symlink");
+    let o = Command::new(&opm).arg("version").output().expect("run opm");
+    let version = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        version.starts_with("Version: version.Version{OpmVersion:\"v1.73.0"),
+        "{version}"
+    );
 
     let server = serve(dir_s);
     let port = server.addr.rsplit_once(':').expect("port").1.to_string();

@@ -33,8 +33,8 @@ pub const EXIT_FINDINGS: u8 = 1;
     version,
     about = "Validate, graph, index, build, sign and serve OLM operator catalogs",
     long_about = "olm-catalog does what opm, `operator-sdk bundle validate`, crane/skopeo and cosign \
-do for operator catalogs, in one binary that needs no container daemon (dynamically linked \
-against glibc only; see the README).\n\n\
+do for operator catalogs, in one binary that needs no container daemon (linked dynamically \
+against the C library only: glibc's libc, libm, libgcc_s; see the README).\n\n\
 Run as `opm` (a link named opm, or `olm-catalog opm ...`) it accepts opm v1.73.0's command \
 lines: see docs/from-opm.md.\n\n\
 Exit codes: 0 success, 1 errors found, 2 usage or I/O failure.",
