@@ -234,6 +234,122 @@ fn scaffold_catalog_build_with_and_without_from_index() {
     ]);
     // Two bundles, one of them in two channels: a row per channel entry.
     assert_eq!(listed.lines().count(), 4, "{listed}");
+
+    // The other commands on the pushed index: migrate's tree, export's
+    // download folder, prune with --generate, registry add.
+    let (code, _, err) = opm_in(tmp.path(), &["migrate", &v2, "migrated"], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp.path().join("migrated/etcd/catalog.json").is_file());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["index", "export", "-i", &v2, "-p", "etcd"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp.path().join("downloaded/etcd").is_dir());
+    let pruned = tmp.path().join("pruned");
+    std::fs::create_dir(&pruned).expect("mkdir");
+    let (code, _, err) = opm_in(
+        &pruned,
+        &["index", "prune", "-f", &v2, "-p", "etcd", "--generate"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    common::assert_render_matches(
+        &render_db(&pruned.join("database/index.db")),
+        &golden.join("render.json"),
+        &replace,
+    );
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &all, "-d", "registry.db"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    common::assert_render_matches(
+        &render_db(&tmp.path().join("registry.db")),
+        &golden.join("render.json"),
+        &replace,
+    );
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "rm", "-o", "etcd", "-d", "registry.db"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, packages, _) = opm(&[
+        "alpha",
+        "list",
+        "packages",
+        tmp.path().join("registry.db").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(packages, "NAME  DISPLAY NAME  DEFAULT CHANNEL\n");
+}
+
+/// `index add --tag T -c docker` when docker answers: the image is handed
+/// to `docker load` as a docker-archive tagged T. No docker daemon runs
+/// here, so `docker` is a script whose `info` succeeds and whose `load`
+/// gives the archive to skopeo (an independent reader of the format), which
+/// copies it to the registry; the copy is then read back as an index image.
+#[test]
+fn scaffold_catalog_build_loads_into_an_answering_container_tool() {
+    let reg = Registry::start();
+    let host = reg.host();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let tools = tmp.path().join("tools");
+    std::fs::create_dir(&tools).expect("mkdir");
+    let loaded = format!("{host}/cop/loaded:v1");
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in\n  info) exit 0 ;;\n  load) [ \"$2\" = -i ] || exit 9\n    \
+         exec /usr/bin/skopeo copy -q --dest-tls-verify=false docker-archive:\"$3\" docker://{loaded} ;;\n\
+         esac\nexit 8\n"
+    );
+    let docker = tools.join("docker");
+    std::fs::write(&docker, script).expect("write");
+    std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let (_keep, opm_path) = opm_link();
+    let tag = "example.com/me/catalog:v1";
+    let o = Command::new(&opm_path)
+        .args([
+            "index",
+            "add",
+            "--container-tool",
+            "docker",
+            "--tag",
+            tag,
+            "--bundles",
+            &refs[..2].join(","),
+        ])
+        .current_dir(tmp.path())
+        .env("PATH", &tools)
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("run opm");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("loaded it into docker (docker load)"), "{err}");
+    // The archive carried the tag docker would list.
+    let inspect = crate::registry::skopeo(&[
+        "inspect",
+        "--tls-verify=false",
+        &format!("docker://{loaded}"),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&inspect).expect("json");
+    assert_eq!(
+        v["Labels"]["operators.operatorframework.io.index.database.v1"], "/database/index.db",
+        "{inspect}"
+    );
+    let (code, listed, err) = opm(&["alpha", "list", "packages", &loaded]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        listed
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("etcd  ")),
+        "{listed}"
+    );
 }
 
 /// `opm alpha list bundles DB PKG` on opm's own golden index: opm's

@@ -509,7 +509,6 @@ fn build_image(
         let layout = tempfile::tempdir().context("making a directory for the image")?;
         let dir = layout.path().join("layout");
         argv.push(format!("--tag=oci:{}:latest", dir.display()));
-        argv.push("--format=docker".into());
         let code = run_native(argv)?;
         if code != 0 {
             return Ok(code);
