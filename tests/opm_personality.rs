@@ -884,3 +884,25 @@ fn generate_dockerfile_command_rules() {
         );
     }
 }
+
+/// `opm alpha render-graph DIR [-p PKG]`: the channels as Mermaid, drawn
+/// by the writer of `render-template -o mermaid` (opm's MermaidWriter for
+/// both).
+#[test]
+fn alpha_render_graph_draws_mermaid() {
+    let dir = common::corpus().join("catalogs/v4.18/kube-green");
+    let dir = dir.to_str().expect("utf-8");
+    let (code, out, err) = opm(&["alpha", "render-graph", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("graph LR\n"), "{out}");
+    assert!(out.contains("%% package \"kube-green\"\n"), "{out}");
+    let (code, same, _) = opm(&["alpha", "render-graph", dir, "-p", "kube-green"]);
+    assert_eq!(code, 0);
+    assert_eq!(same, out);
+    let (code, other, _) = opm(&["alpha", "render-graph", dir, "-p", "not-there"]);
+    assert_eq!(code, 0);
+    assert!(!other.contains("%% package"), "{other}");
+    let (code, _, err) = opm(&["alpha", "render-graph", dir, "--minimum-edge", "x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("olm-catalog catalog filter"), "{err}");
+}

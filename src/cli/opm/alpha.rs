@@ -33,10 +33,7 @@ impl AlphaCommand {
         match self {
             AlphaCommand::RenderTemplate(a) => a.run(tls),
             AlphaCommand::List(c) => c.run(tls),
-            AlphaCommand::RenderGraph(a) => Err(unsupported(
-                format!("alpha render-graph {}", a.refs.join(" ")),
-                "draw a package's graph with `olm-catalog graph render DIR --output mermaid`, or a template's channels with `olm-catalog render-template FILE -o mermaid`",
-            )),
+            AlphaCommand::RenderGraph(a) => a.run(tls),
             AlphaCommand::ConvertTemplate(c) => Err(unsupported(
                 match c {
                     ConvertTemplateCommand::Basic(_) => "alpha convert-template basic",
@@ -337,6 +334,47 @@ pub struct RenderGraphArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
     draw_v0_semantics: Option<bool>,
+}
+
+impl RenderGraphArgs {
+    /// Loads the catalog and draws its channels as Mermaid, with the graph
+    /// writer of `render-template -o mermaid` (opm's one MermaidWriter).
+    fn run(self, tls: &TlsFlags) -> CmdResult {
+        if self.minimum_edge.as_deref().is_some_and(|e| !e.is_empty()) {
+            return Err(unsupported(
+                "alpha render-graph --minimum-edge",
+                "cut the catalog first with `olm-catalog catalog filter` (its version range), then draw it",
+            ));
+        }
+        if self.draw_v0_semantics == Some(true) {
+            return Err(unsupported(
+                "alpha render-graph --draw-v0-semantics",
+                "`olm-catalog graph path --olm v0` prints the upgrade steps OLM v0 takes",
+            ));
+        }
+        let flags = super::index::registry_flags(tls);
+        let mut out = String::new();
+        for r in &self.refs {
+            let mut cfg = flags.load_catalog(r)?;
+            if let Some(p) = self.package_name.as_deref().filter(|p| !p.is_empty()) {
+                cfg.packages.retain(|x| x.name == p);
+                cfg.channels.retain(|x| x.package == p);
+                cfg.bundles.retain(|x| x.package == p);
+                cfg.deprecations.retain(|x| x.package == p);
+                cfg.others.clear();
+            }
+            let graphs = olm_catalog::graph::PackageGraph::from_fbc(&cfg, std::path::Path::new(r));
+            out.push_str(
+                &olm_catalog::graph::draw::draw(
+                    &graphs,
+                    olm_catalog::graph::draw::DrawFormat::Mermaid,
+                )
+                .map_err(anyhow::Error::msg)?,
+            );
+        }
+        std::io::stdout().lock().write_all(out.as_bytes())?;
+        Ok(0)
+    }
 }
 
 /// `opm alpha convert-template` subcommands.
