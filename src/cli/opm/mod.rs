@@ -96,7 +96,7 @@ pub fn unsupported(what: impl Into<String>, instead: impl Into<String>) -> anyho
 /// and maps the outcome to opm's exit codes.
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let argv = std::iter::once(OsString::from(OPM_NAME)).chain(args);
-    let parsed = OpmCli::command_with_hidden_alpha()
+    let parsed = OpmCli::opm_command()
         .try_get_matches_from(argv)
         .and_then(|m| OpmCli::from_arg_matches(&m));
     let cli = match parsed {
@@ -144,8 +144,8 @@ pub struct OpmCli {
 }
 
 impl OpmCli {
-    /// The clap command (every command, as opm has them).
-    fn command_with_hidden_alpha() -> clap::Command {
+    /// The clap command of opm's grammar.
+    fn opm_command() -> clap::Command {
         <Self as clap::CommandFactory>::command()
     }
 
@@ -288,7 +288,7 @@ struct CompletionArgs {
 
 impl CompletionArgs {
     fn run(self) -> CmdResult {
-        let mut cmd = OpmCli::command_with_hidden_alpha();
+        let mut cmd = OpmCli::opm_command();
         let mut script = Vec::new();
         clap_complete::generate(self.shell, &mut cmd, OPM_NAME, &mut script);
         std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
@@ -296,9 +296,8 @@ impl CompletionArgs {
     }
 }
 
-/// The values of a pflag string slice (`--bundles a,b --bundles c`):
-/// already split by clap's delimiter; empty items dropped as pflag's CSV
-/// reader leaves none.
+/// The values of a pflag string slice (`--bundles a,b --bundles c`),
+/// already split at commas by clap, trimmed; empty items (`a,,b`) dropped.
 pub fn slice(values: &[String]) -> Vec<String> {
     values
         .iter()
