@@ -23,12 +23,14 @@ RUN mkdir src && echo 'fn main() {}' > src/main.rs && touch src/lib.rs \
 COPY src ./src
 RUN touch src/main.rs src/lib.rs && cargo build --release --locked --bin olm-catalog \
     && install -D -m 0755 target/release/olm-catalog /out/olm-catalog \
-    && ln -s olm-catalog /out/grpc_health_probe
+    && ln -s olm-catalog /out/grpc_health_probe \
+    && ln -s olm-catalog /out/opm
 
 # distroless/cc has glibc and CA certificates and no shell; user 65532.
 FROM gcr.io/distroless/cc-debian12:nonroot
 # /bin/grpc_health_probe is a link to olm-catalog, which acts as the probe
-# under that name (OLM's catalog pods run `grpc_health_probe -addr=:50051`).
+# under that name (OLM's catalog pods run `grpc_health_probe -addr=:50051`);
+# /bin/opm is another, which accepts opm's command lines (docs/from-opm.md).
 COPY --from=build /out/ /bin/
 USER 65532:65532
 # OLM probes catalog pods with gRPC health checks on this port.

@@ -252,6 +252,8 @@ fn catalog_images_of_the_shared_catalogs() {
 
 #[test]
 fn generate_dockerfile_writes_what_opm_writes() {
+    // opm v1.73.0's two-stage Dockerfile (alpha/action/generate_dockerfile.go);
+    // tests/opm_personality.rs ports its Go test's table cases.
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("catalog");
     std::fs::create_dir(&dir).expect("mkdir");
@@ -260,16 +262,21 @@ fn generate_dockerfile_writes_what_opm_writes() {
     let text = std::fs::read_to_string(tmp.path().join("catalog.Dockerfile")).expect("written");
     assert_eq!(
         text,
-        "# The base image is expected to contain\n\
-         # /bin/opm (with a serve subcommand) and /bin/grpc_health_probe\n\
-         FROM quay.io/operator-framework/opm:latest\n\n\
+        "# The builder image is expected to contain\n\
+         # /bin/opm (with serve subcommand)\n\
+         FROM quay.io/operator-framework/opm:latest as builder\n\n\
+         # Copy FBC root into image at /configs and pre-populate serve cache\n\
+         ADD catalog /configs\n\
+         RUN [\"/bin/opm\", \"serve\", \"/configs\", \"--cache-dir=/tmp/cache\", \"--cache-only\"]\n\n\
+         FROM quay.io/operator-framework/opm:latest\n\
+         # The base image is expected to contain\n\
+         # /bin/opm (with serve subcommand) and /bin/grpc_health_probe\n\n\
          # Configure the entrypoint and command\n\
          ENTRYPOINT [\"/bin/opm\"]\n\
          CMD [\"serve\", \"/configs\", \"--cache-dir=/tmp/cache\"]\n\n\
-         # Copy declarative config root into image at /configs and pre-populate serve cache\n\
-         ADD catalog /configs\n\
-         RUN [\"/bin/opm\", \"serve\", \"/configs\", \"--cache-dir=/tmp/cache\", \"--cache-only\"]\n\n\
-         # Set DC-specific label for the location of the DC root directory\n\
+         COPY --from=builder /configs /configs\n\
+         COPY --from=builder /tmp/cache /tmp/cache\n\n\
+         # Set FBC-specific label for the location of the FBC root directory\n\
          # in the image\n\
          LABEL operators.operatorframework.io.index.configs.v1=/configs\n\n\
          # Set other custom labels\n\
@@ -279,7 +286,8 @@ fn generate_dockerfile_writes_what_opm_writes() {
     // As opm: an existing Dockerfile is not overwritten.
     let o = olm(&["catalog", "generate-dockerfile", dir_s]);
     assert_eq!(o.status.code(), Some(2));
-    // Without extra labels it ends at the configs label; -i names the base.
+    // Without extra labels it ends at the configs label; -i names the base
+    // (and only the base), a trailing slash is cleaned.
     let plain = tmp.path().join("plain");
     std::fs::create_dir(&plain).expect("mkdir");
     olm_ok(&[
@@ -291,7 +299,11 @@ fn generate_dockerfile_writes_what_opm_writes() {
     ]);
     let text = std::fs::read_to_string(tmp.path().join("plain.Dockerfile")).expect("written");
     assert!(
-        text.starts_with("# The base image is expected to contain\n# /bin/opm (with a serve subcommand) and /bin/grpc_health_probe\nFROM quay.io/operator-framework/opm:v1.73.0\n"),
+        text.contains("\nFROM quay.io/operator-framework/opm:latest as builder\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nFROM quay.io/operator-framework/opm:v1.73.0\n"),
         "{text}"
     );
     assert!(text.contains("\nADD plain /configs\n"), "{text}");
@@ -435,6 +447,22 @@ fn grpc_health_probe_of_built_images() {
     ]);
     let index_probe = extract_probe(&layout, "index", &tmp.path().join("index-fs"));
     let probe = extract_probe(&layout, "catalog", &tmp.path().join("catalog-fs"));
+    // /bin/opm, another link to the executable: the opm personality
+    // (docs/from-opm.md), so an opm image's CMD runs on these images too.
+    for tag in ["catalog", "index"] {
+        match layout_files(&layout, tag).get("bin/opm") {
+            Some(LayerEntry::Symlink(t)) => assert_eq!(t, "olm-catalog", "{tag}"),
+            _ => panic!("{tag} has no /bin/opm link"),
+        }
+    }
+    let opm = tmp.path().join("index-fs/bin/opm");
+    std::os::unix::fs::symlink("olm-catalog", &opm).expect("symlink");
+    let o = Command::new(&opm).arg("version").output().expect("run opm");
+    let version = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        version.starts_with("Version: version.Version{OpmVersion:\"v1.73.0"),
+        "{version}"
+    );
 
     let server = serve(dir_s);
     let port = server.addr.rsplit_once(':').expect("port").1.to_string();

@@ -40,6 +40,7 @@ mod olm_v1_crdify_cases;
 mod olm_v1_resolve_cases;
 mod opm_action_cases;
 mod opm_model_cases;
+mod opm_personality;
 mod opm_template_cases;
 mod ops;
 mod render_properties;

@@ -124,7 +124,7 @@ fn require_python_modules() {
     );
 }
 
-fn run_python(module: &str, envs: &[(&str, &Path)]) {
+pub(crate) fn run_python(module: &str, envs: &[(&str, &Path)]) {
     require_python_modules();
     let mut cmd = Command::new("python3");
     cmd.args(["-m", "unittest", "-v", module])

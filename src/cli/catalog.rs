@@ -118,62 +118,105 @@ impl CatalogBuildArgs {
 /// `catalog generate-dockerfile`.
 #[derive(Args)]
 #[command(
-    after_help = "Writes DIR.Dockerfile beside DIR (fails if it exists), the Dockerfile
-`opm generate dockerfile DIR` writes: FROM the opm image, entrypoint
-/bin/opm, command `serve /configs --cache-dir=/tmp/cache`, ADD DIR /configs,
-a RUN that pre-builds opm's cache, and the configs label. Build it with
+    after_help = "Writes DIR.Dockerfile beside DIR (fails if it exists), byte for byte the
+Dockerfile opm v1.73.0's `generate dockerfile DIR` writes: a builder stage
+(--builder-image) that adds DIR at /configs and pre-builds the serve cache
+(`opm serve /configs --cache-dir=/tmp/cache --cache-only`), then the base
+image (--base-image: entrypoint /bin/opm, command `serve /configs
+--cache-dir=/tmp/cache`; or `scratch`, for CatalogSources that extract the
+content) with /configs and /tmp/cache copied from the builder, the configs
+label and the extra labels (sorted by key). Build it with
 `docker build -f DIR.Dockerfile .` from DIR's parent. `catalog build` makes
-the image without a daemon.
+the image without a daemon. The builder may be an olm-catalog image: it
+answers `/bin/opm serve --cache-only` too.
 
 Examples:
   olm-catalog catalog generate-dockerfile catalog/
-  olm-catalog catalog generate-dockerfile catalog/ -i quay.io/operator-framework/opm:v1.73.0 -l team=me"
+  olm-catalog catalog generate-dockerfile catalog/ -i quay.io/operator-framework/opm:v1.73.0 -l team=me
+  olm-catalog catalog generate-dockerfile catalog/ -i scratch -b quay.io/operator-framework/opm:v1.73.0"
 )]
 pub struct GenerateDockerfileArgs {
     /// File-based catalog directory
     pub dir: PathBuf,
-    /// Image in which to build the catalog (holds /bin/opm and /bin/grpc_health_probe)
-    #[arg(
-        long,
-        short = 'i',
-        default_value = "quay.io/operator-framework/opm:latest"
-    )]
-    pub binary_image: String,
+    /// Image base of the catalog image (holds /bin/opm and
+    /// /bin/grpc_health_probe), or `scratch` [default:
+    /// quay.io/operator-framework/opm:latest]
+    #[arg(long, short = 'i', value_name = "IMAGE")]
+    pub base_image: Option<String>,
+    /// Older name of --base-image (opm's --binary-image, deprecated); given
+    /// without --builder-image, it names the builder too
+    #[arg(long, value_name = "IMAGE", conflicts_with = "base_image")]
+    pub binary_image: Option<String>,
+    /// Image of the build stage, which runs /bin/opm to pre-build the
+    /// cache (not `scratch`) [default: quay.io/operator-framework/opm:latest]
+    #[arg(long, short = 'b', value_name = "IMAGE")]
+    pub builder_image: Option<String>,
     /// Extra labels, KEY=VALUE (repeatable or comma-separated; last one of a key wins)
     #[arg(long, short = 'l', value_delimiter = ',')]
     pub extra_labels: Vec<String>,
 }
 
+/// The name and parent of a catalog directory argument, as Go's
+/// `filepath.Split(filepath.Clean(dir))` gives them: `.` and `..` are
+/// names, `/` has an empty one.
+fn split_catalog_dir(dir: &Path) -> (PathBuf, String) {
+    use std::path::Component;
+    let clean: PathBuf = dir.components().collect();
+    let mut parts: Vec<Component<'_>> = clean.components().collect();
+    let name = match parts.pop() {
+        Some(Component::Normal(n)) => n.to_string_lossy().into_owned(),
+        Some(Component::CurDir) | None => ".".to_string(),
+        Some(Component::ParentDir) => "..".to_string(),
+        Some(Component::RootDir) | Some(Component::Prefix(_)) => {
+            parts = clean.components().collect();
+            String::new()
+        }
+    };
+    (parts.iter().collect(), name)
+}
+
 impl GenerateDockerfileArgs {
     pub fn run(self) -> CmdResult {
+        let default = build::DEFAULT_OPM_IMAGE.to_string();
+        // As opm: --binary-image without --builder-image names both.
+        let builder = match (&self.builder_image, &self.binary_image) {
+            (Some(b), _) => b.clone(),
+            (None, Some(bin)) => bin.clone(),
+            (None, None) => default.clone(),
+        };
+        if self.binary_image.is_some() {
+            eprintln!("warning: --binary-image is deprecated: use --base-image instead");
+        }
+        let base = self
+            .base_image
+            .clone()
+            .or_else(|| self.binary_image.clone())
+            .unwrap_or(default);
+        anyhow::ensure!(
+            builder != build::SCRATCH,
+            "invalid builder image: {builder:?}"
+        );
         let mut labels = BTreeMap::new();
         for l in &self.extra_labels {
             let (k, v) = l
                 .split_once('=')
-                .ok_or_else(|| anyhow::anyhow!("invalid label {l:?}: expected KEY=VALUE"))?;
+                .ok_or_else(|| anyhow::anyhow!("invalid label {l:?}"))?;
             labels.insert(k.to_string(), v.to_string());
         }
-        let clean: PathBuf = self.dir.components().collect();
-        let name = clean
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: give the catalog directory by a name (not `.` or `/`)",
-                    self.dir.display()
-                )
-            })?;
-        let parent = clean.parent().unwrap_or(Path::new(""));
+        let (parent, name) = split_catalog_dir(&self.dir);
         let path = parent.join(format!("{name}.Dockerfile"));
-        let meta =
-            std::fs::metadata(&clean).with_context(|| format!("reading {}", clean.display()))?;
+        if path.symlink_metadata().is_ok() {
+            anyhow::bail!("path {:?}: file already exists", path.display().to_string());
+        }
+        let meta = std::fs::metadata(&self.dir)
+            .with_context(|| format!("reading {}", self.dir.display()))?;
         anyhow::ensure!(
             meta.is_dir(),
             "provided root path {:?} is not a directory",
-            clean.display().to_string()
+            self.dir.display().to_string()
         );
-        let text = build::catalog_dockerfile(&self.binary_image, &name, &labels);
+        // Checked before the file is made (opm leaves an empty one behind).
+        let text = build::catalog_dockerfile(&base, &builder, &name, &labels)?;
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -181,7 +224,7 @@ impl GenerateDockerfileArgs {
             .with_context(|| format!("writing {}", path.display()))?;
         std::io::Write::write_all(&mut f, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        super::common::note(format!("wrote {}", path.display()));
         Ok(0)
     }
 }

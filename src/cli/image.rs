@@ -121,6 +121,16 @@ impl SignAfterPush {
 }
 
 impl RegistryFlags {
+    /// Flags with no `--username`: `--insecure` and `--ca-file` only (what
+    /// opm's `--use-http`/`--skip-tls-verify` and `--ca-file` map to).
+    pub fn with_tls(insecure: bool, ca_file: Option<PathBuf>) -> RegistryFlags {
+        RegistryFlags {
+            insecure,
+            ca_file,
+            ..Default::default()
+        }
+    }
+
     /// The `--username`/`--password-stdin` credential, if given. stdin is
     /// read once per process, however many clients are made.
     fn explicit_credential(&self) -> anyhow::Result<Option<Credential>> {

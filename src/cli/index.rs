@@ -75,8 +75,15 @@ pub struct AddArgs {
     /// Bundle directories, package directories (holding version folders and
     /// ci.yaml) or bundle image references (registry/repo:tag, oci:DIR:TAG)
     pub bundles: Vec<PathBuf>,
-    /// More bundle directories (repeatable)
-    #[arg(long = "bundles", value_name = "DIR", action = clap::ArgAction::Append)]
+    /// More bundle directories or images (repeatable, or comma-separated as
+    /// opm's --bundles takes them)
+    #[arg(
+        long = "bundles",
+        short = 'b',
+        value_name = "DIR",
+        action = clap::ArgAction::Append,
+        value_delimiter = ','
+    )]
     pub bundle_flags: Vec<PathBuf>,
     /// A file with one bundle directory per line (no command-line length limit)
     #[arg(long, value_name = "FILE")]

@@ -14,6 +14,7 @@ mod common;
 mod graph;
 mod image;
 mod index;
+mod opm;
 mod probe;
 mod serve;
 mod sign;
@@ -32,7 +33,10 @@ pub const EXIT_FINDINGS: u8 = 1;
     version,
     about = "Validate, graph, index, build, sign and serve OLM operator catalogs",
     long_about = "olm-catalog does what opm, `operator-sdk bundle validate`, crane/skopeo and cosign \
-do for operator catalogs, in one static binary that needs no container daemon.\n\n\
+do for operator catalogs, in one binary that needs no container daemon (linked dynamically \
+against the C library only: glibc's libc, libm, libgcc_s; see the README).\n\n\
+Run as `opm` (a link named opm, or `olm-catalog opm ...`) it accepts opm v1.73.0's command \
+lines: see docs/from-opm.md.\n\n\
 Exit codes: 0 success, 1 errors found, 2 usage or I/O failure.",
     after_help = "Examples:\n  olm-catalog bundle validate fixtures/bundles/good/memcached-operator-0.0.2\n  \
 olm-catalog index add --database index.db --mode semver bundles/*\n  \
@@ -96,6 +100,18 @@ olm-catalog index list bundles --database index.db"
     Completion(common::CompletionArgs),
     /// Write man pages for every command into a directory
     Man(common::ManArgs),
+    /// Run an opm v1.73.0 command line, as the executable does when started as `opm`
+    // Hidden: its grammar is opm's, not this CLI's (tests/cli_conventions.rs
+    // walks every visible command); the top-level help names it.
+    #[command(
+        hide = true,
+        disable_help_flag = true,
+        after_help = "Examples:\n  olm-catalog opm index add --bundles quay.io/me/op-bundle:v1 --tag quay.io/me/index:v1\n  \
+olm-catalog opm alpha render-template semver -o yaml < semver.yaml\n  \
+olm-catalog opm serve /configs --cache-dir=/tmp/cache\n\n\
+`olm-catalog opm --help` lists opm's commands; docs/from-opm.md gives each one's native form."
+    )]
+    Opm(opm::OpmArgs),
 }
 
 #[derive(Subcommand)]
@@ -124,6 +140,13 @@ pub fn main() -> ExitCode {
             .collect();
         return ExitCode::from(probe::run(&args));
     }
+    // Started as /bin/opm, or as `olm-catalog opm ...`: opm's grammar.
+    if opm::invoked_as_opm() {
+        return opm::main(std::env::args_os().skip(1).collect());
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == "opm") {
+        return opm::main(std::env::args_os().skip(2).collect());
+    }
     // The global flags are read first, so that commands' arguments can
     // use them as they are built (see `common`).
     let parsed = Cli::command().try_get_matches().and_then(|m| {
@@ -138,7 +161,27 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let result = match cli.command {
+    finish(dispatch(cli))
+}
+
+/// Runs a native command line (`args` without the program name) as if it
+/// had been typed: how the opm personality reaches each use case through
+/// the one native command that implements it. A native line that does not
+/// parse is a bug of the translation, reported as an error.
+pub(crate) fn run_native<I, S>(args: I) -> CmdResult
+where
+    I: IntoIterator<Item = S>,
+    S: Into<std::ffi::OsString> + Clone,
+{
+    let argv = std::iter::once(std::ffi::OsString::from("olm-catalog"))
+        .chain(args.into_iter().map(Into::into));
+    let cli = Cli::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
+    dispatch(cli)
+}
+
+/// Runs the parsed command.
+fn dispatch(cli: Cli) -> CmdResult {
+    match cli.command {
         Command::Bundle(BundleCommand::Validate(a)) => a.run(),
         Command::Bundle(BundleCommand::Build(a)) => a.run(),
         Command::Catalog(c) => c.run(),
@@ -155,23 +198,41 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => a.run(),
         Command::Completion(a) => a.run(Cli::command()),
         Command::Man(a) => a.run(Cli::command()),
-    };
+        // Reached only through `run_native`: `main` hands `opm` to the
+        // personality before parsing.
+        Command::Opm(a) => opm::run_args(a),
+    }
+}
+
+/// Prints a command's error (with its causes) and maps the outcome to the
+/// exit code: 0/1 as the command said, 2 for an error.
+fn finish(result: CmdResult) -> ExitCode {
+    finish_with(result, 2)
+}
+
+/// [`finish`] with the exit code of an error given (opm exits 1).
+fn finish_with(result: CmdResult, error_code: u8) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         // The reader went away (`| head`): what it wanted was written.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
-            // A cause whose text the message already holds is not repeated.
-            let mut said = e.to_string();
-            for cause in e.chain().skip(1) {
-                let cause = cause.to_string();
-                if !said.contains(&cause) {
-                    eprintln!("  caused by: {cause}");
-                    said.push_str(&cause);
-                }
-            }
-            ExitCode::from(2)
+            print_error(&e);
+            ExitCode::from(error_code)
+        }
+    }
+}
+
+/// Prints an error and its causes on stderr.
+fn print_error(e: &anyhow::Error) {
+    eprintln!("error: {e}");
+    // A cause whose text the message already holds is not repeated.
+    let mut said = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !said.contains(&cause) {
+            eprintln!("  caused by: {cause}");
+            said.push_str(&cause);
         }
     }
 }

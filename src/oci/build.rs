@@ -781,29 +781,78 @@ pub fn build_catalog_image(
     }
 }
 
-/// The Dockerfile `opm generate dockerfile` writes for the catalog
-/// directory named `index_dir` (beside the Dockerfile), on `base_image`,
-/// with `extra_labels` (key order kept sorted, as Go's template ranges over
-/// a map).
+/// Why [`catalog_dockerfile`] wrote nothing: opm v1.73.0's
+/// `GenerateDockerfile.validate` (`alpha/action/generate_dockerfile.go`),
+/// with its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DockerfileError {
+    /// No base image was given (`-i ""`).
+    #[error("base image is unset")]
+    BaseImageUnset,
+    /// The catalog directory has no name (`/`).
+    #[error("index directory is unset")]
+    IndexDirUnset,
+}
+
+/// The base image that makes [`catalog_dockerfile`] write a binary-less
+/// final stage (no entrypoint; the CatalogSource extracts the content).
+pub const SCRATCH: &str = "scratch";
+
+/// The Dockerfile opm v1.73.0's `generate dockerfile` writes
+/// (`alpha/action/generate_dockerfile.go`, byte for byte): a builder stage
+/// on `builder_image` that adds the catalog directory named `index_dir`
+/// (beside the Dockerfile) at /configs and pre-builds the serve cache, then
+/// `base_image` (entrypoint /bin/opm and `serve /configs
+/// --cache-dir=/tmp/cache`, or, for `scratch`, a note on the CatalogSource
+/// settings) with /configs and /tmp/cache copied from the builder, the
+/// configs label and `extra_labels` (sorted by key, as Go's template ranges
+/// over a map).
 pub fn catalog_dockerfile(
     base_image: &str,
+    builder_image: &str,
     index_dir: &str,
     extra_labels: &BTreeMap<String, String>,
-) -> String {
+) -> Result<String, DockerfileError> {
+    if base_image.is_empty() {
+        return Err(DockerfileError::BaseImageUnset);
+    }
+    if index_dir.is_empty() {
+        return Err(DockerfileError::IndexDirUnset);
+    }
     let mut out = format!(
-        "# The base image is expected to contain\n\
-         # /bin/opm (with a serve subcommand) and /bin/grpc_health_probe\n\
-         FROM {base_image}\n\n\
-         # Configure the entrypoint and command\n\
-         ENTRYPOINT [\"/bin/opm\"]\n\
-         CMD [\"serve\", \"/configs\", \"--cache-dir=/tmp/cache\"]\n\n\
-         # Copy declarative config root into image at /configs and pre-populate serve cache\n\
+        "# The builder image is expected to contain\n\
+         # /bin/opm (with serve subcommand)\n\
+         FROM {builder_image} as builder\n\n\
+         # Copy FBC root into image at /configs and pre-populate serve cache\n\
          ADD {index_dir} /configs\n\
          RUN [\"/bin/opm\", \"serve\", \"/configs\", \"--cache-dir=/tmp/cache\", \"--cache-only\"]\n\n\
-         # Set DC-specific label for the location of the DC root directory\n\
+         FROM {base_image}\n"
+    );
+    if base_image != SCRATCH {
+        out.push_str(
+            "# The base image is expected to contain\n\
+             # /bin/opm (with serve subcommand) and /bin/grpc_health_probe\n\n\
+             # Configure the entrypoint and command\n\
+             ENTRYPOINT [\"/bin/opm\"]\n\
+             CMD [\"serve\", \"/configs\", \"--cache-dir=/tmp/cache\"]\n",
+        );
+    } else {
+        out.push_str(
+            "# OLMv0 CatalogSources that use binary-less images must set:\n\
+             # spec:\n\
+             #   grpcPodConfig:\n\
+             #     extractContent:\n\
+             #       catalogDir: /configs\n\
+             #       cacheDir: /tmp/cache\n",
+        );
+    }
+    out.push_str(&format!(
+        "\nCOPY --from=builder /configs /configs\n\
+         COPY --from=builder /tmp/cache /tmp/cache\n\n\
+         # Set FBC-specific label for the location of the FBC root directory\n\
          # in the image\n\
          LABEL {CONFIGS_LABEL}=/configs"
-    );
+    ));
     if !extra_labels.is_empty() {
         out.push_str("\n\n# Set other custom labels");
         for (k, v) in extra_labels {
@@ -811,5 +860,30 @@ pub fn catalog_dockerfile(
         }
     }
     out.push('\n');
-    out
+    Ok(out)
 }
+
+/// The Dockerfile opm's `index add|rm|prune|... --generate` writes
+/// (`pkg/containertools/dockerfilegenerator.go`): `binary_image` (opm's
+/// default when empty) with the database at `database_path` (relative to
+/// the build context) added as /database/index.db, served by `opm
+/// registry serve`.
+pub fn index_dockerfile(binary_image: &str, database_path: &str) -> String {
+    let base = if binary_image.is_empty() {
+        DEFAULT_OPM_IMAGE
+    } else {
+        binary_image
+    };
+    format!(
+        "FROM {base}\n\
+         LABEL {INDEX_DB_LABEL}={INDEX_DB_PATH}\n\
+         ADD {database_path} /database/index.db\n\
+         EXPOSE 50051\n\
+         ENTRYPOINT [\"/bin/opm\"]\n\
+         CMD [\"registry\", \"serve\", \"--database\", \"/database/index.db\"]\n"
+    )
+}
+
+/// opm's default base and builder image
+/// (`containertools.DefaultBinarySourceImage`).
+pub const DEFAULT_OPM_IMAGE: &str = "quay.io/operator-framework/opm:latest";

@@ -1,6 +1,6 @@
 //! The project's own image, made without a daemon: a layer holding the
 //! running `olm-catalog` executable at `/bin/olm-catalog` (and
-//! `/bin/grpc_health_probe`, a link to it) and, when it is
+//! `/bin/grpc_health_probe` and `/bin/opm`, links to it) and, when it is
 //! dynamically linked, its ELF interpreter and every shared library it needs
 //! (recursively), copied from the host at the paths the loader searches.
 //!
@@ -23,6 +23,11 @@ pub const RUNTIME_BIN: &str = "bin/olm-catalog";
 /// executable, which acts as the probe when started under that name (OLM's
 /// catalog pods run `grpc_health_probe -addr=:50051` as their exec probe).
 pub const RUNTIME_PROBE: &str = "bin/grpc_health_probe";
+/// Where `opm` is in the image: a symbolic link to the executable, which
+/// accepts opm's command lines when started under that name, so a
+/// Dockerfile or CatalogSource written for opm's images (`/bin/opm serve
+/// /configs`, `/bin/opm registry serve`) runs unchanged.
+pub const RUNTIME_OPM: &str = "bin/opm";
 /// The user the image runs as (distroless' `nonroot`).
 pub const RUNTIME_USER: &str = "65532:65532";
 
@@ -226,7 +231,12 @@ pub fn runtime_layer(exe: &Path, epoch: u64) -> Result<RuntimeLayer, OciError> {
     layer.dir_with_mode("tmp", 0o1777);
     layer.file(RUNTIME_BIN, bin, 0o755);
     layer.symlink(RUNTIME_PROBE, "olm-catalog");
-    let mut names = vec![RUNTIME_BIN.to_string(), RUNTIME_PROBE.to_string()];
+    layer.symlink(RUNTIME_OPM, "olm-catalog");
+    let mut names = vec![
+        RUNTIME_BIN.to_string(),
+        RUNTIME_PROBE.to_string(),
+        RUNTIME_OPM.to_string(),
+    ];
     for (path, data) in files {
         names.push(path.clone());
         layer.file(&path, data, 0o755);

@@ -1,0 +1,478 @@
+//! `opm alpha ...` (cmd/opm/alpha at v1.73.0): `render-template` as the
+//! native `render-template`, `list` as opm's tables over any catalog
+//! source; the rest refused with their native forms.
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::super::{run_native, CmdResult};
+use super::{unsupported, TlsFlags};
+
+/// `opm alpha` subcommands.
+#[derive(Subcommand)]
+pub enum AlphaCommand {
+    /// Render a catalog template type
+    RenderTemplate(RenderTemplateArgs),
+    /// List contents of an index
+    #[command(subcommand)]
+    List(ListCommand),
+    /// Generate mermaid-formatted view of upgrade graph of operators in an index
+    RenderGraph(RenderGraphArgs),
+    /// Convert existing FBC to a supported template type
+    #[command(subcommand)]
+    ConvertTemplate(ConvertTemplateCommand),
+    /// Operator bundle commands
+    #[command(subcommand)]
+    Bundle(BundleCommand),
+}
+
+impl AlphaCommand {
+    /// Runs the subcommand.
+    pub fn run(self, tls: &TlsFlags) -> CmdResult {
+        match self {
+            AlphaCommand::RenderTemplate(a) => a.run(tls),
+            AlphaCommand::List(c) => c.run(tls),
+            AlphaCommand::RenderGraph(a) => a.run(tls),
+            AlphaCommand::ConvertTemplate(c) => Err(unsupported(
+                match c {
+                    ConvertTemplateCommand::Basic(_) => "alpha convert-template basic",
+                    ConvertTemplateCommand::Substitutes(_) => "alpha convert-template substitutes",
+                },
+                "olm-catalog has no template converter; `olm-catalog render-template` renders basic, semver and substitutes templates",
+            )),
+            AlphaCommand::Bundle(c) => Err(match c {
+                BundleCommand::Validate(_) => unsupported(
+                    "alpha bundle validate",
+                    "validate the bundle directory with `olm-catalog bundle validate DIR`",
+                ),
+                BundleCommand::Build(_) => unsupported(
+                    "alpha bundle build",
+                    "build a bundle directory (manifests/ and metadata/) without a daemon with `olm-catalog bundle build DIR --tag REF`",
+                ),
+                BundleCommand::Generate(_) => unsupported(
+                    "alpha bundle generate",
+                    "olm-catalog does not write bundle.Dockerfile or annotations; `olm-catalog bundle build DIR --tag REF` builds from manifests/ and metadata/",
+                ),
+                BundleCommand::Unpack(_) => unsupported(
+                    "alpha bundle unpack",
+                    "render the bundle image with `olm-catalog render IMAGE`, or copy it with `olm-catalog catalog mirror`",
+                ),
+            }),
+        }
+    }
+}
+
+/// `opm alpha render-template [TYPE] [FILE]`.
+#[derive(Args)]
+pub struct RenderTemplateArgs {
+    /// [TYPE] [FILE]: basic, semver or substitutes, and the template (`-` or none: stdin)
+    #[arg(num_args = 0..=2, value_name = "TYPE|FILE")]
+    args: Vec<String>,
+    /// Output format (json|yaml|mermaid)
+    #[arg(long, short = 'o', default_value = "json")]
+    output: String,
+    /// Name of the last migration to run (default: none)
+    #[arg(long, value_name = "LEVEL")]
+    migrate_level: Option<String>,
+}
+
+impl RenderTemplateArgs {
+    /// Runs `olm-catalog render-template ... --pull` (opm pulls every bundle image).
+    fn run(self, tls: &TlsFlags) -> CmdResult {
+        if self.migrate_level.as_deref().is_some_and(|l| !l.is_empty()) {
+            return Err(unsupported(
+                "alpha render-template --migrate-level",
+                "render the template, then run the migrations with `olm-catalog render FILE --migrate-level LEVEL`",
+            ));
+        }
+        if !matches!(self.output.as_str(), "json" | "yaml" | "mermaid") {
+            anyhow::bail!(
+                "invalid --output value {:?}, expected (json|yaml|mermaid)",
+                self.output
+            );
+        }
+        let mut argv = vec![
+            "render-template".to_string(),
+            format!("--output={}", self.output),
+            "--pull".to_string(),
+        ];
+        argv.extend(tls.native()?);
+        argv.push("--".to_string());
+        argv.extend(self.args);
+        run_native(argv)
+    }
+}
+
+/// `opm alpha list` subcommands.
+#[derive(Subcommand)]
+pub enum ListCommand {
+    /// List packages in an index
+    Packages {
+        /// An index or catalog image, FBC directory or SQLite file
+        #[arg(value_name = "indexRef")]
+        index_ref: String,
+    },
+    /// List package channels in an index
+    Channels {
+        /// An index or catalog image, FBC directory or SQLite file
+        #[arg(value_name = "indexRef")]
+        index_ref: String,
+        /// Only this package's channels
+        #[arg(value_name = "packageName")]
+        package: Option<String>,
+    },
+    /// List package bundles in an index
+    Bundles {
+        /// An index or catalog image, FBC directory or SQLite file
+        #[arg(value_name = "indexRef")]
+        index_ref: String,
+        /// Only this package's bundles
+        #[arg(value_name = "packageName")]
+        package: Option<String>,
+    },
+}
+
+/// opm's tables: Go's `tabwriter` with padding 2 (each column as wide as
+/// its widest cell plus two spaces; the last column not padded).
+fn write_table(rows: &[Vec<String>]) -> std::io::Result<()> {
+    let cols = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for r in rows {
+        let mut line = String::new();
+        for (i, cell) in r.iter().enumerate() {
+            if i + 1 < cols {
+                line.push_str(&format!("{cell:<w$}", w = widths[i] + 2));
+            } else {
+                line.push_str(cell);
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    out.flush()
+}
+
+impl ListCommand {
+    /// Loads the catalog as `olm-catalog render` does and prints opm's table.
+    fn run(self, tls: &TlsFlags) -> CmdResult {
+        let index_ref = match &self {
+            ListCommand::Packages { index_ref }
+            | ListCommand::Channels { index_ref, .. }
+            | ListCommand::Bundles { index_ref, .. } => index_ref.clone(),
+        };
+        let flags = super::index::registry_flags(tls);
+        let cfg = flags.load_catalog(&index_ref)?;
+        let only = |name: &str, want: &Option<String>| want.as_deref().is_none_or(|w| w == name);
+        let check_package = |want: &Option<String>| -> anyhow::Result<()> {
+            if let Some(p) = want {
+                anyhow::ensure!(
+                    cfg.packages.iter().any(|x| &x.name == p),
+                    "package {p:?} not found"
+                );
+            }
+            Ok(())
+        };
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        match &self {
+            ListCommand::Packages { .. } => {
+                rows.push(vec![
+                    "NAME".into(),
+                    "DISPLAY NAME".into(),
+                    "DEFAULT CHANNEL".into(),
+                ]);
+                let mut pkgs: Vec<&olm_catalog::fbc::Package> = cfg.packages.iter().collect();
+                pkgs.sort_by(|a, b| a.name.cmp(&b.name));
+                for p in pkgs {
+                    rows.push(vec![
+                        p.name.clone(),
+                        display_name(&cfg, p),
+                        p.default_channel.clone(),
+                    ]);
+                }
+            }
+            ListCommand::Channels { package, .. } => {
+                check_package(package)?;
+                rows.push(vec!["PACKAGE".into(), "CHANNEL".into(), "HEAD".into()]);
+                let mut chans: Vec<&olm_catalog::fbc::Channel> = cfg
+                    .channels
+                    .iter()
+                    .filter(|c| only(&c.package, package))
+                    .collect();
+                chans.sort_by(|a, b| (&a.package, &a.name).cmp(&(&b.package, &b.name)));
+                for c in chans {
+                    let heads = c.heads();
+                    let head = match heads.as_slice() {
+                        [one] => one.to_string(),
+                        [] => "ERROR: no channel head found in graph".to_string(),
+                        many => format!(
+                            "ERROR: multiple channel heads found in graph: {}",
+                            many.join(", ")
+                        ),
+                    };
+                    rows.push(vec![c.package.clone(), c.name.clone(), head]);
+                }
+            }
+            ListCommand::Bundles { package, .. } => {
+                check_package(package)?;
+                rows.push(
+                    [
+                        "PACKAGE",
+                        "CHANNEL",
+                        "BUNDLE",
+                        "REPLACES",
+                        "SKIPS",
+                        "SKIP RANGE",
+                        "IMAGE",
+                    ]
+                    .map(String::from)
+                    .to_vec(),
+                );
+                let images: std::collections::BTreeMap<(&str, &str), &str> = cfg
+                    .bundles
+                    .iter()
+                    .map(|b| ((b.package.as_str(), b.name.as_str()), b.image.as_str()))
+                    .collect();
+                let mut body = Vec::new();
+                for c in cfg.channels.iter().filter(|c| only(&c.package, package)) {
+                    for e in &c.entries {
+                        body.push(vec![
+                            c.package.clone(),
+                            c.name.clone(),
+                            e.name.clone(),
+                            e.replaces.clone(),
+                            e.skips.join(","),
+                            e.skip_range.clone(),
+                            images
+                                .get(&(c.package.as_str(), e.name.as_str()))
+                                .map(|s| s.to_string())
+                                .unwrap_or_default(),
+                        ]);
+                    }
+                }
+                body.sort_by(|a, b| (&a[0], &a[1], &a[2]).cmp(&(&b[0], &b[1], &b[2])));
+                rows.extend(body);
+            }
+        }
+        write_table(&rows)?;
+        Ok(0)
+    }
+}
+
+/// opm's `getDisplayName`: `spec.displayName` of the CSV of the default
+/// channel's head ("" when anything is missing).
+fn display_name(
+    cfg: &olm_catalog::fbc::DeclarativeConfig,
+    pkg: &olm_catalog::fbc::Package,
+) -> String {
+    use base64::Engine as _;
+    let Some(channel) = cfg
+        .channels
+        .iter()
+        .find(|c| c.package == pkg.name && c.name == pkg.default_channel)
+    else {
+        return String::new();
+    };
+    let heads = channel.heads();
+    let [head] = heads.as_slice() else {
+        return String::new();
+    };
+    let Some(bundle) = cfg
+        .bundles
+        .iter()
+        .find(|b| b.package == pkg.name && b.name == *head)
+    else {
+        return String::new();
+    };
+    let from_csv = |csv: &serde_json::Value| csv["spec"]["displayName"].as_str().map(String::from);
+    if let Some(name) = bundle
+        .csv_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
+        .and_then(|v| from_csv(&v))
+    {
+        return name;
+    }
+    for p in &bundle.properties {
+        match p.kind.as_str() {
+            "olm.bundle.object" => {
+                let csv = p.value["data"]
+                    .as_str()
+                    .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+                    .and_then(|d| serde_json::from_slice::<serde_json::Value>(&d).ok())
+                    .filter(|v| v["kind"] == "ClusterServiceVersion");
+                if let Some(name) = csv.as_ref().and_then(from_csv) {
+                    return name;
+                }
+            }
+            "olm.csv.metadata" => {
+                if let Some(name) = p.value["displayName"].as_str() {
+                    return name.to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+/// `opm alpha render-graph [index-image | fbc-dir]`.
+#[derive(Args)]
+pub struct RenderGraphArgs {
+    /// Index image or FBC directory
+    #[arg(required = true)]
+    refs: Vec<String>,
+    /// The channel edge to be used as the lower bound of the upgrade graph
+    #[arg(long)]
+    minimum_edge: Option<String>,
+    /// A specific package name to filter output
+    #[arg(long, short = 'p')]
+    package_name: Option<String>,
+    /// Whether to indicate OLMv0 semantics in the output
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
+    draw_v0_semantics: Option<bool>,
+}
+
+impl RenderGraphArgs {
+    /// Loads the catalog and draws its channels as Mermaid, with the graph
+    /// writer of `render-template -o mermaid` (opm's one MermaidWriter).
+    fn run(self, tls: &TlsFlags) -> CmdResult {
+        if self.minimum_edge.as_deref().is_some_and(|e| !e.is_empty()) {
+            return Err(unsupported(
+                "alpha render-graph --minimum-edge",
+                "cut the catalog first with `olm-catalog catalog filter` (its version range), then draw it",
+            ));
+        }
+        if self.draw_v0_semantics == Some(true) {
+            return Err(unsupported(
+                "alpha render-graph --draw-v0-semantics",
+                "`olm-catalog graph path --olm v0` prints the upgrade steps OLM v0 takes",
+            ));
+        }
+        let flags = super::index::registry_flags(tls);
+        let mut out = String::new();
+        for r in &self.refs {
+            let mut cfg = flags.load_catalog(r)?;
+            if let Some(p) = self.package_name.as_deref().filter(|p| !p.is_empty()) {
+                cfg.packages.retain(|x| x.name == p);
+                cfg.channels.retain(|x| x.package == p);
+                cfg.bundles.retain(|x| x.package == p);
+                cfg.deprecations.retain(|x| x.package == p);
+                cfg.others.clear();
+            }
+            let graphs = olm_catalog::graph::PackageGraph::from_fbc(&cfg, std::path::Path::new(r));
+            out.push_str(
+                &olm_catalog::graph::draw::draw(
+                    &graphs,
+                    olm_catalog::graph::draw::DrawFormat::Mermaid,
+                )
+                .map_err(anyhow::Error::msg)?,
+            );
+        }
+        std::io::stdout().lock().write_all(out.as_bytes())?;
+        Ok(0)
+    }
+}
+
+/// `opm alpha convert-template` subcommands.
+#[derive(Subcommand)]
+pub enum ConvertTemplateCommand {
+    /// Generate a basic template from existing FBC
+    Basic(ConvertArgs),
+    /// Generate a substitutes template from existing FBC
+    Substitutes(ConvertArgs),
+}
+
+/// `opm alpha convert-template basic|substitutes [<fbc-file> | -]`.
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// The FBC file (`-` or none: stdin)
+    file: Option<String>,
+    /// Output format (json|yaml)
+    #[arg(long, short = 'o', default_value = "json")]
+    output: String,
+}
+
+/// `opm alpha bundle` subcommands.
+#[derive(Subcommand)]
+pub enum BundleCommand {
+    /// Build operator bundle image
+    Build(BundleDirArgs),
+    /// Generate operator bundle metadata and Dockerfile
+    Generate(BundleDirArgs),
+    /// Validate bundle image
+    Validate(BundleValidateArgs),
+    /// Unpack the content of an operator bundle
+    Unpack(BundleUnpackArgs),
+}
+
+/// `opm alpha bundle build|generate`.
+#[derive(Args)]
+pub struct BundleDirArgs {
+    /// The directory where bundle manifests for a specific version are located
+    #[arg(long, short = 'd')]
+    directory: Option<PathBuf>,
+    /// The image tag applied to the bundle image (build)
+    #[arg(long, short = 't')]
+    tag: Option<String>,
+    /// The name of the package that bundle image belongs to
+    #[arg(long, short = 'p')]
+    package: Option<String>,
+    /// The list of channels that bundle image belongs to
+    #[arg(long, short = 'c')]
+    channels: Option<String>,
+    /// Tool to build container images (build)
+    #[arg(long, short = 'b')]
+    image_builder: Option<String>,
+    /// The default channel for the bundle image
+    #[arg(long, short = 'e')]
+    default: Option<String>,
+    /// Allow overwriting annotations.yaml locally if existed (build)
+    #[arg(long, short = 'o', num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
+    overwrite: Option<bool>,
+    /// Optional output directory for operator manifests
+    #[arg(long, short = 'u')]
+    output_dir: Option<PathBuf>,
+    /// Use a custom image pullspec as the base bundle image
+    #[arg(long)]
+    base_image: Option<String>,
+}
+
+/// `opm alpha bundle validate`.
+#[derive(Args)]
+pub struct BundleValidateArgs {
+    /// The path of a registry to pull from, image name and its tag
+    #[arg(long, short = 't')]
+    tag: Option<String>,
+    /// Tool used to pull and unpack bundle images
+    #[arg(long, short = 'b')]
+    image_builder: Option<String>,
+    /// Specifies optional validations to be run
+    #[arg(long, short = 'o')]
+    optional_validators: Option<String>,
+}
+
+/// `opm alpha bundle unpack BUNDLE_NAME[:TAG|@DIGEST]`.
+#[derive(Args)]
+pub struct BundleUnpackArgs {
+    /// The bundle image
+    image: String,
+    /// Use plain HTTP (deprecated)
+    #[arg(short = 's', num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
+    skip_tls_short: Option<bool>,
+    /// Disable bundle validation
+    #[arg(long, short = 'v', num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
+    skip_validation: Option<bool>,
+    /// File path of a root CA to use when communicating with image registries
+    #[arg(long, short = 'c')]
+    root_ca: Option<PathBuf>,
+    /// Directory in which to unpack operator bundle content
+    #[arg(long, short = 'o', default_value = "./")]
+    out: PathBuf,
+}

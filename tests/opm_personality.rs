@@ -1,0 +1,908 @@
+//! The `opm` personality (issue 27): real opm command lines, run through a
+//! link named `opm` to the built binary, give opm's files, stdout and exit
+//! codes. Expectations come from `../shared/opm-golden` (what opm v1.26.5
+//! wrote for the same bundles) where it has them, else from opm v1.73.0's
+//! code and tests (cited at each test).
+use crate::common;
+use crate::registry::Registry;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A directory holding `opm`, a link to the built binary.
+fn opm_link() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("opm");
+    std::os::unix::fs::symlink(common::bin(), &link).expect("symlink opm");
+    (dir, link)
+}
+
+/// Runs `opm ARGS` (through the link) in `cwd` with `stdin`, with a PATH
+/// that has no container tool (so nothing depends on a daemon here) and
+/// no registry credentials. Returns (exit code, stdout, stderr).
+fn opm_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    use std::io::Write as _;
+    let (_keep, opm) = opm_link();
+    let empty_path = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(&opm);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("PATH", empty_path.path())
+        .env("HOME", "/nonexistent")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run opm");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("wait for opm");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn opm(args: &[&str]) -> (i32, String, String) {
+    opm_in(Path::new("."), args, None)
+}
+
+/// Pushes the golden etcd bundles (corpus directories) to `reg` as
+/// `HOST/cop/etcd-bundle:VERSION`, in `bundle-images.txt` order; their refs.
+fn push_etcd_bundles(reg: &Registry, tmp: &Path) -> Vec<String> {
+    let golden = common::golden().join("sqlite/etcd");
+    let list = std::fs::read_to_string(golden.join("bundle-images.txt")).expect("list");
+    let mut lines = String::new();
+    let mut refs = Vec::new();
+    for l in list.lines().filter(|l| !l.trim().is_empty()) {
+        let tagged = l.split('@').next().expect("ref");
+        let version = tagged.rsplit(':').next().expect("tag");
+        let dir = common::corpus().join("operators/etcd").join(version);
+        let r = tagged.replace("127.0.0.1:5000", &reg.host());
+        lines.push_str(&format!("{} {r}\n", dir.display()));
+        refs.push(r);
+    }
+    let file = tmp.join("etcd-bundles.txt");
+    std::fs::write(&file, lines).expect("bundles file");
+    let o = common::olm(&[
+        "bundle",
+        "build",
+        "--bundles-file",
+        file.to_str().expect("utf-8"),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    refs
+}
+
+/// The render of `db` with the registry host rewritten to the golden one.
+fn render_db(db: &Path) -> String {
+    let (code, out, err) = common::run(&["render", db.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+/// The operator-sdk scaffold's `catalog-build` target
+/// (`$(OPM) index add --container-tool docker --mode semver --tag
+/// $(CATALOG_IMG) --bundles $(BUNDLE_IMGS) $(FROM_INDEX_OPT)`), with the
+/// bundles comma-separated as the Makefile joins them, on a machine with no
+/// docker: the index image is built without a daemon and pushed. Its
+/// database renders as opm's golden index of the same bundles; the
+/// `--from-index` form adds to it; `--generate` leaves opm's files.
+#[test]
+fn scaffold_catalog_build_with_and_without_from_index() {
+    let reg = Registry::start();
+    let host = reg.host();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let golden = common::golden().join("sqlite/etcd");
+    let replace = [(host.as_str(), "127.0.0.1:5000")];
+
+    // Without --from-index: the first five bundles (the Makefile's list).
+    let first = refs[..5].join(",");
+    let v1 = format!("{host}/cop/etcd-index:v1");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "index",
+            "add",
+            "--container-tool",
+            "docker",
+            "--mode",
+            "replaces",
+            "--tag",
+            &v1,
+            "--bundles",
+            &first,
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    // One line says what was done instead of `docker build`.
+    assert!(
+        err.contains("docker is not available") && err.contains(&v1),
+        "{err}"
+    );
+    // No build context is left behind (opm removes its temporary one).
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, ["etcd-bundles.txt"], "{left:?}");
+
+    // With --from-index (the scaffold's FROM_INDEX_OPT), adding the last.
+    let v2 = format!("{host}/cop/etcd-index:v2");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "index",
+            "add",
+            "--container-tool",
+            "docker",
+            "--mode",
+            "replaces",
+            "--tag",
+            &v2,
+            "--bundles",
+            &refs[5],
+            "--from-index",
+            &v1,
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    // The pushed image's database is opm's golden index of all six.
+    let work = tmp.path().join("check");
+    std::fs::create_dir(&work).expect("mkdir");
+    let (code, _, err) = common::run(&["migrate", &v2, work.join("fbc").to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    let (code, ours, err) = common::run(&["render", work.join("fbc").to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    common::assert_render_matches(&ours, &golden.join("render.json"), &replace);
+
+    // --generate (the README's "generate a Dockerfile instead of an
+    // image"): database/index.db and index.Dockerfile in the current
+    // directory, as opm's buildContext lays them out.
+    let gen = tmp.path().join("gen");
+    std::fs::create_dir(&gen).expect("mkdir");
+    let all = refs.join(",");
+    let (code, _, err) = opm_in(
+        &gen,
+        &[
+            "index",
+            "add",
+            "--bundles",
+            &all,
+            "--generate",
+            "--use-http",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    common::assert_render_matches(
+        &render_db(&gen.join("database/index.db")),
+        &golden.join("render.json"),
+        &replace,
+    );
+    assert_eq!(
+        std::fs::read_to_string(gen.join("index.Dockerfile")).expect("Dockerfile"),
+        "FROM quay.io/operator-framework/opm:latest\n\
+         LABEL operators.operatorframework.io.index.database.v1=/database/index.db\n\
+         ADD database/index.db /database/index.db\n\
+         EXPOSE 50051\n\
+         ENTRYPOINT [\"/bin/opm\"]\n\
+         CMD [\"registry\", \"serve\", \"--database\", \"/database/index.db\"]\n"
+    );
+    // -d names the Dockerfile, -i its base; -b may repeat.
+    let (code, _, err) = opm_in(
+        &gen,
+        &[
+            "index",
+            "add",
+            "-b",
+            &refs[0],
+            "-b",
+            &refs[1],
+            "--generate",
+            "-d",
+            "custom.Dockerfile",
+            "-i",
+            "quay.io/operator-framework/opm:v1.73.0",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(gen.join("custom.Dockerfile")).expect("Dockerfile");
+    assert!(
+        text.starts_with("FROM quay.io/operator-framework/opm:v1.73.0\n"),
+        "{text}"
+    );
+    let (_, listed, _) = opm(&[
+        "alpha",
+        "list",
+        "bundles",
+        gen.join("database/index.db").to_str().expect("utf-8"),
+    ]);
+    // Two bundles, one of them in two channels: a row per channel entry.
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+
+    // The other commands on the pushed index: migrate's tree, export's
+    // download folder, prune with --generate, registry add.
+    let (code, _, err) = opm_in(tmp.path(), &["migrate", &v2, "migrated"], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp.path().join("migrated/etcd/catalog.json").is_file());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["index", "export", "-i", &v2, "-p", "etcd"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp.path().join("downloaded/etcd").is_dir());
+    let pruned = tmp.path().join("pruned");
+    std::fs::create_dir(&pruned).expect("mkdir");
+    let (code, _, err) = opm_in(
+        &pruned,
+        &["index", "prune", "-f", &v2, "-p", "etcd", "--generate"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    common::assert_render_matches(
+        &render_db(&pruned.join("database/index.db")),
+        &golden.join("render.json"),
+        &replace,
+    );
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &all, "-d", "registry.db"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    common::assert_render_matches(
+        &render_db(&tmp.path().join("registry.db")),
+        &golden.join("render.json"),
+        &replace,
+    );
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "rm", "-o", "etcd", "-d", "registry.db"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, packages, _) = opm(&[
+        "alpha",
+        "list",
+        "packages",
+        tmp.path().join("registry.db").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(packages, "NAME  DISPLAY NAME  DEFAULT CHANNEL\n");
+}
+
+/// `index add --tag T -c docker` when docker answers: the image is handed
+/// to `docker load` as a docker-archive tagged T. No docker daemon runs
+/// here, so `docker` is a script whose `info` succeeds and whose `load`
+/// gives the archive to skopeo (an independent reader of the format), which
+/// copies it to the registry; the copy is then read back as an index image.
+#[test]
+fn scaffold_catalog_build_loads_into_an_answering_container_tool() {
+    let reg = Registry::start();
+    let host = reg.host();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let tools = tmp.path().join("tools");
+    std::fs::create_dir(&tools).expect("mkdir");
+    let loaded = format!("{host}/cop/loaded:v1");
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in\n  info) exit 0 ;;\n  load) [ \"$2\" = -i ] || exit 9\n    \
+         exec /usr/bin/skopeo copy -q --dest-tls-verify=false docker-archive:\"$3\" docker://{loaded} ;;\n\
+         esac\nexit 8\n"
+    );
+    let docker = tools.join("docker");
+    std::fs::write(&docker, script).expect("write");
+    std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let (_keep, opm_path) = opm_link();
+    let tag = "example.com/me/catalog:v1";
+    let o = Command::new(&opm_path)
+        .args([
+            "index",
+            "add",
+            "--container-tool",
+            "docker",
+            "--tag",
+            tag,
+            "--bundles",
+            &refs[..2].join(","),
+        ])
+        .current_dir(tmp.path())
+        .env("PATH", &tools)
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("run opm");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("loaded it into docker (docker load)"), "{err}");
+    // The archive carried the tag docker would list.
+    let inspect = crate::registry::skopeo(&[
+        "inspect",
+        "--tls-verify=false",
+        &format!("docker://{loaded}"),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&inspect).expect("json");
+    assert_eq!(
+        v["Labels"]["operators.operatorframework.io.index.database.v1"], "/database/index.db",
+        "{inspect}"
+    );
+    let (code, listed, err) = opm(&["alpha", "list", "packages", &loaded]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        listed
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("etcd  ")),
+        "{listed}"
+    );
+}
+
+/// `opm alpha list bundles DB PKG` on opm's own golden index: opm's
+/// columns (alpha/action/list.go), sorted by package, channel and bundle,
+/// laid out as Go's tabwriter (padding 2) does.
+#[test]
+fn alpha_list_tables_of_the_golden_index() {
+    let db = common::golden().join("sqlite/etcd/index.db");
+    let db = db.to_str().expect("utf-8");
+    let (code, out, err) = opm(&["alpha", "list", "bundles", db, "etcd"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let cols = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        cols(lines[0]),
+        ["PACKAGE", "CHANNEL", "BUNDLE", "REPLACES", "SKIPS", "SKIP", "RANGE", "IMAGE"]
+    );
+    // Every channel entry of opm's render, once per channel.
+    let render =
+        std::fs::read_to_string(common::golden().join("sqlite/etcd/render.json")).expect("render");
+    let objects = common::json_stream(&render);
+    let entries: usize = objects
+        .iter()
+        .filter(|o| o["schema"] == "olm.channel")
+        .map(|o| o["entries"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(lines.len(), entries + 1, "{out}");
+    let mut keys: Vec<(String, String, String)> = lines[1..]
+        .iter()
+        .map(|l| {
+            let c = cols(l);
+            (c[0].clone(), c[1].clone(), c[2].clone())
+        })
+        .collect();
+    let sorted = {
+        let mut k = keys.clone();
+        k.sort();
+        k
+    };
+    assert_eq!(keys, sorted);
+    keys.dedup();
+    assert_eq!(keys.len(), entries);
+    // Columns line up (Go's tabwriter, padding 2): IMAGE, the last
+    // column, starts at the same place on every line.
+    let at = lines[0].find("IMAGE").expect("IMAGE");
+    for l in &lines[1..] {
+        assert!(l.len() >= at && l[..at].ends_with("  "), "{l:?}");
+        assert!(!l[at..].starts_with(' '), "{l:?}");
+    }
+    let (code, packages, err) = opm(&["alpha", "list", "packages", db]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        packages.lines().next(),
+        Some("NAME  DISPLAY NAME  DEFAULT CHANNEL"),
+        "{packages}"
+    );
+    assert!(
+        packages
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("etcd  ")),
+        "{packages}"
+    );
+    let (code, _, err) = opm(&["alpha", "list", "channels", db, "no-such-package"]);
+    assert_eq!(code, 1, "{err}");
+}
+
+/// OLM's FBC workflow (olm.operatorframework.io "Creating a catalog"):
+/// `opm init`, `opm render` of a bundle image, `opm validate`, `opm
+/// generate dockerfile`.
+#[test]
+fn fbc_workflow_init_render_validate_generate() {
+    let reg = Registry::start();
+    let host = reg.host();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let catalog = tmp.path().join("etcd-catalog");
+    std::fs::create_dir(&catalog).expect("mkdir");
+
+    // opm init etcd --default-channel=alpha --output yaml > etcd-catalog/index.yaml
+    let (code, init, err) = opm_in(
+        tmp.path(),
+        &[
+            "init",
+            "etcd",
+            "--default-channel=alpha",
+            "--output",
+            "yaml",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        init,
+        "---\ndefaultChannel: alpha\nname: etcd\nschema: olm.package\n"
+    );
+    // opm render IMG --output=yaml --use-http >> etcd-catalog/index.yaml
+    let (code, rendered, err) = opm(&["render", &refs[5], "--output=yaml", "--use-http"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, native, err) = common::run(&["render", &refs[5], "-o", "yaml"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(rendered, native);
+    // The bundle is opm's golden one (host rewritten).
+    let (_, json, _) = opm(&["render", &refs[5]]);
+    let ours = common::json_stream(&json.replace(&host, "127.0.0.1:5000"));
+    let golden = common::json_stream(
+        &std::fs::read_to_string(common::golden().join("sqlite/etcd/render.json")).expect("golden"),
+    );
+    let name = ours[0]["name"].as_str().expect("name");
+    let theirs = golden
+        .iter()
+        .find(|o| o["schema"] == "olm.bundle" && o["name"] == name)
+        .expect("golden bundle");
+    assert_eq!(ours[0]["image"], theirs["image"]);
+    assert_eq!(ours[0]["relatedImages"], theirs["relatedImages"]);
+    let channel = format!(
+        "---\nschema: olm.channel\npackage: etcd\nname: alpha\nentries:\n  - name: {name}\n"
+    );
+    std::fs::write(
+        catalog.join("index.yaml"),
+        format!("{init}{rendered}{channel}"),
+    )
+    .expect("write catalog");
+
+    let dir = catalog.to_str().expect("utf-8");
+    let (code, _, err) = opm(&["validate", dir]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = opm(&["validate", dir, "-o", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["passed"], true, "{out}");
+    // A channel naming a bundle that is not there: opm exits 1.
+    let broken = tmp.path().join("broken");
+    std::fs::create_dir(&broken).expect("mkdir");
+    std::fs::write(
+        broken.join("index.yaml"),
+        format!("{init}---\nschema: olm.channel\npackage: etcd\nname: alpha\nentries:\n  - name: nothere.v1\n"),
+    )
+    .expect("write");
+    let (code, _, _) = opm(&["validate", broken.to_str().expect("utf-8")]);
+    assert_eq!(code, 1);
+    // A file is not a directory.
+    let (code, _, err) = opm(&[
+        "validate",
+        catalog.join("index.yaml").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is not a directory"), "{err}");
+
+    // opm generate dockerfile etcd-catalog
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["generate", "dockerfile", "etcd-catalog"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let text =
+        std::fs::read_to_string(tmp.path().join("etcd-catalog.Dockerfile")).expect("written");
+    assert!(text.starts_with("# The builder image is expected to contain\n# /bin/opm (with serve subcommand)\nFROM quay.io/operator-framework/opm:latest as builder\n"), "{text}");
+    // Again: the file exists, opm fails (exit 1) and keeps it.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["generate", "dockerfile", "etcd-catalog"],
+        None,
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("file already exists"), "{err}");
+}
+
+/// Catalog pipelines' `opm alpha render-template semver -o yaml < FILE`
+/// and `... semver -o yaml -`: the template's bundle images are pulled, as
+/// opm pulls them; both forms print the same as the native command.
+#[test]
+fn render_template_semver_from_stdin() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let template = format!(
+        "schema: olm.semver\nGenerateMajorChannels: true\nGenerateMinorChannels: false\n\
+         Stable:\n  Bundles:\n  - Image: {}\n  - Image: {}\n",
+        refs[1], refs[2]
+    );
+    let file = tmp.path().join("semver.yaml");
+    std::fs::write(&file, &template).expect("write");
+    let (code, redirected, err) = opm_in(
+        tmp.path(),
+        &["alpha", "render-template", "semver", "-o", "yaml"],
+        Some(&template),
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, dash, err) = opm_in(
+        tmp.path(),
+        &["alpha", "render-template", "semver", "-o", "yaml", "-"],
+        Some(&template),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(redirected, dash);
+    let (code, native, err) = common::run(&[
+        "render-template",
+        "semver",
+        file.to_str().expect("utf-8"),
+        "-o",
+        "yaml",
+        "--pull",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(redirected, native);
+    // opm's semver template: a stable-v0 channel of both bundles
+    // (alpha/template/semver, GenerateMajorChannels).
+    assert!(redirected.contains("name: stable-v0\n"), "{redirected}");
+    assert!(redirected.contains("schema: olm.bundle\n"), "{redirected}");
+    // Type detected from the schema when no type is given.
+    let (code, detected, err) = opm_in(
+        tmp.path(),
+        &["alpha", "render-template", "-o", "yaml", "semver.yaml"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(detected, redirected);
+}
+
+/// The serve cache of the catalog image's CMD (`opm serve /configs
+/// --cache-dir=/tmp/cache`), pre-built by its Dockerfile's
+/// `RUN opm serve /configs --cache-dir=/tmp/cache --cache-only`: the
+/// cache-only run exits 0; with integrity enforced (opm's default with
+/// --cache-dir) a missing or stale cache is refused with exit 1.
+#[test]
+fn serve_cache_only_and_integrity() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let configs = tmp.path().join("configs");
+    let src = common::corpus().join("catalogs/v4.18/kube-green");
+    std::fs::create_dir(&configs).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("ls") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), configs.join(e.file_name())).expect("copy");
+    }
+    let cache = tmp.path().join("cache");
+    let c = configs.to_str().expect("utf-8");
+    let cache_flag = format!("--cache-dir={}", cache.display());
+    // No cache yet: refused.
+    let (code, _, err) = opm(&["serve", c, &cache_flag, "-p", "0"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("integrity check failed"), "{err}");
+    let (code, _, err) = opm(&["serve", c, &cache_flag, "--cache-only"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(cache.join("olm-catalog.digest").is_file());
+    // A catalog changed after the cache was built: stale.
+    let file = std::fs::read_dir(&configs)
+        .expect("ls")
+        .next()
+        .expect("a file")
+        .expect("entry")
+        .path();
+    let mut text = std::fs::read_to_string(&file).expect("read");
+    text.push('\n');
+    std::fs::write(&file, text).expect("write");
+    let (code, _, err) = opm(&["serve", c, &cache_flag]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cache requires rebuild"), "{err}");
+    // --cache-enforce-integrity needs --cache-dir.
+    let (code, _, err) = opm(&["serve", c, "--cache-enforce-integrity"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--cache-dir must be specified"), "{err}");
+    // A catalog that does not load: no cache.
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir(&bad).expect("mkdir");
+    std::fs::write(
+        bad.join("c.yaml"),
+        "schema: olm.channel\npackage: p\nname: c\nentries: [{name: x}]\n",
+    )
+    .expect("write");
+    let (code, _, err) = opm(&[
+        "serve",
+        bad.to_str().expect("utf-8"),
+        "--cache-dir",
+        tmp.path().join("c2").to_str().expect("utf-8"),
+        "--cache-only",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("failed to load or rebuild cache"), "{err}");
+}
+
+/// The CMD lines of opm-built images, answered through OLM's gRPC client
+/// (the Python client of tests/python) and compared with opm's golden
+/// dumps: `opm registry serve --database /database/index.db` (index
+/// images) on opm's own etcd index, and `opm serve /configs
+/// --cache-dir=/tmp/cache` (catalog images) after the Dockerfile's
+/// `--cache-only` run, on the corpus's kube-green catalog.
+#[test]
+fn image_cmd_lines_answer_as_opm() {
+    crate::serve_python::run_python(
+        "test_opm_cmd",
+        &[
+            ("OLM_CATALOG_FBC", &common::corpus().join("catalogs/v4.18")),
+            ("OLM_CATALOG_GOLDEN", &common::golden()),
+        ],
+    );
+}
+
+/// `opm version`: opm's line, naming the opm release followed.
+#[test]
+fn version_and_bad_input() {
+    let (code, out, _) = opm(&["version"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("Version: version.Version{OpmVersion:\"v1.73.0+olm-catalog."),
+        "{out}"
+    );
+    // `olm-catalog opm ...` is the same personality.
+    let (code, native, _) = common::run(&["opm", "version"]);
+    assert_eq!(code, 0);
+    assert_eq!(native, out);
+    // An opm flag not implemented: exit 2, the native equivalent named.
+    let (code, _, err) = opm(&["index", "add", "--bundles", "x", "--overwrite-latest"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--overwrite-latest") && err.contains("olm-catalog index rm"),
+        "{err}"
+    );
+    let (code, _, err) = opm(&[
+        "alpha",
+        "bundle",
+        "build",
+        "-d",
+        "manifests",
+        "-t",
+        "x",
+        "-p",
+        "p",
+        "-c",
+        "a",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("olm-catalog bundle build"), "{err}");
+    let (code, _, err) = opm(&["registry", "serve", "-d", "x.db", "--timeout-seconds", "5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("olm-catalog serve"), "{err}");
+    // A flag opm does not have either: a usage error, as cobra's (exit 1).
+    let (code, _, err) = opm(&["render", "x", "--no-such-flag"]);
+    assert_eq!(code, 1, "{err}");
+    // index add needs --bundles, as opm's MarkFlagRequired says.
+    let (code, _, _) = opm(&["index", "add", "--tag", "x"]);
+    assert_eq!(code, 1);
+    // An unknown container tool.
+    let (code, _, err) = opm(&["index", "add", "-b", "x", "-c", "nerdctl"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("unrecognized container-tool option: nerdctl"),
+        "{err}"
+    );
+}
+
+/// Native `index add --bundles a,b`: opm's comma-separated list.
+#[test]
+fn native_index_add_takes_comma_separated_bundles() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = common::fixtures().join("graph/pkg-semver");
+    let a = pkg.join("1.0.0");
+    let b = pkg.join("1.0.1");
+    let db = tmp.path().join("index.db");
+    let list = format!("{},{}", a.display(), b.display());
+    let (code, _, err) = common::run(&[
+        "index",
+        "add",
+        "--database",
+        db.to_str().expect("utf-8"),
+        "--mode",
+        "semver",
+        "--bundles",
+        &list,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = common::rows(&db, "SELECT name FROM operatorbundle");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+}
+
+// ---- generate dockerfile: opm v1.73.0's alpha/action/generate_dockerfile_test.go ----
+
+/// What the Go test expects for (builder foo, base `base`, dir bar, labels).
+fn expected_dockerfile(base: &str, labels: bool) -> String {
+    let mut s = String::from(
+        "# The builder image is expected to contain\n\
+         # /bin/opm (with serve subcommand)\n\
+         FROM foo as builder\n\n\
+         # Copy FBC root into image at /configs and pre-populate serve cache\n\
+         ADD bar /configs\n\
+         RUN [\"/bin/opm\", \"serve\", \"/configs\", \"--cache-dir=/tmp/cache\", \"--cache-only\"]\n\n",
+    );
+    s.push_str(&format!("FROM {base}\n"));
+    if base == "scratch" {
+        s.push_str(
+            "# OLMv0 CatalogSources that use binary-less images must set:\n\
+             # spec:\n\
+             #   grpcPodConfig:\n\
+             #     extractContent:\n\
+             #       catalogDir: /configs\n\
+             #       cacheDir: /tmp/cache\n",
+        );
+    } else {
+        s.push_str(
+            "# The base image is expected to contain\n\
+             # /bin/opm (with serve subcommand) and /bin/grpc_health_probe\n\n\
+             # Configure the entrypoint and command\n\
+             ENTRYPOINT [\"/bin/opm\"]\n\
+             CMD [\"serve\", \"/configs\", \"--cache-dir=/tmp/cache\"]\n",
+        );
+    }
+    s.push_str(
+        "\nCOPY --from=builder /configs /configs\n\
+         COPY --from=builder /tmp/cache /tmp/cache\n\n\
+         # Set FBC-specific label for the location of the FBC root directory\n\
+         # in the image\n\
+         LABEL operators.operatorframework.io.index.configs.v1=/configs\n",
+    );
+    if labels {
+        s.push_str(
+            "\n# Set other custom labels\nLABEL \"key1\"=\"value1\"\nLABEL \"key2\"=\"value2\"\n",
+        );
+    }
+    s
+}
+
+/// Runs `generate dockerfile` natively and through opm: (code, stderr,
+/// Dockerfile text if written). `dir` is `bar` in a fresh directory unless
+/// `root` (the Go test's empty IndexDir: `/`, whose name is empty).
+fn generate(opm_form: bool, root: bool, flags: &[&str]) -> (i32, String, Option<String>) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(tmp.path().join("bar")).expect("mkdir");
+    let dir = if root { "/" } else { "bar" };
+    let mut args: Vec<&str> = if opm_form {
+        vec!["generate", "dockerfile", dir]
+    } else {
+        vec!["catalog", "generate-dockerfile", dir]
+    };
+    args.extend(flags);
+    let (code, _, err) = if opm_form {
+        opm_in(tmp.path(), &args, None)
+    } else {
+        let o = Command::new(common::bin())
+            .args(&args)
+            .current_dir(tmp.path())
+            .output()
+            .expect("run");
+        (
+            o.status.code().unwrap_or(-1),
+            String::new(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let text = std::fs::read_to_string(tmp.path().join("bar.Dockerfile")).ok();
+    (code, err, text)
+}
+
+/// The eight table cases of TestGenerateDockerfile, each as a command line
+/// (native `catalog generate-dockerfile` and `opm generate dockerfile`):
+/// BaseImage is `-i`, BuilderImage `-b`, IndexDir the directory's name,
+/// ExtraLabels `-l`. Errors exit 2 natively, 1 as opm.
+#[test]
+fn generate_dockerfile_go_table_cases() {
+    let labels = ["-l", "key2=value2,key1=value1"];
+    for opm_form in [false, true] {
+        let fail = if opm_form { 1 } else { 2 };
+        // Fail/EmptyBaseImage and Scratch/Fail/EmptyBaseImage.
+        for builder in [&["-i", ""][..], &["-b", "foo", "-i", ""][..]] {
+            let mut flags = builder.to_vec();
+            flags.extend(labels);
+            let (code, err, text) = generate(opm_form, false, &flags);
+            assert_eq!(code, fail, "{err}");
+            assert!(err.contains("base image is unset"), "{err}");
+            assert_eq!(text, None, "nothing written");
+        }
+        // Fail/EmptyFromDir and Scratch/Fail/EmptyFromDir.
+        for base in ["foo", "scratch"] {
+            let mut flags = vec!["-b", "foo", "-i", base];
+            flags.extend(labels);
+            let (code, err, _) = generate(opm_form, true, &flags);
+            assert_eq!(code, fail, "{err}");
+            assert!(err.contains("index directory is unset"), "{err}");
+        }
+        // Success/WithoutExtraLabels, Success/WithExtraLabels and their Scratch twins.
+        for base in ["foo", "scratch"] {
+            for with_labels in [false, true] {
+                let mut flags = vec!["-b", "foo", "-i", base];
+                if with_labels {
+                    flags.extend(labels);
+                }
+                let (code, err, text) = generate(opm_form, false, &flags);
+                assert_eq!(code, 0, "{err}");
+                assert_eq!(
+                    text.as_deref(),
+                    Some(expected_dockerfile(base, with_labels).as_str()),
+                    "base {base}, labels {with_labels}, opm {opm_form}"
+                );
+            }
+        }
+    }
+}
+
+/// The command's own rules (cmd/opm/generate/cmd.go): `scratch` is no
+/// builder; `--binary-image` (deprecated) without `--builder-image` names
+/// both stages and cannot go with `--base-image`; a bad label is refused.
+#[test]
+fn generate_dockerfile_command_rules() {
+    for opm_form in [false, true] {
+        let fail = if opm_form { 1 } else { 2 };
+        let (code, err, text) = generate(opm_form, false, &["-b", "scratch"]);
+        assert_eq!(code, fail, "{err}");
+        assert!(err.contains("invalid builder image: \"scratch\""), "{err}");
+        assert_eq!(text, None);
+        let (code, err, text) = generate(opm_form, false, &["--binary-image", "foo"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            text.as_deref(),
+            Some(expected_dockerfile("foo", false).as_str())
+        );
+        let (code, _, _) = generate(opm_form, false, &["--binary-image", "foo", "-i", "foo"]);
+        assert_ne!(code, 0);
+        let (code, err, _) = generate(opm_form, false, &["-l", "novalue"]);
+        assert_eq!(code, fail, "{err}");
+        assert!(err.contains("invalid label \"novalue\""), "{err}");
+        // Defaults: quay.io/operator-framework/opm:latest for both stages.
+        let (code, err, text) = generate(opm_form, false, &[]);
+        assert_eq!(code, 0, "{err}");
+        let text = text.expect("written");
+        assert!(
+            text.contains("FROM quay.io/operator-framework/opm:latest as builder\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nFROM quay.io/operator-framework/opm:latest\n"),
+            "{text}"
+        );
+    }
+}
+
+/// `opm alpha render-graph DIR [-p PKG]`: the channels as Mermaid, drawn
+/// by the writer of `render-template -o mermaid` (opm's MermaidWriter for
+/// both).
+#[test]
+fn alpha_render_graph_draws_mermaid() {
+    let dir = common::corpus().join("catalogs/v4.18/kube-green");
+    let dir = dir.to_str().expect("utf-8");
+    let (code, out, err) = opm(&["alpha", "render-graph", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("graph LR\n"), "{out}");
+    assert!(out.contains("%% package \"kube-green\"\n"), "{out}");
+    let (code, same, _) = opm(&["alpha", "render-graph", dir, "-p", "kube-green"]);
+    assert_eq!(code, 0);
+    assert_eq!(same, out);
+    let (code, other, _) = opm(&["alpha", "render-graph", dir, "-p", "not-there"]);
+    assert_eq!(code, 0);
+    assert!(!other.contains("%% package"), "{other}");
+    let (code, _, err) = opm(&["alpha", "render-graph", dir, "--minimum-edge", "x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("olm-catalog catalog filter"), "{err}");
+}
