@@ -2,7 +2,7 @@
 //! (operator-registry `alpha/action/init_test.go`, `migrate_test.go`,
 //! `render_test.go` and `alpha/action/migrations/migrations_test.go`):
 //! every table case with a command-line equivalent, with the expectation
-//! the Go test asserts. `docs/opm-tests-actions.md` lists them, and the
+//! the Go test asserts. `docs/opm-tests.md` lists them, and the
 //! cases left out with the reason.
 //!
 //! The fixtures are ours (`tests/data/opm-actions/`): bundle directories

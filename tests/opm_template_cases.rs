@@ -3,7 +3,7 @@
 //! `alpha/template/substitutes/substitutes_test.go`,
 //! `alpha/template/registry_test.go`): every table case with a
 //! command-line equivalent, with the expectation the Go test asserts.
-//! `docs/opm-tests-actions.md` lists them, and the cases left out with the
+//! `docs/opm-tests.md` lists them, and the cases left out with the
 //! reason.
 //!
 //! Where a Go test hands a function a half-built state (unlinked channels,
