@@ -49,6 +49,9 @@ impl RegistryService {
     }
 }
 
+/// Rows of a ListBundles answer built ahead of what the client has taken.
+const LIST_BUNDLES_AHEAD: usize = 16;
+
 /// opm's handlers return Go errors, which grpc-go sends as code Unknown.
 fn status(e: QueryError) -> Status {
     Status::unknown(e.0)
@@ -178,8 +181,39 @@ impl registry_server::Registry for RegistryService {
         _req: Request<proto::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let r = self.current.get();
-        let bundles = blocking(move || r.list_bundles()).await?;
-        stream(Ok(bundles))
+        // Rows go out as the query yields them (opm's ListBundles sends each
+        // as it is scanned): the server holds at most LIST_BUNDLES_AHEAD of
+        // them, however large the answer (a catalog of bundles without
+        // images sends every manifest).
+        let (tx, mut rx) = tokio::sync::mpsc::channel(LIST_BUNDLES_AHEAD);
+        let on_panic = tx.clone();
+        let producer = tokio::task::spawn_blocking(move || {
+            // A failed send is a client that went away: stop reading.
+            if let Err(e) = r.list_bundles(&mut |b| tx.blocking_send(Ok(b)).is_ok()) {
+                let _ = tx.blocking_send(Err(status(e)));
+            }
+        });
+        tokio::spawn(async move {
+            if let Err(e) = producer.await {
+                let _ = on_panic
+                    .send(Err(Status::internal(format!("query task failed: {e}"))))
+                    .await;
+            }
+        });
+        // An error before the first row is the call's answer, as it was when
+        // the whole answer was built first.
+        let first = match rx.recv().await {
+            None => return Ok(Response::new(Box::pin(futures::stream::empty()))),
+            Some(Err(e)) => return Err(e),
+            Some(Ok(b)) => b,
+        };
+        let rest = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        use futures::StreamExt as _;
+        Ok(Response::new(Box::pin(
+            futures::stream::once(async { Ok(first) }).chain(rest),
+        )))
     }
 }
 
