@@ -59,8 +59,10 @@ fn status(e: QueryError) -> Status {
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
-fn stream<T: Send + 'static>(items: QueryResult<Vec<T>>) -> Result<Response<Stream_<T>>, Status> {
-    let items = items.map_err(status)?;
+fn stream<T: Send + 'static>(
+    items: Result<Vec<T>, Status>,
+) -> Result<Response<Stream_<T>>, Status> {
+    let items = items?;
     Ok(Response::new(Box::pin(futures::stream::iter(
         items.into_iter().map(Ok),
     ))))
@@ -101,9 +103,10 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetPackageRequest>,
     ) -> Result<Response<proto::Package>, Status> {
         let r = self.current.get();
-        r.get_package(&req.get_ref().name)
+        let name = req.into_inner().name;
+        blocking(move || r.get_package(&name))
+            .await
             .map(Response::new)
-            .map_err(status)
     }
 
     async fn get_bundle(
@@ -133,7 +136,8 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetAllReplacementsRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
         let r = self.current.get();
-        stream(r.get_channel_entries_that_replace(&req.get_ref().csv_name))
+        let csv = req.into_inner().csv_name;
+        stream(blocking(move || r.get_channel_entries_that_replace(&csv)).await)
     }
 
     async fn get_bundle_that_replaces(
@@ -152,8 +156,11 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetAllProvidersRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
         let r = self.current.get();
-        let q = req.get_ref();
-        stream(r.get_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+        let q = req.into_inner();
+        stream(
+            blocking(move || r.get_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+                .await,
+        )
     }
 
     async fn get_latest_channel_entries_that_provide(
@@ -161,8 +168,13 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetLatestProvidersRequest>,
     ) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
         let r = self.current.get();
-        let q = req.get_ref();
-        stream(r.get_latest_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+        let q = req.into_inner();
+        stream(
+            blocking(move || {
+                r.get_latest_channel_entries_that_provide(&q.group, &q.version, &q.kind)
+            })
+            .await,
+        )
     }
 
     async fn get_default_bundle_that_provides(

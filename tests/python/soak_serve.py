@@ -155,7 +155,17 @@ def main():
                     lat[k].extend(mine[k])
                     answered_errors[k] += mine_err[k]
 
+        # The server's RSS every 5 s of the soak: flat once the clients'
+        # working set (connections, threads) is there.
+        samples = []
+
+        def sample():
+            while time.time() < stop:
+                samples.append(rss_mib(pid))
+                time.sleep(5)
+
         threads = [threading.Thread(target=client, args=(i,)) for i in range(a.clients)]
+        threads.append(threading.Thread(target=sample))
         t0 = time.time()
         for t in threads:
             t.start()
@@ -174,6 +184,7 @@ def main():
         print("%-36s n=%-7d p50=%8.2f ms  p99=%8.2f ms  max=%8.2f ms  (opm-style error answers: %d)"
               % (k, len(v), pct(v, 50), pct(v, 99), pct(v, 100), answered_errors[k]))
     print("server RSS MiB: " + ", ".join("%s %.1f" % (k, v) for k, v in mem.items()))
+    print("server RSS MiB every 5 s of the soak: " + " ".join("%.1f" % v for v in samples))
     if errors:
         print("first errors:", errors[:5])
         sys.exit(1)
