@@ -220,6 +220,8 @@ fn push_large_catalog_image(reg: &registry::Registry, catalog: &std::path::Path)
 /// `render IMAGE` and `serve IMAGE` of a catalog image whose layer is larger
 /// than the memory the process may take: the layer goes from the registry
 /// to a temporary file and is unpacked from there as it is decompressed.
+/// (160 MiB through a loopback registry takes a few seconds: a layer larger
+/// than the limit is the only way to show that none is held in memory.)
 #[test]
 fn a_layer_larger_than_memory_is_streamed_to_disk() {
     let reg = registry::Registry::start();
