@@ -113,3 +113,202 @@ fn serves_the_catalog_of_an_index_image() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("is not an index or catalog image"), "{err}");
 }
+
+/// Bytes no compressor can shrink (xorshift64), `len` of them.
+struct Noise {
+    state: u64,
+    left: u64,
+}
+
+impl std::io::Read for Noise {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.left as usize) / 8 * 8;
+        let n = if n == 0 {
+            buf.len().min(self.left as usize)
+        } else {
+            n
+        };
+        for chunk in buf[..n].chunks_mut(8) {
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            chunk.copy_from_slice(&self.state.to_le_bytes()[..chunk.len()]);
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Most bytes of data (heap and anonymous mappings: RLIMIT_DATA) the
+/// commands below may take.
+const DATA_LIMIT: u64 = 128 << 20;
+/// The catalog image's one layer: larger than [`DATA_LIMIT`].
+const NOISE_BYTES: u64 = 160 << 20;
+
+/// Pushes a catalog image whose one layer (gzip, stored: incompressible)
+/// holds `configs/` (the FBC of `catalog`) and NOISE_BYTES of noise beside
+/// it. The layer is built in and pushed from a temporary file.
+fn push_large_catalog_image(reg: &registry::Registry, catalog: &std::path::Path) -> (String, u64) {
+    use olm_catalog::oci::media::{self, Descriptor};
+    use olm_catalog::oci::BlobBody;
+    let spool = olm_catalog::oci::blob::SpoolWriter::new().expect("spool");
+    let gz = flate2::write::GzEncoder::new(spool, flate2::Compression::none());
+    let mut tar = tar::Builder::new(gz);
+    tar.append_dir_all("configs/kube-green", catalog)
+        .expect("catalog into the layer");
+    let mut header = tar::Header::new_gnu();
+    header.set_size(NOISE_BYTES);
+    header.set_mode(0o644);
+    let noise = Noise {
+        state: 0x9e37_79b9_7f4a_7c15,
+        left: NOISE_BYTES,
+    };
+    tar.append_data(&mut header, "noise/noise.bin", noise)
+        .expect("noise into the layer");
+    let (layer, digest) = tar
+        .into_inner()
+        .and_then(|gz| gz.finish())
+        .and_then(|spool| spool.finish())
+        .expect("layer");
+    let layer_desc = Descriptor {
+        media_type: media::OCI_LAYER_GZIP.into(),
+        digest,
+        size: layer.len(),
+        platform: None,
+        annotations: None,
+    };
+    let config = serde_json::to_vec(&serde_json::json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Labels": {"operators.operatorframework.io.index.configs.v1": "/configs"}},
+        "rootfs": {"type": "layers", "diff_ids": []},
+    }))
+    .expect("config");
+    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
+        "config": config_desc, "layers": [layer_desc],
+    }))
+    .expect("manifest");
+    let client = olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
+        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
+        ..Default::default()
+    })
+    .expect("client");
+    let repo = olm_catalog::oci::Repo {
+        host: reg.host(),
+        name: "big/catalog".into(),
+    };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        for (d, body) in [
+            (&layer_desc, layer.clone()),
+            (&config_desc, BlobBody::from(config)),
+        ] {
+            client
+                .push_blob(&repo, d, &body, None)
+                .await
+                .expect("push blob");
+        }
+        client
+            .put_manifest(&repo, "v1", media::OCI_MANIFEST, &manifest)
+            .await
+            .expect("put manifest");
+    });
+    (format!("{}/big/catalog:v1", reg.host()), layer.len())
+}
+
+/// `render IMAGE` and `serve IMAGE` of a catalog image whose layer is larger
+/// than the memory the process may take: the layer goes from the registry
+/// to a temporary file and is unpacked from there as it is decompressed.
+/// (160 MiB through a loopback registry takes a few seconds: a layer larger
+/// than the limit is the only way to show that none is held in memory.)
+#[test]
+fn a_layer_larger_than_memory_is_streamed_to_disk() {
+    let reg = registry::Registry::start();
+    let catalog = common::corpus().join("catalogs/v4.18/kube-green");
+    let (image, layer_size) = push_large_catalog_image(&reg, &catalog);
+    assert!(layer_size > DATA_LIMIT, "the layer must not fit the limit");
+    let limit = format!("--data={DATA_LIMIT}");
+    let tmp = tempfile::tempdir().expect("tempdir");
+
+    // The limit binds: holding the layer in memory fails under it.
+    let o = Command::new("prlimit")
+        .arg(&limit)
+        .args(["--", "python3", "-c"])
+        .arg(format!("bytearray({NOISE_BYTES})"))
+        .output()
+        .expect("prlimit python3");
+    assert!(!o.status.success(), "the limit does not bind");
+
+    let o = Command::new("prlimit")
+        .arg(&limit)
+        .arg("--")
+        .arg(common::bin())
+        .args(["render", &image, "-o", "json"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("render IMAGE");
+    assert!(
+        o.status.success(),
+        "render IMAGE under a {DATA_LIMIT}-byte limit: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let direct = common::olm(&["render", catalog.to_str().expect("utf-8"), "-o", "json"]);
+    assert!(direct.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&direct.stdout),
+        "the image renders as its catalog directory does"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("tmp")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "render left {left:?} behind");
+
+    let mut server = Command::new("prlimit")
+        .arg(&limit)
+        .arg("--")
+        .arg(common::bin())
+        .args(["serve", &image, "--port", "0"])
+        .env("TMPDIR", tmp.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let stderr = server.stderr.take().expect("stderr");
+    let mut addr = None;
+    let mut seen = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("stderr line");
+        seen.push_str(&line);
+        seen.push('\n');
+        if let Some(a) = line.strip_prefix("serving api.Registry on ") {
+            addr = Some(a.trim().to_string());
+            break;
+        }
+    }
+    let Some(addr) = addr else {
+        let _ = server.kill();
+        let _ = server.wait();
+        panic!("serve IMAGE did not start under the limit:\n{seen}")
+    };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let packages = rt.block_on(async {
+        let mut client = RegistryClient::connect(format!("http://{addr}"))
+            .await
+            .expect("connect");
+        let mut stream = client
+            .list_packages(ListPackageRequest {})
+            .await
+            .expect("ListPackages")
+            .into_inner();
+        let mut names = Vec::new();
+        while let Some(p) = stream.message().await.expect("stream") {
+            names.push(p.name);
+        }
+        names
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(packages, ["kube-green"]);
+}

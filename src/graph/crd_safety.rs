@@ -261,34 +261,41 @@ pub fn compare_bundles(
     label: &str,
     checks: CrdChecks,
 ) -> Vec<Finding> {
-    let differs = |a: &BundleCrds, i: usize, b: &BundleCrds| {
-        !b.files.iter().any(|f| f.bytes == a.files[i].bytes)
-    };
     let mut out = Vec::new();
-    let mut load = |b: &BundleCrds, other: &BundleCrds| -> Vec<Manifest> {
-        let mut crds = Vec::new();
-        for i in 0..b.files.len() {
-            if !differs(b, i, other) {
-                continue;
-            }
-            match b.parse(i) {
-                Ok(ms) => crds.extend(ms.iter().cloned()),
-                Err(e) => out.push(uncomparable(label, e, &b.dir.join(&b.files[i].rel_path))),
-            }
-        }
-        crds
-    };
-    let new_crds = load(new, old);
+    let new_crds = changed_crds(new, old, label, &mut out);
     if new_crds.is_empty() {
         return out;
     }
-    let old_crds = load(old, new);
+    let old_crds = changed_crds(old, new, label, &mut out);
     for n in &new_crds {
         if let Some(o) = old_crds.iter().find(|o| o.name == n.name) {
             compare_crds(o, n, label, checks, &mut out);
         }
     }
     out
+}
+
+/// The CRDs of `b`'s files that `other` has no byte-identical copy of,
+/// borrowed from `b`: parsed once however many edges `b` is on (a CRD tree
+/// can be tens of MiB, so it is never copied per edge). Files that cannot
+/// be parsed go to `out`.
+fn changed_crds<'b>(
+    b: &'b BundleCrds,
+    other: &BundleCrds,
+    label: &str,
+    out: &mut Vec<Finding>,
+) -> Vec<&'b Manifest> {
+    let mut crds = Vec::new();
+    for (i, f) in b.files.iter().enumerate() {
+        if other.files.iter().any(|o| o.bytes == f.bytes) {
+            continue;
+        }
+        match b.parse(i) {
+            Ok(ms) => crds.extend(ms.iter()),
+            Err(e) => out.push(uncomparable(label, e, &b.dir.join(&f.rel_path))),
+        }
+    }
+    crds
 }
 
 /// Checks every upgrade edge of every channel of a graph built from bundle
@@ -334,11 +341,21 @@ pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
             Some((from, to, chans, kind, df, dt))
         })
         .collect();
-    let dirs: BTreeSet<&PathBuf> = pairs.iter().flat_map(|p| [&p.4, &p.5]).collect();
-    let read: BTreeMap<&PathBuf, Result<BundleCrds, super::Error>> = dirs
-        .into_par_iter()
-        .map(|d| (d, BundleCrds::read(d)))
-        .collect();
+    // Each bundle's CRD files are read when the first edge that needs them
+    // comes, shared by every edge on that bundle, and dropped after the
+    // last one: memory follows the edges being checked, not the package
+    // (a package of hundreds of bundles with MiBs of CRDs each).
+    let mut uses: BTreeMap<&PathBuf, usize> = BTreeMap::new();
+    for p in &pairs {
+        *uses.entry(&p.4).or_default() += 1;
+        *uses.entry(&p.5).or_default() += 1;
+    }
+    let held = SharedCrds {
+        slots: uses
+            .into_iter()
+            .map(|(d, n)| (d, std::sync::Mutex::new((None, n))))
+            .collect(),
+    };
     pairs
         .par_iter()
         .flat_map_iter(|(from, to, chans, kind, df, dt)| {
@@ -347,13 +364,51 @@ pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
                 if chans.len() > 1 { "s" } else { "" },
                 chans.join(", ")
             );
-            match (&read[df], &read[dt]) {
+            let (old, new) = (held.take(df), held.take(dt));
+            let found = match (&*old, &*new) {
                 (Ok(o), Ok(n)) => compare_bundles(o, n, &label, checks),
                 (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
                 (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
-            }
+            };
+            held.done(df);
+            held.done(dt);
+            found
         })
         .collect()
+}
+
+/// A bundle's CRD files as read (or why they could not be).
+type ReadCrds = std::sync::Arc<Result<BundleCrds, super::Error>>;
+
+/// The CRD files of the bundles of one package's edges: each bundle's slot
+/// holds its files while edges still need them, and how many still do.
+struct SharedCrds<'a> {
+    slots: BTreeMap<&'a PathBuf, std::sync::Mutex<(Option<ReadCrds>, usize)>>,
+}
+
+impl SharedCrds<'_> {
+    /// The CRD files of `dir`, read on first use. The slot's lock is held
+    /// while they are read, so each bundle is read once.
+    fn take(&self, dir: &PathBuf) -> ReadCrds {
+        let Some(slot) = self.slots.get(dir) else {
+            return std::sync::Arc::new(BundleCrds::read(dir));
+        };
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        slot.0
+            .get_or_insert_with(|| std::sync::Arc::new(BundleCrds::read(dir)))
+            .clone()
+    }
+
+    /// One edge on `dir` is checked; the last drops its files.
+    fn done(&self, dir: &PathBuf) {
+        if let Some(slot) = self.slots.get(dir) {
+            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+            slot.1 = slot.1.saturating_sub(1);
+            if slot.1 == 0 {
+                slot.0 = None;
+            }
+        }
+    }
 }
 
 // ---- reading a CRD ----

@@ -45,6 +45,18 @@ impl BlobBody {
         }
     }
 
+    /// A buffered reader over its bytes (a spooled blob is read from its
+    /// file as it is consumed, not loaded).
+    pub fn reader(&self) -> io::Result<Box<dyn io::BufRead + '_>> {
+        Ok(match self {
+            BlobBody::Bytes(b) => Box::new(b.as_slice()),
+            BlobBody::File(f) => Box::new(io::BufReader::with_capacity(
+                256 * 1024,
+                std::fs::File::open(f.path())?,
+            )),
+        })
+    }
+
     /// Copies every byte to `out`; the `sha256:` digest of what was copied.
     pub fn copy_to(&self, out: &mut dyn Write) -> io::Result<String> {
         match self {

@@ -16,9 +16,8 @@
 //! [`MAX_ZSTD_WINDOW`].
 
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 
-use flate2::read::GzDecoder;
 use flate2::{Compression, GzBuilder};
 
 use std::path::{Path, PathBuf};
@@ -259,26 +258,45 @@ fn is_skippable_frame(blob: &[u8]) -> bool {
 }
 
 /// Reads every frame of a zstd stream in turn (ruzstd's streaming decoder
-/// reads one), skipping skippable frames.
-struct ZstdFrames<'a> {
-    input: &'a [u8],
+/// reads one), skipping skippable frames. The input is any buffered reader:
+/// a blob in memory, or a layer spooled to disk and read as it is decoded.
+struct ZstdFrames<R: BufRead> {
+    input: Counted<R>,
     decoder: ruzstd::decoding::FrameDecoder,
     in_frame: bool,
 }
 
-impl<'a> ZstdFrames<'a> {
-    fn new(input: &'a [u8]) -> ZstdFrames<'a> {
+/// A reader that counts the bytes taken from it (to tell a decoder that
+/// makes no progress from one that does).
+struct Counted<R> {
+    inner: R,
+    taken: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.taken += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> ZstdFrames<R> {
+    fn new(input: R) -> ZstdFrames<R> {
         let mut decoder = ruzstd::decoding::FrameDecoder::new();
         decoder.set_max_window_size(MAX_ZSTD_WINDOW);
         ZstdFrames {
-            input,
+            input: Counted {
+                inner: input,
+                taken: 0,
+            },
             decoder,
             in_frame: false,
         }
     }
 }
 
-impl Read for ZstdFrames<'_> {
+impl<R: BufRead> Read for ZstdFrames<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
         use ruzstd::decoding::BlockDecodingStrategy;
@@ -287,7 +305,7 @@ impl Read for ZstdFrames<'_> {
         }
         loop {
             if !self.in_frame {
-                if self.input.is_empty() {
+                if self.input.inner.fill_buf()?.is_empty() {
                     return Ok(0);
                 }
                 match self.decoder.reset(&mut self.input) {
@@ -295,9 +313,15 @@ impl Read for ZstdFrames<'_> {
                     Err(FrameDecoderError::ReadFrameHeaderError(
                         ReadFrameHeaderError::SkipFrame { length, .. },
                     )) => {
-                        self.input = self.input.get(length as usize..).ok_or_else(|| {
-                            io::Error::other("zstd: a skippable frame runs past the end")
-                        })?;
+                        let skipped = io::copy(
+                            &mut (&mut self.input).take(u64::from(length)),
+                            &mut io::sink(),
+                        )?;
+                        if skipped < u64::from(length) {
+                            return Err(io::Error::other(
+                                "zstd: a skippable frame runs past the end",
+                            ));
+                        }
                         continue;
                     }
                     Err(e) => return Err(io::Error::other(format!("zstd: {e}"))),
@@ -313,14 +337,14 @@ impl Read for ZstdFrames<'_> {
                 }
                 continue;
             }
-            let before = self.input.len();
+            let before = self.input.taken;
             self.decoder
                 .decode_blocks(
                     &mut self.input,
                     BlockDecodingStrategy::UptoBytes(buf.len().max(64 * 1024)),
                 )
                 .map_err(|e| io::Error::other(format!("zstd: {e}")))?;
-            if self.input.len() == before
+            if self.input.taken == before
                 && !self.decoder.is_finished()
                 && self.decoder.can_collect() == 0
             {
@@ -430,13 +454,26 @@ pub(crate) fn normalize_entry_path(name: &str) -> Result<String, String> {
 /// plain tar, told apart by their magic bytes. The one decoder every reader
 /// of layers uses; callers count what they read against their own limits.
 pub fn decompressed(blob: &[u8]) -> Box<dyn Read + '_> {
-    if blob.starts_with(&[0x1f, 0x8b]) {
-        Box::new(GzDecoder::new(blob))
-    } else if blob.starts_with(&ZSTD_MAGIC) || is_skippable_frame(blob) {
-        Box::new(ZstdFrames::new(blob))
-    } else {
-        Box::new(blob)
+    match decompressed_from(blob) {
+        Ok(r) => r,
+        // Peeking at a slice cannot fail; an empty stream is the answer
+        // for an empty blob anyway.
+        Err(_) => Box::new(io::empty()),
     }
+}
+
+/// [`decompressed`] over any buffered reader (a layer spooled to a file is
+/// decoded as it is read, never held in memory): the magic bytes are
+/// peeked at, not consumed.
+pub fn decompressed_from<'a, R: BufRead + 'a>(mut input: R) -> io::Result<Box<dyn Read + 'a>> {
+    let head = input.fill_buf()?;
+    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::bufread::GzDecoder::new(input))
+    } else if head.starts_with(&ZSTD_MAGIC) || is_skippable_frame(head) {
+        Box::new(ZstdFrames::new(input))
+    } else {
+        Box::new(input)
+    })
 }
 
 impl LayerFs {

@@ -735,8 +735,7 @@ impl Registry for FbcRegistry {
         ))
     }
 
-    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
-        let mut out = Vec::with_capacity(self.bundle_count);
+    fn list_bundles(&self, each: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
         for (pn, p) in &self.packages {
             for (cn, c) in &p.channels {
                 for e in c.bundles.values() {
@@ -746,22 +745,23 @@ impl Registry for FbcRegistry {
                     } else {
                         None
                     };
-                    out.push(
-                        BundleView {
-                            data: &e.data,
-                            package: pn,
-                            channel: cn,
-                            skip_range: &e.skip_range,
-                            replaces: &e.replaces,
-                            skips: &e.skips,
-                            with_apis: true,
-                        }
-                        .to_proto(manifests),
-                    );
+                    let b = BundleView {
+                        data: &e.data,
+                        package: pn,
+                        channel: cn,
+                        skip_range: &e.skip_range,
+                        replaces: &e.replaces,
+                        skips: &e.skips,
+                        with_apis: true,
+                    }
+                    .to_proto(manifests);
+                    if !each(b) {
+                        return Ok(());
+                    }
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn summary(&self) -> String {
@@ -879,7 +879,12 @@ entries:
             r.get_package("a\tb\u{a0}").expect_err("missing").0,
             r#"package "a\tb\u00a0" not found"#
         );
-        let listed = r.list_bundles().expect("list");
+        let mut listed = Vec::new();
+        r.list_bundles(&mut |b| {
+            listed.push(b);
+            true
+        })
+        .expect("list");
         assert_eq!(listed.len(), 3);
         assert!(listed
             .iter()

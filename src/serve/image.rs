@@ -3,7 +3,6 @@
 //! private temporary directory, and that is served. opm needs the image run
 //! as a container for this; here it is one command.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::Error;
@@ -20,10 +19,11 @@ const UNPACK_PREFIX: &str = "olm-catalog-serve-";
 pub const DATABASE_LABEL: &str = "operators.operatorframework.io.index.database.v1";
 /// Label naming the file-based catalog directory inside a catalog image.
 pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
-/// Most bytes one unpacked catalog may take.
-const MAX_CATALOG_BYTES: u64 = 1024 * 1024 * 1024;
-/// Largest compressed layer read.
-const MAX_LAYER_BYTES: u64 = 1024 * 1024 * 1024;
+/// Largest layer fetched: none but the disk's (the largest size a file can
+/// have). A layer larger than [`oci::transfer::SPOOL_ABOVE`] goes to a
+/// temporary file as it arrives (digest checked on the way) and is unpacked
+/// from there as it is decompressed, so no layer is ever held in memory.
+const MAX_LAYER_BYTES: u64 = i64::MAX as u64;
 
 /// Whether a command-line catalog argument is an image reference rather
 /// than a path (the one rule `index add` uses too).
@@ -86,21 +86,23 @@ pub async fn fetch_catalog_with(
         .prefix(&format!("{UNPACK_PREFIX}{}-", std::process::id()))
         .tempdir_in(&tmp)
         .map_err(|e| Error::io("creating a temporary directory for the catalog", e))?;
-    let mut total = 0u64;
     let mut found = false;
     // Later layers win, as in a container's file system: unpack base first.
     for layer in &manifest.layers {
-        let blob = oci::transfer::fetch_blob(client, &src, layer, MAX_LAYER_BYTES, None)
+        let body = oci::transfer::fetch_blob_body(client, &src, layer, MAX_LAYER_BYTES, None)
             .await
             .map_err(image(format!(
                 "fetching layer {} of {reference}",
                 layer.digest
             )))?;
-        found |=
-            unpack_matching(&blob, &wanted, dir.path(), &mut total).map_err(|e| Error::Image {
-                context: format!("unpacking layer {} of {reference}", layer.digest),
-                source: Box::new(e),
-            })?;
+        let unpacked = body
+            .reader()
+            .map_err(|e| Error::io("reading the fetched layer", e))
+            .and_then(|r| unpack_matching(r, &wanted, dir.path()));
+        found |= unpacked.map_err(|e| Error::Image {
+            context: format!("unpacking layer {} of {reference}", layer.digest),
+            source: Box::new(e),
+        })?;
     }
     let target = dir.path().join(&wanted);
     if !found || !target.exists() {
@@ -120,14 +122,15 @@ pub async fn fetch_catalog_with(
     })
 }
 
-/// Unpacks the entries of one (gzip or plain) tar layer at or under `wanted`
-/// into `into`, refusing paths that leave it. Returns whether any matched.
-fn unpack_matching(blob: &[u8], wanted: &str, into: &Path, total: &mut u64) -> Result<bool, Error> {
-    let mut archive = tar::Archive::new(oci::layer::decompressed(blob));
+/// Unpacks the entries of one (gzip, zstd or plain tar) layer at or under
+/// `wanted` into `into`, refusing paths that leave it, as the layer is read.
+/// Returns whether any matched.
+fn unpack_matching(layer: impl std::io::BufRead, wanted: &str, into: &Path) -> Result<bool, Error> {
+    let reading = |e| Error::io("reading the layer", e);
+    let mut archive = tar::Archive::new(oci::layer::decompressed_from(layer).map_err(reading)?);
     let mut found = false;
-    let layer = |e| Error::io("reading the layer", e);
-    for entry in archive.entries().map_err(layer)? {
-        let mut entry = entry.map_err(layer)?;
+    for entry in archive.entries().map_err(reading)? {
+        let mut entry = entry.map_err(reading)?;
         let raw = entry
             .path()
             .map_err(|e| Error::io("reading the layer: an entry path", e))?
@@ -146,21 +149,13 @@ fn unpack_matching(blob: &[u8], wanted: &str, into: &Path, total: &mut u64) -> R
                     .map_err(|e| Error::io(format!("creating {}", out.display()), e))?;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
-                *total += entry.size();
-                if *total > MAX_CATALOG_BYTES {
-                    return Err(Error::NotACatalogImage(format!(
-                        "the catalog is larger than {} MiB",
-                        MAX_CATALOG_BYTES >> 20
-                    )));
-                }
                 if let Some(parent) = out.parent() {
                     std::fs::create_dir_all(parent)
                         .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
                 }
                 let writing = |e| Error::io(format!("writing {}", out.display()), e);
                 let mut f = std::fs::File::create(&out).map_err(writing)?;
-                std::io::copy(&mut (&mut entry).take(MAX_CATALOG_BYTES), &mut f)
-                    .map_err(writing)?;
+                std::io::copy(&mut entry, &mut f).map_err(writing)?;
                 found = true;
             }
             // Links and devices are not catalog content.

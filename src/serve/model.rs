@@ -342,8 +342,12 @@ pub trait Registry: Send + Sync {
         version: &str,
         kind: &str,
     ) -> QueryResult<proto::Bundle>;
-    /// Every (bundle, channel) pair, without manifests.
-    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>>;
+    /// Every (bundle, channel) pair, without manifests, handed to `each`
+    /// as it is read, in the order of the answer (opm's `ListBundles` sends
+    /// each row as its query yields it). `each` answers false to stop early
+    /// (the client went away). Only the row being built is held, so memory
+    /// does not grow with the answer.
+    fn list_bundles(&self, each: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()>;
     /// One line saying what was loaded.
     fn summary(&self) -> String;
 }

@@ -49,6 +49,9 @@ impl RegistryService {
     }
 }
 
+/// Rows of a ListBundles answer built ahead of what the client has taken.
+const LIST_BUNDLES_AHEAD: usize = 16;
+
 /// opm's handlers return Go errors, which grpc-go sends as code Unknown.
 fn status(e: QueryError) -> Status {
     Status::unknown(e.0)
@@ -56,8 +59,10 @@ fn status(e: QueryError) -> Status {
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
-fn stream<T: Send + 'static>(items: QueryResult<Vec<T>>) -> Result<Response<Stream_<T>>, Status> {
-    let items = items.map_err(status)?;
+fn stream<T: Send + 'static>(
+    items: Result<Vec<T>, Status>,
+) -> Result<Response<Stream_<T>>, Status> {
+    let items = items?;
     Ok(Response::new(Box::pin(futures::stream::iter(
         items.into_iter().map(Ok),
     ))))
@@ -98,9 +103,10 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetPackageRequest>,
     ) -> Result<Response<proto::Package>, Status> {
         let r = self.current.get();
-        r.get_package(&req.get_ref().name)
+        let name = req.into_inner().name;
+        blocking(move || r.get_package(&name))
+            .await
             .map(Response::new)
-            .map_err(status)
     }
 
     async fn get_bundle(
@@ -130,7 +136,8 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetAllReplacementsRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
         let r = self.current.get();
-        stream(r.get_channel_entries_that_replace(&req.get_ref().csv_name))
+        let csv = req.into_inner().csv_name;
+        stream(blocking(move || r.get_channel_entries_that_replace(&csv)).await)
     }
 
     async fn get_bundle_that_replaces(
@@ -149,8 +156,11 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetAllProvidersRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
         let r = self.current.get();
-        let q = req.get_ref();
-        stream(r.get_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+        let q = req.into_inner();
+        stream(
+            blocking(move || r.get_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+                .await,
+        )
     }
 
     async fn get_latest_channel_entries_that_provide(
@@ -158,8 +168,13 @@ impl registry_server::Registry for RegistryService {
         req: Request<proto::GetLatestProvidersRequest>,
     ) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
         let r = self.current.get();
-        let q = req.get_ref();
-        stream(r.get_latest_channel_entries_that_provide(&q.group, &q.version, &q.kind))
+        let q = req.into_inner();
+        stream(
+            blocking(move || {
+                r.get_latest_channel_entries_that_provide(&q.group, &q.version, &q.kind)
+            })
+            .await,
+        )
     }
 
     async fn get_default_bundle_that_provides(
@@ -178,8 +193,39 @@ impl registry_server::Registry for RegistryService {
         _req: Request<proto::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let r = self.current.get();
-        let bundles = blocking(move || r.list_bundles()).await?;
-        stream(Ok(bundles))
+        // Rows go out as the query yields them (opm's ListBundles sends each
+        // as it is scanned): the server holds at most LIST_BUNDLES_AHEAD of
+        // them, however large the answer (a catalog of bundles without
+        // images sends every manifest).
+        let (tx, mut rx) = tokio::sync::mpsc::channel(LIST_BUNDLES_AHEAD);
+        let on_panic = tx.clone();
+        let producer = tokio::task::spawn_blocking(move || {
+            // A failed send is a client that went away: stop reading.
+            if let Err(e) = r.list_bundles(&mut |b| tx.blocking_send(Ok(b)).is_ok()) {
+                let _ = tx.blocking_send(Err(status(e)));
+            }
+        });
+        tokio::spawn(async move {
+            if let Err(e) = producer.await {
+                let _ = on_panic
+                    .send(Err(Status::internal(format!("query task failed: {e}"))))
+                    .await;
+            }
+        });
+        // An error before the first row is the call's answer, as it was when
+        // the whole answer was built first.
+        let first = match rx.recv().await {
+            None => return Ok(Response::new(Box::pin(futures::stream::empty()))),
+            Some(Err(e)) => return Err(e),
+            Some(Ok(b)) => b,
+        };
+        let rest = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        use futures::StreamExt as _;
+        Ok(Response::new(Box::pin(
+            futures::stream::once(async { Ok(first) }).chain(rest),
+        )))
     }
 }
 

@@ -723,8 +723,13 @@ impl SqliteRegistry {
         best.into_values().collect()
     }
 
-    /// ListBundles from one connection pair.
-    fn list_bundles_with(&self, c: &Conns) -> QueryResult<Vec<proto::Bundle>> {
+    /// ListBundles from one connection pair, each row handed to `each` as
+    /// it is built.
+    fn list_bundles_with(
+        &self,
+        c: &Conns,
+        each: &mut dyn FnMut(proto::Bundle) -> bool,
+    ) -> QueryResult<()> {
         let failed = |e: rusqlite::Error| self.failed(&e);
         let lk = &c.lookup;
         // What one pass needs, read for this call only.
@@ -785,7 +790,6 @@ impl SqliteRegistry {
 
         // One bundle per (name, version, path, channel), as opm's map keys them.
         let mut seen = HashSet::new();
-        let mut out = Vec::new();
         let none = (String::new(), false);
         let no_rows = Vec::new();
         let no_edges = tables::EntryEdges::default();
@@ -839,9 +843,11 @@ impl SqliteRegistry {
                 b.csv_json = csv;
                 b.object = objects;
             }
-            out.push(b);
+            if !each(b) {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -1056,10 +1062,10 @@ impl Registry for SqliteRegistry {
         })
     }
 
-    fn list_bundles(&self) -> QueryResult<Vec<proto::Bundle>> {
+    fn list_bundles(&self, each: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
         self.details()?;
         self.with(|c| {
-            let out = self.list_bundles_with(c);
+            let out = self.list_bundles_with(c, each);
             release_memory(&[&c.index, &c.lookup]);
             out
         })
