@@ -569,6 +569,99 @@ fn render_template_semver_from_stdin() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(detected, redirected);
+    // --migrate-level (cmd/opm/alpha/template/render.go hands the
+    // migrations to the bundle renderer): bundle-object-to-csv-metadata
+    // turns each bundle's olm.bundle.object properties into one
+    // olm.csv.metadata; the channels are the same.
+    let (code, migrated, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "render-template",
+            "semver",
+            "semver.yaml",
+            "-o",
+            "json",
+            "--migrate-level=bundle-object-to-csv-metadata",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let objects = common::json_stream(&migrated);
+    let bundles: Vec<&serde_json::Value> = objects
+        .iter()
+        .filter(|o| o["schema"] == "olm.bundle")
+        .collect();
+    assert_eq!(bundles.len(), 2, "{migrated}");
+    for b in &bundles {
+        let types: Vec<&str> = b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .filter_map(|p| p["type"].as_str())
+            .collect();
+        assert!(types.contains(&"olm.csv.metadata"), "{types:?}");
+        assert!(!types.contains(&"olm.bundle.object"), "{types:?}");
+    }
+    let (code, native, err) = common::run(&[
+        "render-template",
+        "semver",
+        file.to_str().expect("utf-8"),
+        "--pull",
+        "--migrate-level",
+        "bundle-object-to-csv-metadata",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(migrated, native);
+    // An unknown level: opm's "unknown migration level" failure, exit 1.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "render-template",
+            "semver.yaml",
+            "--migrate-level",
+            "nope",
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `opm render BUNDLE_DIR --alpha-image-ref-template T`
+/// (cmd/opm/render/cmd.go): a bundle directory has no image, so the
+/// rendered bundle's `image` is the template filled with the bundle's
+/// package, name and version; without the flag it is empty.
+#[test]
+fn render_alpha_image_ref_template() {
+    let dir = common::corpus().join("operators/etcd/0.9.4");
+    let dir = dir.to_str().expect("utf-8");
+    let (code, out, err) = opm(&[
+        "render",
+        dir,
+        "--alpha-image-ref-template",
+        "quay.io/me/{{.Package}}-bundle:v{{.Version}}",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let objects = common::json_stream(&out);
+    let bundle = objects
+        .iter()
+        .find(|o| o["schema"] == "olm.bundle")
+        .expect("a bundle");
+    assert_eq!(bundle["image"], "quay.io/me/etcd-bundle:v0.9.4", "{out}");
+    let (code, named, err) = opm(&[
+        "render",
+        dir,
+        "--alpha-image-ref-template={{.Name}}",
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(named.contains("image: etcdoperator.v0.9.4\n"), "{named}");
+    let (code, plain, err) = opm(&["render", dir]);
+    assert_eq!(code, 0, "{err}");
+    let plain = common::json_stream(&plain);
+    assert_eq!(plain[0]["image"], "", "{plain:?}");
 }
 
 /// The serve cache of the catalog image's CMD (`opm serve /configs

@@ -80,12 +80,6 @@ pub struct RenderTemplateArgs {
 impl RenderTemplateArgs {
     /// Runs `olm-catalog render-template ... --pull` (opm pulls every bundle image).
     fn run(self, tls: &TlsFlags) -> CmdResult {
-        if self.migrate_level.as_deref().is_some_and(|l| !l.is_empty()) {
-            return Err(unsupported(
-                "alpha render-template --migrate-level",
-                "render the template, then run the migrations with `olm-catalog render FILE --migrate-level LEVEL`",
-            ));
-        }
         if !matches!(self.output.as_str(), "json" | "yaml" | "mermaid") {
             anyhow::bail!(
                 "invalid --output value {:?}, expected (json|yaml|mermaid)",
@@ -97,6 +91,9 @@ impl RenderTemplateArgs {
             format!("--output={}", self.output),
             "--pull".to_string(),
         ];
+        if let Some(l) = self.migrate_level.filter(|l| !l.is_empty()) {
+            argv.push(format!("--migrate-level={l}"));
+        }
         argv.extend(tls.native()?);
         argv.push("--".to_string());
         argv.extend(self.args);
