@@ -777,9 +777,18 @@ fn version_and_bad_input() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("olm-catalog bundle build"), "{err}");
-    let (code, _, err) = opm(&["registry", "serve", "-d", "x.db", "--timeout-seconds", "5"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog serve"), "{err}");
+    // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
+    // 16-bit count of seconds, else strconv's error (exit 1).
+    let (code, _, err) = opm(&[
+        "registry",
+        "serve",
+        "-d",
+        "x.db",
+        "--timeout-seconds",
+        "70000",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("ParseUint"), "{err}");
     // A flag opm does not have either: a usage error, as cobra's (exit 1).
     let (code, _, err) = opm(&["render", "x", "--no-such-flag"]);
     assert_eq!(code, 1, "{err}");
@@ -998,4 +1007,101 @@ fn alpha_render_graph_draws_mermaid() {
     let (code, _, err) = opm(&["alpha", "render-graph", dir, "--minimum-edge", "x"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("olm-catalog catalog filter"), "{err}");
+}
+
+/// opm's own exit codes of an add (cmd/opm/main.go at v1.73.0: the
+/// aggregate of pkg/registry/populator.go's sanity check): 2 when a bundle
+/// image is already in the index, 3 when another image of the same bundle
+/// (package and CSV name) is; the database is left as it was.
+#[test]
+fn index_add_exit_codes_as_opm_main() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &refs[0], "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let db = tmp.path().join("index.db");
+    let before = render_db(&db);
+    // The same image again: BundleImageAlreadyAddedErr, exit 2.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &refs[0], "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("already in the index"), "{err}");
+    assert_eq!(render_db(&db), before);
+    // The same bundle under another tag: PackageVersionAlreadyAddedErr, 3.
+    let version = refs[0].rsplit(':').next().expect("tag");
+    let dir = common::corpus().join("operators/etcd").join(version);
+    let retagged = format!("{}-again", refs[0]);
+    let o = common::olm(&[
+        "bundle",
+        "build",
+        dir.to_str().expect("utf-8"),
+        "--tag",
+        &retagged,
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &retagged, "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(render_db(&db), before);
+    // Any other failure of an add is 1 (an image that is not there).
+    let missing = format!("{}/cop/nothere:v1", reg.host());
+    let (code, _, _) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &missing, "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 1);
+    // Natively the same failures are exit 2 (usage or input), one code.
+    let (code, _, _) = common::run(&[
+        "index",
+        "add",
+        "--database",
+        db.to_str().expect("utf-8"),
+        "--bundles",
+        &refs[0],
+    ]);
+    assert_eq!(code, 2);
+}
+
+/// `opm registry serve -d DB --timeout-seconds N` (cmd/opm/registry/
+/// serve.go at v1.73.0): the server answers, then stops by itself after N
+/// seconds and the command exits 0, as opm's AfterFunc stops it gracefully.
+#[test]
+fn registry_serve_stops_after_its_timeout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+        .to_string();
+    let db = common::golden().join("sqlite/etcd/index.db");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let log = tmp.path().join("termination-log");
+    let (code, _, err) = opm(&[
+        "registry",
+        "serve",
+        "-d",
+        db.to_str().expect("utf-8"),
+        "-p",
+        &port,
+        "-t",
+        log.to_str().expect("utf-8"),
+        "--timeout-seconds",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Timeout expired"), "{err}");
+    // No failure, nothing in the termination log.
+    assert!(!log.exists() || std::fs::read_to_string(&log).expect("read").is_empty());
 }
