@@ -1105,3 +1105,101 @@ fn registry_serve_stops_after_its_timeout() {
     // No failure, nothing in the termination log.
     assert!(!log.exists() || std::fs::read_to_string(&log).expect("read").is_empty());
 }
+
+/// `opm alpha bundle generate` (pkg/lib/bundle/generate.go at v1.73.0:
+/// `GenerateAnnotations`, `GenerateDockerfile`, overwrite on):
+/// `metadata/annotations.yaml` beside the manifests directory (yaml.v3,
+/// keys sorted, 2-space indent) and `bundle.Dockerfile` in the current
+/// directory, with the COPY paths relative to it.
+#[test]
+fn alpha_bundle_generate_writes_opm_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let manifests = tmp.path().join("bundle/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
+    for e in std::fs::read_dir(&from).expect("read corpus") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
+    }
+    let args = [
+        "alpha",
+        "bundle",
+        "generate",
+        "-d",
+        "./bundle/manifests",
+        "-p",
+        "etcd",
+        "-c",
+        "alpha,beta",
+        "-e",
+        "alpha",
+    ];
+    let (code, _, err) = opm_in(tmp.path(), &args, None);
+    assert_eq!(code, 0, "{err}");
+    let p = "operators.operatorframework.io.bundle";
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("bundle/metadata/annotations.yaml"))
+            .expect("annotations"),
+        format!(
+            "annotations:\n  {p}.channel.default.v1: alpha\n  {p}.channels.v1: alpha,beta\n  \
+             {p}.manifests.v1: manifests/\n  {p}.mediatype.v1: registry+v1\n  \
+             {p}.metadata.v1: metadata/\n  {p}.package.v1: etcd\n"
+        )
+    );
+    let dockerfile = format!(
+        "FROM scratch\n\nLABEL {p}.mediatype.v1=registry+v1\nLABEL {p}.manifests.v1=manifests/\n\
+         LABEL {p}.metadata.v1=metadata/\nLABEL {p}.package.v1=etcd\nLABEL {p}.channels.v1=alpha,beta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("bundle.Dockerfile")).expect("Dockerfile"),
+        format!(
+            "{dockerfile}LABEL {p}.channel.default.v1=alpha\n\n\
+             COPY bundle/manifests /manifests/\nCOPY bundle/metadata /metadata/\n"
+        )
+    );
+    // Again without a default channel and from inside the bundle: both
+    // files are overwritten; no default label, no blank line before COPY.
+    let inside = tmp.path().join("bundle");
+    let (code, _, err) = opm_in(
+        &inside,
+        &[
+            "alpha",
+            "bundle",
+            "generate",
+            "--directory=manifests",
+            "--package=etcd",
+            "--channels=alpha,beta",
+            "--base-image=quay.io/me/base:v1",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(inside.join("bundle.Dockerfile")).expect("Dockerfile"),
+        format!(
+            "{}COPY manifests /manifests/\nCOPY metadata /metadata/\n",
+            dockerfile.replace("FROM scratch", "FROM quay.io/me/base:v1")
+        )
+    );
+    let annotations =
+        std::fs::read_to_string(inside.join("metadata/annotations.yaml")).expect("annotations");
+    assert!(!annotations.contains("channel.default"), "{annotations}");
+    // A directory of no files: opm's error, exit 1.
+    std::fs::create_dir(tmp.path().join("empty")).expect("mkdir");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha", "bundle", "generate", "-d", "empty", "-p", "x", "-c", "a",
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("contains no yaml files"), "{err}");
+    // What is not implemented is refused with exit 2.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "generate", "-d", "bundle/manifests"],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+}
