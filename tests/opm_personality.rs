@@ -762,21 +762,9 @@ fn version_and_bad_input() {
         err.contains("--overwrite-latest") && err.contains("olm-catalog index rm"),
         "{err}"
     );
-    let (code, _, err) = opm(&[
-        "alpha",
-        "bundle",
-        "build",
-        "-d",
-        "manifests",
-        "-t",
-        "x",
-        "-p",
-        "p",
-        "-c",
-        "a",
-    ]);
+    let (code, _, err) = opm(&["alpha", "bundle", "unpack", "quay.io/x/y:v1"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog bundle build"), "{err}");
+    assert!(err.contains("olm-catalog render"), "{err}");
     // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
     // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[
@@ -1202,4 +1190,60 @@ fn alpha_bundle_generate_writes_opm_files() {
         None,
     );
     assert_eq!(code, 2, "{err}");
+}
+
+/// `opm alpha bundle build -d DIR -t TAG -p PKG -c CH -e DEF`
+/// (pkg/lib/bundle/build.go): generates the annotations and Dockerfile,
+/// then builds the image, here without a daemon and pushed to TAG; the
+/// pushed image renders as that bundle. An existing annotations.yaml that
+/// disagrees is refused without `-o` (ValidateAnnotations), exit 1.
+#[test]
+fn alpha_bundle_build_pushes_the_generated_bundle() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let manifests = tmp.path().join("bundle/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
+    for e in std::fs::read_dir(&from).expect("read corpus") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
+    }
+    let tag = format!("{}/cop/etcd-generated:v0.9.4", reg.host());
+    let build = |channels: &str, extra: &[&str]| {
+        let mut args = vec![
+            "alpha",
+            "bundle",
+            "build",
+            "-d",
+            "bundle/manifests",
+            "-t",
+            &tag,
+            "-p",
+            "etcd",
+            "-c",
+            channels,
+            "-e",
+            "alpha",
+        ];
+        args.extend_from_slice(extra);
+        opm_in(tmp.path(), &args, None)
+    };
+    let (code, _, err) = build("alpha", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp.path().join("bundle.Dockerfile").is_file());
+    let (code, out, err) = opm(&["render", &tag]);
+    assert_eq!(code, 0, "{err}");
+    let bundle = &common::json_stream(&out)[0];
+    assert_eq!(bundle["package"], "etcd", "{out}");
+    assert_eq!(bundle["name"], "etcdoperator.v0.9.4", "{out}");
+    assert_eq!(bundle["image"], tag.as_str(), "{out}");
+    // Other channels than the annotations.yaml written: refused without -o.
+    let (code, _, err) = build("beta", &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("channels.v1"), "{err}");
+    let (code, _, err) = build("beta", &["-o"]);
+    assert_eq!(code, 0, "{err}");
+    let annotations = std::fs::read_to_string(tmp.path().join("bundle/metadata/annotations.yaml"))
+        .expect("annotations");
+    assert!(annotations.contains("channels.v1: beta\n"), "{annotations}");
 }

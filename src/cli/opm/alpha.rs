@@ -48,11 +48,8 @@ impl AlphaCommand {
                     "alpha bundle validate",
                     "validate the bundle directory with `olm-catalog bundle validate DIR`",
                 ),
-                BundleCommand::Build(_) => unsupported(
-                    "alpha bundle build",
-                    "build a bundle directory (manifests/ and metadata/) without a daemon with `olm-catalog bundle build DIR --tag REF`",
-                ),
-                BundleCommand::Generate(a) => return generate_bundle(&a),
+                BundleCommand::Build(a) => return build_bundle(&a, tls),
+                BundleCommand::Generate(a) => return generate_bundle(&a, true).map(|_| 0),
                 BundleCommand::Unpack(_) => unsupported(
                     "alpha bundle unpack",
                     "render the bundle image with `olm-catalog render IMAGE`, or copy it with `olm-catalog catalog mirror`",
@@ -487,7 +484,7 @@ const CHANNEL_DEFAULT_LABEL: &str = "operators.operatorframework.io.bundle.chann
 /// v1.73.0, which the command calls with overwrite on): writes
 /// `metadata/annotations.yaml` beside DIR and `bundle.Dockerfile` in the
 /// current directory, text for text as opm writes them.
-fn generate_bundle(a: &BundleDirArgs) -> CmdResult {
+fn generate_bundle(a: &BundleDirArgs, overwrite: bool) -> anyhow::Result<PathBuf> {
     let Some(directory) = a.directory.as_ref().filter(|d| !d.as_os_str().is_empty()) else {
         anyhow::bail!("required flag(s) \"directory\" not set");
     };
@@ -543,8 +540,27 @@ fn generate_bundle(a: &BundleDirArgs) -> CmdResult {
     std::fs::create_dir_all(&metadata)
         .with_context(|| format!("creating {}", metadata.display()))?;
     let annotations_file = metadata.join("annotations.yaml");
-    std::fs::write(&annotations_file, yaml)
-        .with_context(|| format!("writing {}", annotations_file.display()))?;
+    if overwrite || !annotations_file.exists() {
+        std::fs::write(&annotations_file, yaml)
+            .with_context(|| format!("writing {}", annotations_file.display()))?;
+    } else {
+        // ValidateAnnotations: each expected annotation, with its value.
+        let text = std::fs::read_to_string(&annotations_file)
+            .with_context(|| format!("reading {}", annotations_file.display()))?;
+        let existing: yaml_serde::Value = yaml_serde::from_str(&text)
+            .with_context(|| format!("parsing {}", annotations_file.display()))?;
+        let mut errs = Vec::new();
+        for (k, v) in &sorted {
+            match existing["annotations"][*k].as_str() {
+                None => errs.push(format!("Missing field: {k}")),
+                Some(have) if have != *v => errs.push(format!(
+                    "Expect field {k:?} to have value {v:?} instead of {have:?}"
+                )),
+                Some(_) => {}
+            }
+        }
+        anyhow::ensure!(errs.is_empty(), "[{}]", errs.join(", "));
+    }
     // GenerateDockerfile.
     let mut dockerfile = format!("FROM {base_image}\n\n");
     for (k, v) in &annotations {
@@ -559,9 +575,47 @@ fn generate_bundle(a: &BundleDirArgs) -> CmdResult {
         relative(&cwd, &metadata)
     ));
     let out = cwd.join("bundle.Dockerfile");
-    std::fs::write(&out, dockerfile).with_context(|| format!("writing {}", out.display()))?;
-    eprintln!("wrote {} and {}", annotations_file.display(), out.display());
-    Ok(0)
+    if overwrite || !out.exists() {
+        std::fs::write(&out, dockerfile).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(parent)
+}
+
+/// `opm alpha bundle build -d DIR -t TAG -p PKG -c CH [-e DEF] [-b TOOL]
+/// [-o]` (pkg/lib/bundle/build.go `BuildFunc`): generates as `alpha bundle
+/// generate` does (overwriting only with `-o`), then builds the bundle
+/// image of DIR's parent (manifests/ and metadata/) without a daemon and
+/// pushes it to TAG (`olm-catalog bundle build`), where opm runs `TOOL
+/// build -f bundle.Dockerfile -t TAG .`.
+fn build_bundle(a: &BundleDirArgs, tls: &TlsFlags) -> CmdResult {
+    let Some(tag) = a.tag.clone().filter(|t| !t.is_empty()) else {
+        anyhow::bail!("required flag(s) \"tag\" not set");
+    };
+    let tool = a.image_builder.clone().unwrap_or_else(|| "docker".into());
+    anyhow::ensure!(
+        matches!(tool.as_str(), "docker" | "podman" | "buildah"),
+        "{tool} is not supported image builder"
+    );
+    if a.base_image.as_deref().is_some_and(|b| b != "scratch") {
+        return Err(unsupported(
+            "alpha bundle build --base-image",
+            "bundle images are built FROM scratch; build bundle.Dockerfile with a container tool for another base",
+        ));
+    }
+    let root = generate_bundle(a, a.overwrite == Some(true))?;
+    let mut argv = vec![
+        "bundle".to_string(),
+        "build".to_string(),
+        format!("--tag={tag}"),
+    ];
+    argv.extend(tls.native()?);
+    argv.push("--".to_string());
+    argv.push(root.display().to_string());
+    let code = run_native(argv)?;
+    if code == 0 {
+        eprintln!("built {tag} without {tool} and pushed it");
+    }
+    Ok(code)
 }
 
 /// opm's `GetMediaType`: helm for a chart directory, registry+v1 when a
