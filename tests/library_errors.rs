@@ -165,6 +165,7 @@ fn graph_template_errors_say_which_part_failed() {
         images_from: None,
         pull: false,
         registry: Default::default(),
+        migrate_level: String::new(),
     };
     match ops::template::render_template(&opts, &ops::Silent) {
         Err(ops::Error::Graph(graph::Error::Render(_))) => {}

@@ -569,6 +569,99 @@ fn render_template_semver_from_stdin() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(detected, redirected);
+    // --migrate-level (cmd/opm/alpha/template/render.go hands the
+    // migrations to the bundle renderer): bundle-object-to-csv-metadata
+    // turns each bundle's olm.bundle.object properties into one
+    // olm.csv.metadata; the channels are the same.
+    let (code, migrated, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "render-template",
+            "semver",
+            "semver.yaml",
+            "-o",
+            "json",
+            "--migrate-level=bundle-object-to-csv-metadata",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let objects = common::json_stream(&migrated);
+    let bundles: Vec<&serde_json::Value> = objects
+        .iter()
+        .filter(|o| o["schema"] == "olm.bundle")
+        .collect();
+    assert_eq!(bundles.len(), 2, "{migrated}");
+    for b in &bundles {
+        let types: Vec<&str> = b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .filter_map(|p| p["type"].as_str())
+            .collect();
+        assert!(types.contains(&"olm.csv.metadata"), "{types:?}");
+        assert!(!types.contains(&"olm.bundle.object"), "{types:?}");
+    }
+    let (code, native, err) = common::run(&[
+        "render-template",
+        "semver",
+        file.to_str().expect("utf-8"),
+        "--pull",
+        "--migrate-level",
+        "bundle-object-to-csv-metadata",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(migrated, native);
+    // An unknown level: opm's "unknown migration level" failure, exit 1.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "render-template",
+            "semver.yaml",
+            "--migrate-level",
+            "nope",
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `opm render BUNDLE_DIR --alpha-image-ref-template T`
+/// (cmd/opm/render/cmd.go): a bundle directory has no image, so the
+/// rendered bundle's `image` is the template filled with the bundle's
+/// package, name and version; without the flag it is empty.
+#[test]
+fn render_alpha_image_ref_template() {
+    let dir = common::corpus().join("operators/etcd/0.9.4");
+    let dir = dir.to_str().expect("utf-8");
+    let (code, out, err) = opm(&[
+        "render",
+        dir,
+        "--alpha-image-ref-template",
+        "quay.io/me/{{.Package}}-bundle:v{{.Version}}",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let objects = common::json_stream(&out);
+    let bundle = objects
+        .iter()
+        .find(|o| o["schema"] == "olm.bundle")
+        .expect("a bundle");
+    assert_eq!(bundle["image"], "quay.io/me/etcd-bundle:v0.9.4", "{out}");
+    let (code, named, err) = opm(&[
+        "render",
+        dir,
+        "--alpha-image-ref-template={{.Name}}",
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(named.contains("image: etcdoperator.v0.9.4\n"), "{named}");
+    let (code, plain, err) = opm(&["render", dir]);
+    assert_eq!(code, 0, "{err}");
+    let plain = common::json_stream(&plain);
+    assert_eq!(plain[0]["image"], "", "{plain:?}");
 }
 
 /// The serve cache of the catalog image's CMD (`opm serve /configs
@@ -669,24 +762,21 @@ fn version_and_bad_input() {
         err.contains("--overwrite-latest") && err.contains("olm-catalog index rm"),
         "{err}"
     );
+    let (code, _, err) = opm(&["alpha", "bundle", "unpack", "quay.io/x/y:v1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("olm-catalog render"), "{err}");
+    // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
+    // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[
-        "alpha",
-        "bundle",
-        "build",
+        "registry",
+        "serve",
         "-d",
-        "manifests",
-        "-t",
-        "x",
-        "-p",
-        "p",
-        "-c",
-        "a",
+        "x.db",
+        "--timeout-seconds",
+        "70000",
     ]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog bundle build"), "{err}");
-    let (code, _, err) = opm(&["registry", "serve", "-d", "x.db", "--timeout-seconds", "5"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog serve"), "{err}");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("ParseUint"), "{err}");
     // A flag opm does not have either: a usage error, as cobra's (exit 1).
     let (code, _, err) = opm(&["render", "x", "--no-such-flag"]);
     assert_eq!(code, 1, "{err}");
@@ -905,4 +995,255 @@ fn alpha_render_graph_draws_mermaid() {
     let (code, _, err) = opm(&["alpha", "render-graph", dir, "--minimum-edge", "x"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("olm-catalog catalog filter"), "{err}");
+}
+
+/// opm's own exit codes of an add (cmd/opm/main.go at v1.73.0: the
+/// aggregate of pkg/registry/populator.go's sanity check): 2 when a bundle
+/// image is already in the index, 3 when another image of the same bundle
+/// (package and CSV name) is; the database is left as it was.
+#[test]
+fn index_add_exit_codes_as_opm_main() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &refs[0], "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let db = tmp.path().join("index.db");
+    let before = render_db(&db);
+    // The same image again: BundleImageAlreadyAddedErr, exit 2.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &refs[0], "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("already in the index"), "{err}");
+    assert_eq!(render_db(&db), before);
+    // The same bundle under another tag: PackageVersionAlreadyAddedErr, 3.
+    let version = refs[0].rsplit(':').next().expect("tag");
+    let dir = common::corpus().join("operators/etcd").join(version);
+    let retagged = format!("{}-again", refs[0]);
+    let o = common::olm(&[
+        "bundle",
+        "build",
+        dir.to_str().expect("utf-8"),
+        "--tag",
+        &retagged,
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &retagged, "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(render_db(&db), before);
+    // Any other failure of an add is 1 (an image that is not there).
+    let missing = format!("{}/cop/nothere:v1", reg.host());
+    let (code, _, _) = opm_in(
+        tmp.path(),
+        &["registry", "add", "-b", &missing, "-d", "index.db"],
+        None,
+    );
+    assert_eq!(code, 1);
+    // Natively the same failures are exit 2 (usage or input), one code.
+    let (code, _, _) = common::run(&[
+        "index",
+        "add",
+        "--database",
+        db.to_str().expect("utf-8"),
+        "--bundles",
+        &refs[0],
+    ]);
+    assert_eq!(code, 2);
+}
+
+/// `opm registry serve -d DB --timeout-seconds N` (cmd/opm/registry/
+/// serve.go at v1.73.0): the server answers, then stops by itself after N
+/// seconds and the command exits 0, as opm's AfterFunc stops it gracefully.
+#[test]
+fn registry_serve_stops_after_its_timeout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+        .to_string();
+    let db = common::golden().join("sqlite/etcd/index.db");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let log = tmp.path().join("termination-log");
+    let (code, _, err) = opm(&[
+        "registry",
+        "serve",
+        "-d",
+        db.to_str().expect("utf-8"),
+        "-p",
+        &port,
+        "-t",
+        log.to_str().expect("utf-8"),
+        "--timeout-seconds",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Timeout expired"), "{err}");
+    // No failure, nothing in the termination log.
+    assert!(!log.exists() || std::fs::read_to_string(&log).expect("read").is_empty());
+}
+
+/// `opm alpha bundle generate` (pkg/lib/bundle/generate.go at v1.73.0:
+/// `GenerateAnnotations`, `GenerateDockerfile`, overwrite on):
+/// `metadata/annotations.yaml` beside the manifests directory (yaml.v3,
+/// keys sorted, 2-space indent) and `bundle.Dockerfile` in the current
+/// directory, with the COPY paths relative to it.
+#[test]
+fn alpha_bundle_generate_writes_opm_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let manifests = tmp.path().join("bundle/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
+    for e in std::fs::read_dir(&from).expect("read corpus") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
+    }
+    let args = [
+        "alpha",
+        "bundle",
+        "generate",
+        "-d",
+        "./bundle/manifests",
+        "-p",
+        "etcd",
+        "-c",
+        "alpha,beta",
+        "-e",
+        "alpha",
+    ];
+    let (code, _, err) = opm_in(tmp.path(), &args, None);
+    assert_eq!(code, 0, "{err}");
+    let p = "operators.operatorframework.io.bundle";
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("bundle/metadata/annotations.yaml"))
+            .expect("annotations"),
+        format!(
+            "annotations:\n  {p}.channel.default.v1: alpha\n  {p}.channels.v1: alpha,beta\n  \
+             {p}.manifests.v1: manifests/\n  {p}.mediatype.v1: registry+v1\n  \
+             {p}.metadata.v1: metadata/\n  {p}.package.v1: etcd\n"
+        )
+    );
+    let dockerfile = format!(
+        "FROM scratch\n\nLABEL {p}.mediatype.v1=registry+v1\nLABEL {p}.manifests.v1=manifests/\n\
+         LABEL {p}.metadata.v1=metadata/\nLABEL {p}.package.v1=etcd\nLABEL {p}.channels.v1=alpha,beta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("bundle.Dockerfile")).expect("Dockerfile"),
+        format!(
+            "{dockerfile}LABEL {p}.channel.default.v1=alpha\n\n\
+             COPY bundle/manifests /manifests/\nCOPY bundle/metadata /metadata/\n"
+        )
+    );
+    // Again without a default channel and from inside the bundle: both
+    // files are overwritten; no default label, no blank line before COPY.
+    let inside = tmp.path().join("bundle");
+    let (code, _, err) = opm_in(
+        &inside,
+        &[
+            "alpha",
+            "bundle",
+            "generate",
+            "--directory=manifests",
+            "--package=etcd",
+            "--channels=alpha,beta",
+            "--base-image=quay.io/me/base:v1",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(inside.join("bundle.Dockerfile")).expect("Dockerfile"),
+        format!(
+            "{}COPY manifests /manifests/\nCOPY metadata /metadata/\n",
+            dockerfile.replace("FROM scratch", "FROM quay.io/me/base:v1")
+        )
+    );
+    let annotations =
+        std::fs::read_to_string(inside.join("metadata/annotations.yaml")).expect("annotations");
+    assert!(!annotations.contains("channel.default"), "{annotations}");
+    // A directory of no files: opm's error, exit 1.
+    std::fs::create_dir(tmp.path().join("empty")).expect("mkdir");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha", "bundle", "generate", "-d", "empty", "-p", "x", "-c", "a",
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("contains no yaml files"), "{err}");
+    // What is not implemented is refused with exit 2.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "generate", "-d", "bundle/manifests"],
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+}
+
+/// `opm alpha bundle build -d DIR -t TAG -p PKG -c CH -e DEF`
+/// (pkg/lib/bundle/build.go): generates the annotations and Dockerfile,
+/// then builds the image, here without a daemon and pushed to TAG; the
+/// pushed image renders as that bundle. An existing annotations.yaml that
+/// disagrees is refused without `-o` (ValidateAnnotations), exit 1.
+#[test]
+fn alpha_bundle_build_pushes_the_generated_bundle() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let manifests = tmp.path().join("bundle/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
+    for e in std::fs::read_dir(&from).expect("read corpus") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
+    }
+    let tag = format!("{}/cop/etcd-generated:v0.9.4", reg.host());
+    let build = |channels: &str, extra: &[&str]| {
+        let mut args = vec![
+            "alpha",
+            "bundle",
+            "build",
+            "-d",
+            "bundle/manifests",
+            "-t",
+            &tag,
+            "-p",
+            "etcd",
+            "-c",
+            channels,
+            "-e",
+            "alpha",
+        ];
+        args.extend_from_slice(extra);
+        opm_in(tmp.path(), &args, None)
+    };
+    let (code, _, err) = build("alpha", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp.path().join("bundle.Dockerfile").is_file());
+    let (code, out, err) = opm(&["render", &tag]);
+    assert_eq!(code, 0, "{err}");
+    let bundle = &common::json_stream(&out)[0];
+    assert_eq!(bundle["package"], "etcd", "{out}");
+    assert_eq!(bundle["name"], "etcdoperator.v0.9.4", "{out}");
+    assert_eq!(bundle["image"], tag.as_str(), "{out}");
+    // Other channels than the annotations.yaml written: refused without -o.
+    let (code, _, err) = build("beta", &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("channels.v1"), "{err}");
+    let (code, _, err) = build("beta", &["-o"]);
+    assert_eq!(code, 0, "{err}");
+    let annotations = std::fs::read_to_string(tmp.path().join("bundle/metadata/annotations.yaml"))
+        .expect("annotations");
+    assert!(annotations.contains("channels.v1: beta\n"), "{annotations}");
 }

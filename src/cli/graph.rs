@@ -693,6 +693,10 @@ pub struct RenderTemplateArgs {
     /// reading bundle directories (credentials as for `index add`)
     #[arg(long, conflicts_with_all = ["bundles_from", "images_from"])]
     pub pull: bool,
+    /// Run opm's migrations on the rendered bundles up to this level: none,
+    /// bundle-object-to-csv-metadata, all (opm's --migrate-level)
+    #[arg(long, value_name = "LEVEL", default_value = "none")]
+    pub migrate_level: String,
     // How to reach the registries of pulled bundle images.
     #[command(flatten)]
     pub registry: super::image::RegistryFlags,
@@ -749,6 +753,7 @@ impl RenderTemplateArgs {
             images_from: self.images_from,
             pull: self.pull,
             registry: self.registry.options()?,
+            migrate_level: self.migrate_level,
         };
         let cfg = render_template(&opts, &CliReporter)?;
         let path = match &opts.input {

@@ -84,6 +84,24 @@ fn nullable(s: &str) -> Option<&str> {
 /// Inserts the rows of one bundle (opm's `addOperatorBundle`, `addAPIs`,
 /// `addDependencies`, `addBundleProperties`).
 pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
+    use super::error::{Error, Fail};
+    // The image first: opm's sanity check reports it before the version,
+    // and its exit code (2) is the one a re-added image gets.
+    if !b.bundle_path.is_empty() {
+        let other: Option<String> = tx
+            .query_row(
+                "SELECT name FROM operatorbundle WHERE bundlepath = ? LIMIT 1",
+                [&b.bundle_path],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(o) = other {
+            return Err(Fail::Typed(Error::BundleImageAlreadyAdded(format!(
+                "bundle image {} is already in the index as {o}; opm refuses to add an image twice (\"Bundle {} already exists\")",
+                b.bundle_path, b.bundle_path
+            ))));
+        }
+    }
     let exists: Option<String> = tx
         .query_row(
             "SELECT name FROM operatorbundle WHERE name = ?",
@@ -99,26 +117,11 @@ pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
                 |r| r.get(0),
             )
             .optional()?;
-        bail!(
-            "bundle {} is already in the index{}; remove it first (`index rm`) or bump its version (opm refuses this too: \"bundle already added\")",
+        return Err(Fail::Typed(Error::PackageVersionAlreadyAdded(format!(
+            "bundle {} is already in the index{}; remove it first (`index rm`) or bump its version (opm refuses this too: \"Bundle already added that provides package and csv\")",
             b.name,
             pkg.map(|p| format!(" (package {p})")).unwrap_or_default()
-        );
-    }
-    if !b.bundle_path.is_empty() {
-        let other: Option<String> = tx
-            .query_row(
-                "SELECT name FROM operatorbundle WHERE bundlepath = ? LIMIT 1",
-                [&b.bundle_path],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(o) = other {
-            bail!(
-                "bundle image {} is already in the index as {o}; opm refuses to add an image twice",
-                b.bundle_path
-            );
-        }
+        ))));
     }
     tx.prepare_cached(
         "insert into operatorbundle(name, csv, bundle, bundlepath, version, skiprange, replaces, skips, substitutesfor) values(?, ?, ?, ?, ?, ?, ?, ?, ?)",

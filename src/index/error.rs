@@ -124,6 +124,16 @@ pub enum Error {
     /// cannot be exported.
     #[error("{0}")]
     Conflict(String),
+    /// The bundle image is in the index already (opm's
+    /// `BundleImageAlreadyAddedErr`, pkg/registry/populator.go at v1.73.0;
+    /// `opm index add` exits 2 on it).
+    #[error("{0}")]
+    BundleImageAlreadyAdded(String),
+    /// A bundle of the same name (CSV name: package and version) is in the
+    /// index already (opm's `PackageVersionAlreadyAddedErr`; `opm index
+    /// add` exits 3 on it).
+    #[error("{0}")]
+    PackageVersionAlreadyAdded(String),
     /// A bundle opm refuses to add as it is (two CSVs, no package
     /// annotation, an invalid `olm.properties` annotation); the message
     /// names the file.

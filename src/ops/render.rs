@@ -149,7 +149,7 @@ fn local_index(source: &str) -> Result<Option<index::Index>, Error> {
 }
 
 /// Runs opm's migrations up to `level` on `cfg`; how many bundles changed.
-fn migrate_level(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, Error> {
+pub(crate) fn migrate_level(cfg: &mut DeclarativeConfig, level: &str) -> Result<usize, Error> {
     let level = if level.is_empty() { "none" } else { level };
     crate::fbc::migrate::migrate(cfg, level)
         .map_err(|e| Error::Usage(format!("--migrate-level: {e}")))

@@ -40,6 +40,9 @@ pub struct TemplateOptions {
     pub pull: bool,
     /// How to reach the registries of pulled bundle images.
     pub registry: RegistryOptions,
+    /// opm's migrations run on the rendered bundles, up to this level
+    /// (`opm alpha render-template --migrate-level`); "" or `none`: none.
+    pub migrate_level: String,
 }
 
 /// Renders a catalog template as `opm alpha render-template` does. A
@@ -89,7 +92,10 @@ pub fn render_template(
     {
         reporter.warning(template::AVOID_SKIP_PATCH_WARNING);
     }
-    Ok(template::render_as(kind, &text, &path, &render)?)
+    let mut cfg = template::render_as(kind, &text, &path, &render)?;
+    // opm hands the migrations to the bundle renderer; only bundles change.
+    super::render::migrate_level(&mut cfg, &opts.migrate_level)?;
+    Ok(cfg)
 }
 
 /// Renders bundle images by pulling them (`oci:DIR:TAG` from an OCI layout,

@@ -4,6 +4,8 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
+use anyhow::Context as _;
+
 use clap::{Args, Subcommand};
 
 use super::super::{run_native, CmdResult};
@@ -46,14 +48,8 @@ impl AlphaCommand {
                     "alpha bundle validate",
                     "validate the bundle directory with `olm-catalog bundle validate DIR`",
                 ),
-                BundleCommand::Build(_) => unsupported(
-                    "alpha bundle build",
-                    "build a bundle directory (manifests/ and metadata/) without a daemon with `olm-catalog bundle build DIR --tag REF`",
-                ),
-                BundleCommand::Generate(_) => unsupported(
-                    "alpha bundle generate",
-                    "olm-catalog does not write bundle.Dockerfile or annotations; `olm-catalog bundle build DIR --tag REF` builds from manifests/ and metadata/",
-                ),
+                BundleCommand::Build(a) => return build_bundle(&a, tls),
+                BundleCommand::Generate(a) => return generate_bundle(&a, true).map(|_| 0),
                 BundleCommand::Unpack(_) => unsupported(
                     "alpha bundle unpack",
                     "render the bundle image with `olm-catalog render IMAGE`, or copy it with `olm-catalog catalog mirror`",
@@ -80,12 +76,6 @@ pub struct RenderTemplateArgs {
 impl RenderTemplateArgs {
     /// Runs `olm-catalog render-template ... --pull` (opm pulls every bundle image).
     fn run(self, tls: &TlsFlags) -> CmdResult {
-        if self.migrate_level.as_deref().is_some_and(|l| !l.is_empty()) {
-            return Err(unsupported(
-                "alpha render-template --migrate-level",
-                "render the template, then run the migrations with `olm-catalog render FILE --migrate-level LEVEL`",
-            ));
-        }
         if !matches!(self.output.as_str(), "json" | "yaml" | "mermaid") {
             anyhow::bail!(
                 "invalid --output value {:?}, expected (json|yaml|mermaid)",
@@ -97,6 +87,9 @@ impl RenderTemplateArgs {
             format!("--output={}", self.output),
             "--pull".to_string(),
         ];
+        if let Some(l) = self.migrate_level.filter(|l| !l.is_empty()) {
+            argv.push(format!("--migrate-level={l}"));
+        }
         argv.extend(tls.native()?);
         argv.push("--".to_string());
         argv.extend(self.args);
@@ -475,4 +468,238 @@ pub struct BundleUnpackArgs {
     /// Directory in which to unpack operator bundle content
     #[arg(long, short = 'o', default_value = "./")]
     out: PathBuf,
+}
+
+/// The annotation keys of a bundle (pkg/lib/bundle/constants.go), in the
+/// order opm's `GenerateDockerfile` writes their labels.
+const MEDIATYPE_LABEL: &str = "operators.operatorframework.io.bundle.mediatype.v1";
+const MANIFESTS_LABEL: &str = "operators.operatorframework.io.bundle.manifests.v1";
+const METADATA_LABEL: &str = "operators.operatorframework.io.bundle.metadata.v1";
+const PACKAGE_LABEL: &str = "operators.operatorframework.io.bundle.package.v1";
+const CHANNELS_LABEL: &str = "operators.operatorframework.io.bundle.channels.v1";
+const CHANNEL_DEFAULT_LABEL: &str = "operators.operatorframework.io.bundle.channel.default.v1";
+
+/// `opm alpha bundle generate -d DIR -p PKG -c CHANNELS [-e DEFAULT]
+/// [--base-image IMG]` (pkg/lib/bundle/generate.go `GenerateFunc` at
+/// v1.73.0, which the command calls with overwrite on): writes
+/// `metadata/annotations.yaml` beside DIR and `bundle.Dockerfile` in the
+/// current directory, text for text as opm writes them.
+fn generate_bundle(a: &BundleDirArgs, overwrite: bool) -> anyhow::Result<PathBuf> {
+    let Some(directory) = a.directory.as_ref().filter(|d| !d.as_os_str().is_empty()) else {
+        anyhow::bail!("required flag(s) \"directory\" not set");
+    };
+    if a.output_dir
+        .as_ref()
+        .is_some_and(|d| !d.as_os_str().is_empty())
+    {
+        return Err(unsupported(
+            "alpha bundle generate --output-dir",
+            "copy the manifests into OUT/manifests yourself and run `opm alpha bundle generate -d OUT/manifests ...` there",
+        ));
+    }
+    let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+    let (Some(package), Some(channels)) = (given(&a.package), given(&a.channels)) else {
+        return Err(unsupported(
+            "alpha bundle generate without --package and --channels",
+            "give both (-p PKG -c CH1,CH2); olm-catalog does not infer them from a package manifest",
+        ));
+    };
+    let default_channel = given(&a.default).unwrap_or_default();
+    let base_image = a
+        .base_image
+        .clone()
+        .unwrap_or_else(|| "scratch".to_string());
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let directory = clean(&cwd.join(directory));
+    anyhow::ensure!(
+        directory.exists(),
+        "stat {}: no such file or directory",
+        directory.display()
+    );
+    let media_type = media_type(&directory)?;
+    // GenerateAnnotations: yaml.v3 with 2-space indent, keys sorted.
+    let mut annotations: Vec<(&str, &str)> = vec![
+        (MEDIATYPE_LABEL, media_type),
+        (MANIFESTS_LABEL, "manifests/"),
+        (METADATA_LABEL, "metadata/"),
+        (PACKAGE_LABEL, &package),
+        (CHANNELS_LABEL, &channels),
+    ];
+    if !default_channel.is_empty() {
+        annotations.push((CHANNEL_DEFAULT_LABEL, &default_channel));
+    }
+    let mut sorted = annotations.clone();
+    sorted.sort();
+    let mut yaml = String::from("annotations:\n");
+    for (k, v) in &sorted {
+        yaml.push_str(&format!("  {k}: {}\n", yaml_scalar(v)));
+    }
+    // CopyYamlOutput: the metadata directory beside the manifests one.
+    let parent = directory.parent().unwrap_or(&directory).to_path_buf();
+    let metadata = parent.join("metadata");
+    std::fs::create_dir_all(&metadata)
+        .with_context(|| format!("creating {}", metadata.display()))?;
+    let annotations_file = metadata.join("annotations.yaml");
+    if overwrite || !annotations_file.exists() {
+        std::fs::write(&annotations_file, yaml)
+            .with_context(|| format!("writing {}", annotations_file.display()))?;
+    } else {
+        // ValidateAnnotations: each expected annotation, with its value.
+        let text = std::fs::read_to_string(&annotations_file)
+            .with_context(|| format!("reading {}", annotations_file.display()))?;
+        let existing: yaml_serde::Value = yaml_serde::from_str(&text)
+            .with_context(|| format!("parsing {}", annotations_file.display()))?;
+        let mut errs = Vec::new();
+        for (k, v) in &sorted {
+            match existing["annotations"][*k].as_str() {
+                None => errs.push(format!("Missing field: {k}")),
+                Some(have) if have != *v => errs.push(format!(
+                    "Expect field {k:?} to have value {v:?} instead of {have:?}"
+                )),
+                Some(_) => {}
+            }
+        }
+        anyhow::ensure!(errs.is_empty(), "[{}]", errs.join(", "));
+    }
+    // GenerateDockerfile.
+    let mut dockerfile = format!("FROM {base_image}\n\n");
+    for (k, v) in &annotations {
+        dockerfile.push_str(&format!("LABEL {k}={v}\n"));
+    }
+    if !default_channel.is_empty() {
+        dockerfile.push('\n');
+    }
+    dockerfile.push_str(&format!(
+        "COPY {} /manifests/\nCOPY {} /metadata/\n",
+        relative(&cwd, &directory),
+        relative(&cwd, &metadata)
+    ));
+    let out = cwd.join("bundle.Dockerfile");
+    if overwrite || !out.exists() {
+        std::fs::write(&out, dockerfile).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(parent)
+}
+
+/// `opm alpha bundle build -d DIR -t TAG -p PKG -c CH [-e DEF] [-b TOOL]
+/// [-o]` (pkg/lib/bundle/build.go `BuildFunc`): generates as `alpha bundle
+/// generate` does (overwriting only with `-o`), then builds the bundle
+/// image of DIR's parent (manifests/ and metadata/) without a daemon and
+/// pushes it to TAG (`olm-catalog bundle build`), where opm runs `TOOL
+/// build -f bundle.Dockerfile -t TAG .`.
+fn build_bundle(a: &BundleDirArgs, tls: &TlsFlags) -> CmdResult {
+    let Some(tag) = a.tag.clone().filter(|t| !t.is_empty()) else {
+        anyhow::bail!("required flag(s) \"tag\" not set");
+    };
+    let tool = a.image_builder.clone().unwrap_or_else(|| "docker".into());
+    anyhow::ensure!(
+        matches!(tool.as_str(), "docker" | "podman" | "buildah"),
+        "{tool} is not supported image builder"
+    );
+    if a.base_image.as_deref().is_some_and(|b| b != "scratch") {
+        return Err(unsupported(
+            "alpha bundle build --base-image",
+            "bundle images are built FROM scratch; build bundle.Dockerfile with a container tool for another base",
+        ));
+    }
+    let root = generate_bundle(a, a.overwrite == Some(true))?;
+    let mut argv = vec![
+        "bundle".to_string(),
+        "build".to_string(),
+        format!("--tag={tag}"),
+    ];
+    argv.extend(tls.native()?);
+    argv.push("--".to_string());
+    argv.push(root.display().to_string());
+    let code = run_native(argv)?;
+    if code == 0 {
+        eprintln!("built {tag} without {tool} and pushed it");
+    }
+    Ok(code)
+}
+
+/// opm's `GetMediaType`: helm for a chart directory, registry+v1 when a
+/// file of the directory (not its subdirectories) is a
+/// ClusterServiceVersion, else plain; no file at all is an error.
+fn media_type(dir: &std::path::Path) -> anyhow::Result<&'static str> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            files.push(entry.path());
+        }
+    }
+    anyhow::ensure!(
+        !files.is_empty(),
+        "The directory {} contains no yaml files",
+        dir.display()
+    );
+    if dir.join("Chart.yaml").is_file() {
+        return Ok("helm");
+    }
+    for f in &files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|_| anyhow::anyhow!("Unable to read file {} in bundle", f.display()))?;
+        let first = yaml_serde::Deserializer::from_str(&text)
+            .next()
+            .and_then(|d| <yaml_serde::Value as serde::Deserialize>::deserialize(d).ok());
+        if first.is_some_and(|v| v["kind"] == "ClusterServiceVersion") {
+            return Ok("registry+v1");
+        }
+    }
+    Ok("plain")
+}
+
+/// A string as yaml.v3 writes it: plain when it reads back as the same
+/// string, else double-quoted.
+fn yaml_scalar(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/+,-".contains(c))
+        && v.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
+        );
+    if plain {
+        v.to_string()
+    } else {
+        serde_json::to_string(v).unwrap_or_else(|_| format!("{v:?}"))
+    }
+}
+
+/// Go's `filepath.Clean` of an absolute path: `.` and `..` resolved
+/// lexically.
+fn clean(p: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Go's `filepath.Rel(base, target)` of two clean absolute paths, with
+/// forward slashes.
+fn relative(base: &std::path::Path, target: &std::path::Path) -> String {
+    let b: Vec<_> = base.components().collect();
+    let t: Vec<_> = target.components().collect();
+    let common = b.iter().zip(&t).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), b.len() - common).collect();
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::super::{run_native, CmdResult};
-use super::{unsupported, TlsFlags};
+use super::TlsFlags;
 
 /// opm's `-o json|yaml` of the FBC writers.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -51,12 +51,6 @@ pub struct RenderArgs {
 impl RenderArgs {
     /// Runs `olm-catalog render`.
     pub fn run(self, tls: &TlsFlags) -> CmdResult {
-        if self.alpha_image_ref_template.is_some() {
-            return Err(unsupported(
-                "render --alpha-image-ref-template",
-                "give each bundle directory's image with `olm-catalog render DIR --bundle-image REF`",
-            ));
-        }
         let mut argv = vec![
             "render".to_string(),
             format!("--output={}", self.output.as_str()),
@@ -68,6 +62,10 @@ impl RenderArgs {
         };
         if let Some(l) = level {
             argv.push(format!("--migrate-level={l}"));
+        }
+        // opm reads an empty template as "not given".
+        if let Some(t) = self.alpha_image_ref_template.filter(|t| !t.is_empty()) {
+            argv.push(format!("--alpha-image-ref-template={t}"));
         }
         argv.extend(tls.native()?);
         argv.push("--".to_string());

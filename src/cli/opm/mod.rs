@@ -109,11 +109,35 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     let result = cli.run();
-    let unsupported = result
-        .as_ref()
-        .err()
-        .is_some_and(|e| e.downcast_ref::<Unsupported>().is_some());
-    super::finish_with(result, if unsupported { 2 } else { 1 })
+    let code = result.as_ref().err().map_or(1, error_code);
+    super::finish_with(result, code)
+}
+
+/// The exit code of a failed opm command: opm's `main` (cmd/opm/main.go at
+/// v1.73.0) exits 2 when a bundle image is already in the index, 3 when a
+/// bundle of the same package and version is, else 1; an opm flag this
+/// personality does not implement exits 2.
+fn error_code(e: &anyhow::Error) -> u8 {
+    use olm_catalog::index::Error as IndexError;
+    if e.downcast_ref::<Unsupported>().is_some() {
+        return 2;
+    }
+    let index_error = |cause: &(dyn std::error::Error + 'static)| -> Option<u8> {
+        // ops::Error::Index is transparent: its source skips the index
+        // error, so it is looked for under the ops error's root too.
+        let ix = cause.downcast_ref::<IndexError>().or_else(|| {
+            match cause.downcast_ref::<olm_catalog::ops::Error>()?.root() {
+                olm_catalog::ops::Error::Index(ix) => Some(ix),
+                _ => None,
+            }
+        })?;
+        match ix {
+            IndexError::BundleImageAlreadyAdded(_) => Some(2),
+            IndexError::PackageVersionAlreadyAdded(_) => Some(3),
+            _ => None,
+        }
+    };
+    e.chain().find_map(index_error).unwrap_or(1)
 }
 
 /// [`main`] for `olm-catalog opm` reached through the native parser (the

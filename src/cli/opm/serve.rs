@@ -204,7 +204,7 @@ pub struct RegistryServeArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
     skip_migrate: Option<bool>,
-    /// Timeout in seconds (only `infinite`: stop the server with SIGTERM)
+    /// Timeout in seconds: the server stops (exit 0) after it. This flag will be removed later
     #[arg(long, default_value = "infinite", value_name = "SECONDS")]
     timeout_seconds: String,
 }
@@ -218,18 +218,30 @@ impl RegistryServeArgs {
     }
 
     fn serve(&self) -> CmdResult {
-        if self.timeout_seconds != "infinite" {
-            return Err(super::unsupported(
-                format!("registry serve --timeout-seconds {}", self.timeout_seconds),
-                "`olm-catalog serve DB` serves until SIGTERM or SIGINT (`timeout N olm-catalog serve DB` for a limit)",
-            ));
-        }
+        // opm's AfterFunc: after the timeout the server stops gracefully
+        // and the command exits 0. The timeout is a 16-bit count of seconds
+        // (strconv.ParseUint(timeout, 10, 16)).
+        let timeout = match self.timeout_seconds.as_str() {
+            "infinite" => None,
+            t => Some(
+                t.parse::<u16>()
+                    .map_err(|e| anyhow::anyhow!("strconv.ParseUint: parsing {t:?}: {e}"))?,
+            ),
+        };
         let port = port(&self.port)?;
         anyhow::ensure!(
             self.database.is_file(),
             "unable to open database {}: no such file",
             self.database.display()
         );
+        if let Some(seconds) = timeout {
+            eprintln!("Keeping server open for {seconds} seconds");
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_secs(seconds.into()));
+                eprintln!("Timeout expired. Gracefully stopping.");
+                std::process::exit(0);
+            });
+        }
         run_native([
             "serve".to_string(),
             "--address=0.0.0.0".to_string(),
