@@ -25,8 +25,8 @@ mod v0;
 mod v1;
 
 pub use catalog::{
-    parse_labels, parse_priority, split_named, CatBundle, Catalog, ClusterCatalog, Gvk,
-    Requirement, CATALOG_NAME_LABEL,
+    parse_availability, parse_labels, parse_priority, split_named, CatBundle, Catalog,
+    ClusterCatalog, Gvk, Requirement, CATALOG_NAME_LABEL,
 };
 pub use request::{ClusterExtension, InstalledCsv, Subscription};
 pub use selector::LabelSelector;
