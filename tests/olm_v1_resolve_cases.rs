@@ -709,3 +709,62 @@ fn unavailable_catalogs_are_left_out() {
     assert_eq!(code, 0);
     assert_eq!(v["install"][0]["channel"], "gamma (catalog b)", "{v:#}");
 }
+
+/// The text output of a rehearsal refused after upgrades: the upgrades
+/// OLM makes, then OLM's error and the hint.
+#[test]
+fn text_output_shows_the_upgrades_before_a_refusal() {
+    let mut text = dependent_upgrade("olm.gvk.required", "{group: a, version: v1, kind: B}");
+    text = text.replace(
+        &format!("- name: {PKG}.v1.0.0\n"),
+        &format!("- name: {PKG}.v1.0.0\n- {{name: {PKG}.v1.5.0, replaces: {PKG}.v1.0.0}}\n"),
+    );
+    text = text.replace(
+        &format!("{{name: {PKG}.v2.0.0, replaces: {PKG}.v1.0.0}}"),
+        &format!("{{name: {PKG}.v2.0.0, replaces: {PKG}.v1.5.0}}"),
+    );
+    text.push_str(&bundle(PKG, "1.5.0"));
+    let c = Case::new(&[("a", text)]);
+    let f = c.dir.path().join("ce.yaml");
+    std::fs::write(&f, cp(&[], "")).expect("write");
+    let cat = format!("a={}", c.catalogs[0].1.display());
+    let (code, out, err) = run(&[
+        "graph",
+        "rehearse",
+        "--cluster-extension",
+        f.to_str().expect("utf-8"),
+        "--catalog",
+        &cat,
+        "--installed",
+        &format!("{PKG}.v0.9.0@0.9.0"),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    // 0.9.0 is in no catalog and nothing succeeds it: not installable.
+    assert!(
+        out.contains("not installable: error upgrading from currently installed version \"0.9.0\""),
+        "{out}"
+    );
+    let (code, out, err) = run(&[
+        "graph",
+        "rehearse",
+        "--cluster-extension",
+        f.to_str().expect("utf-8"),
+        "--catalog",
+        &cat,
+        "--installed",
+        "1.0.0",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "  1. upgrade {PKG}: {PKG}.v1.0.0 -> {PKG}.v1.5.0 (replaces, channel alpha)\n  not installable: validating bundle \"{PKG}.v2.0.0\""
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "\n  hint: the upgrade {PKG}.v1.5.0 -> {PKG}.v2.0.0 is refused"
+        )),
+        "{out}"
+    );
+}
