@@ -962,3 +962,78 @@ fn graph_check_takes_the_configuration() {
     let (code, _, err) = run(&["graph", "check", "--crd-checks", "nonsense", pkg]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// `graph path --crd-checks`, the same option as `graph check`'s: the step
+/// 0.1.0 -> 0.3.0 of fixtures/crd-safety/pkg adds an enum value and changes
+/// a description, safe for OLM v1 (the enum value is listed as a safe
+/// change) and unsafe under crdify's defaults (then not listed as safe).
+#[test]
+fn graph_path_takes_the_configuration() {
+    let pkg = fixtures().join("crd-safety/pkg");
+    let pkg = pkg.to_str().expect("utf-8");
+    let step = |extra: &[&str]| -> (Vec<String>, Vec<String>) {
+        let mut args = vec![
+            "graph", "path", pkg, "--from", "0.1.0", "--olm", "v1", "-o", "json",
+        ];
+        args.extend(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+        let c = &v["steps"][0]["crdChanges"];
+        let strings = |x: &serde_json::Value, key: Option<&str>| -> Vec<String> {
+            x.as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| match key {
+                    Some(k) => f[k].as_str().unwrap_or("").to_string(),
+                    None => f.as_str().unwrap_or("").to_string(),
+                })
+                .collect()
+        };
+        (
+            strings(&c["unsafe"], Some("rule")),
+            strings(&c["safe"], None),
+        )
+    };
+    for extra in [&[][..], &["--crd-checks", "olm-v1"][..]] {
+        let (rules, safe) = step(extra);
+        assert!(
+            rules.contains(&"crd-upgrade-maximum-tightened".to_string()),
+            "{rules:?}"
+        );
+        assert!(
+            !rules.contains(&"crd-upgrade-enum-restricted".to_string()),
+            "{rules:?}"
+        );
+        assert!(
+            !rules.contains(&"crd-upgrade-description-changed".to_string()),
+            "{rules:?}"
+        );
+        assert!(
+            safe.iter()
+                .any(|s| s.contains("enum values \"Medium\" added")),
+            "{safe:?}"
+        );
+    }
+    let (rules, safe) = step(&["--crd-checks", "crdify-defaults"]);
+    assert!(
+        rules.contains(&"crd-upgrade-enum-restricted".to_string()),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&"crd-upgrade-description-changed".to_string()),
+        "{rules:?}"
+    );
+    assert!(!safe.iter().any(|s| s.contains("enum values")), "{safe:?}");
+    let (code, _, err) = run(&[
+        "graph",
+        "path",
+        pkg,
+        "--from",
+        "0.1.0",
+        "--crd-checks",
+        "nonsense",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

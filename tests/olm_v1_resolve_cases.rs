@@ -440,6 +440,14 @@ fn command_line_errors() {
             vec!["--catalog", &a, "--catalog-labels", "a=novalue"],
             "KEY=VALUE",
         ),
+        (
+            vec!["--catalog", &a, "--catalog-availability", "a=Off"],
+            "not Available or Unavailable",
+        ),
+        (
+            vec!["--catalog", &a, "--catalog-availability", "z=Unavailable"],
+            "no --catalog z",
+        ),
     ] {
         let mut argv = vec!["graph", "rehearse", "--cluster-extension", f];
         argv.extend(args);
@@ -506,4 +514,257 @@ fn successors_predicate() {
             "{name}: {v:#}"
         );
     }
+}
+
+/// A package `pkg-a` in channel `alpha`: 1.0.0, then 2.0.0 replacing it
+/// with the dependency property `prop` (value `value`, flow YAML).
+fn dependent_upgrade(prop: &str, value: &str) -> String {
+    let mut s = format!(
+        "---\nschema: olm.package\nname: {PKG}\ndefaultChannel: alpha\n---\nschema: olm.channel\npackage: {PKG}\nname: alpha\nentries:\n- name: {PKG}.v1.0.0\n- {{name: {PKG}.v2.0.0, replaces: {PKG}.v1.0.0}}\n"
+    );
+    s.push_str(&bundle(PKG, "1.0.0"));
+    s.push_str(&bundle(PKG, "2.0.0"));
+    s.push_str(&format!("- type: {prop}\n  value: {value}\n"));
+    s
+}
+
+/// operator-controller `resolve/validation_test.go` TestNoDependencyValidation,
+/// through `Resolve` (which validates whatever it resolves): each dependency
+/// property refuses the bundle with operator-controller's message, on the
+/// install and on an upgrade alike (exit 1; the explanation is the hint).
+#[test]
+fn no_dependency_validation_refuses_install_and_upgrade() {
+    for (prop, value) in [
+        (
+            "olm.package.required",
+            "{packageName: other, versionRange: '>=1.0.0'}",
+        ),
+        (
+            "olm.gvk.required",
+            "{group: example.com, version: v1, kind: Other}",
+        ),
+        (
+            "olm.constraint",
+            "{failureMessage: needs other, package: {packageName: other, versionRange: '>=1.0.0'}}",
+        ),
+    ] {
+        let c = Case::new(&[("a", dependent_upgrade(prop, value))]);
+        let want = format!(
+            "validating bundle \"{PKG}.v2.0.0\": bundle \"{PKG}.v2.0.0\" has a dependency declared via property {prop:?} which is currently not supported"
+        );
+        // Install: the highest bundle is the one refused; no fallback.
+        let (code, v) = c.run(&cp(&[], ""), &[]);
+        assert_eq!(code, 1, "{prop}: {v:#}");
+        assert_eq!(v["end"], want, "{prop}: {v:#}");
+        assert!(
+            v["hint"]
+                .as_str()
+                .is_some_and(|h| h.contains("does not resolve dependencies")),
+            "{v:#}"
+        );
+        // "package with no dependencies": 1.0.0 installs.
+        expect_bundle(&c, &cp(&[], "1.0.0"), &[], "1.0.0");
+        // Upgrade from the installed 1.0.0: refused the same way, exit 1.
+        let (code, v) = c.run(&cp(&[], ""), &["--installed", "1.0.0"]);
+        assert_eq!(code, 1, "{prop}: {v:#}");
+        assert_eq!(v["installable"], false, "{v:#}");
+        assert_eq!(v["end"], want, "{prop}: {v:#}");
+        assert!(
+            v["hint"].as_str().is_some_and(|h| h.contains(&format!(
+                "the upgrade {PKG}.v1.0.0 -> {PKG}.v2.0.0 is refused"
+            ))),
+            "{v:#}"
+        );
+    }
+}
+
+/// TestSuccessorsPredicate "installed bundle not found", and resolving
+/// from an installed bundle the catalog no longer has (the cluster's
+/// `status.install.bundle`, `--installed NAME@VERSION`): successors by the
+/// catalog's replaces/skips (by name) and skipRange (by version); any
+/// version with SelfCertified.
+#[test]
+fn installed_bundle_absent_from_the_catalogs() {
+    let p = "test-package";
+    let mut text = format!(
+        "---\nschema: olm.package\nname: {p}\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: {p}\nname: stable\nentries:\n- {{name: {p}.v2.1.0, replaces: {p}.v2.0.0}}\n- {{name: {p}.v2.4.0, skipRange: '>=2.3.0 <2.4.0'}}\n- {{name: {p}.v3.0.0, skips: [{p}.v2.9.0-old]}}\n"
+    );
+    for v in ["2.1.0", "2.4.0", "3.0.0"] {
+        text.push_str(&bundle(p, v));
+    }
+    let c = Case::new(&[("a", text)]);
+    let cp_ = cp(&[], "").replace(PKG, p);
+    // "installed bundle not found": no successor, and no bundle of its
+    // version: OLM's resolve fails.
+    let (code, v) = c.run(&cp_, &["--installed", &format!("{p}.v9.0.0@9.0.0")]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(
+        v["end"],
+        format!("error upgrading from currently installed version \"9.0.0\": no bundles found for package {p:?}"),
+        "{v:#}"
+    );
+    // By name (replaces), by version (skipRange), by name (skips).
+    for (installed, to) in [
+        (format!("{p}.v2.0.0@2.0.0"), "2.1.0"),
+        (format!("{p}.v2.3.5@2.3.5"), "2.4.0"),
+        (format!("{p}.v2.9.0-old@2.9.0"), "3.0.0"),
+    ] {
+        let (code, v) = c.run(&cp_, &["--installed", &installed]);
+        assert_eq!(code, 0, "{installed}: {v:#}");
+        assert_eq!(v["alreadyInstalled"], true, "{v:#}");
+        let inst_name = installed.split('@').next().unwrap_or_default();
+        assert_eq!(v["install"][0]["bundle"], inst_name, "{v:#}");
+        assert_eq!(v["upgrades"][0]["from"], inst_name, "{v:#}");
+        assert_eq!(
+            v["upgrades"][0]["to"],
+            format!("{p}.v{to}"),
+            "{installed}: {v:#}"
+        );
+    }
+    // The name counts: 2.0.0 under another name is no bundle's replaces,
+    // and no skipRange admits 2.0.0.
+    let (code, v) = c.run(&cp_, &["--installed", &format!("{p}.v2.0.0-rebuilt@2.0.0")]);
+    assert_eq!(code, 1, "{v:#}");
+    // SelfCertified: any version the filters admit (the highest).
+    let sc = ce(&[], "", "SelfCertified", "").replace(PKG, p);
+    let (code, v) = c.run(&sc, &["--installed", &format!("{p}.v9.0.0@9.0.0")]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["upgrades"][0]["to"], format!("{p}.v3.0.0"), "{v:#}");
+    // A bare version the catalogs lack is not guessed at: say how to name it.
+    let (code, v) = c.run(&cp_, &["--installed", "9.0.0"]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        v["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("NAME@VERSION")),
+        "{v:#}"
+    );
+    // A version that is not semver, as operator-controller parses it.
+    let (code, v) = c.run(&cp_, &["--installed", &format!("{p}.vX@v2.0")]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(
+        v["end"]
+            .as_str()
+            .is_some_and(|e| e.contains("not a semantic version")),
+        "{v:#}"
+    );
+}
+
+/// TestAllCatalogsDisabled, TestSomeCatalogsDisabled: a ClusterCatalog
+/// with `availabilityMode: Unavailable` is left out of resolution.
+#[test]
+fn unavailable_catalogs_are_left_out() {
+    // TestAllCatalogsDisabled
+    let c = Case::new(&[("a", gen_package(PKG)), ("b", gen_package(PKG))]);
+    let (code, v) = c.run(
+        &cp(&[], ">=1.0.0"),
+        &[
+            "--catalog-availability",
+            "a=Unavailable",
+            "--catalog-availability",
+            "b=Unavailable",
+        ],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(
+        v["end"],
+        format!("no bundles found for package {PKG:?} matching version \">=1.0.0\""),
+        "{v:#}"
+    );
+    assert!(
+        v["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("Unavailable")),
+        "{v:#}"
+    );
+    // TestSomeCatalogsDisabled: the enabled catalog (priority 1) resolves
+    // 3.0.0.
+    let (code, v) = c.run(
+        &cp(&[], ">=1.0.0"),
+        &[
+            "--catalog-priority",
+            "a=1",
+            "--catalog-availability",
+            "a=Available",
+            "--catalog-availability",
+            "b=Unavailable",
+        ],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(resolved(&v), pkg_v("3.0.0"), "{v:#}");
+    // Equal priorities: ambiguous while both are available, resolved when
+    // one is not (the disabled one would otherwise tie).
+    let (code, v) = c.run(&cp(&[], ">=1.0.0"), &[]);
+    assert_eq!(code, 1, "{v:#}");
+    expect_bundle(
+        &c,
+        &cp(&[], ">=1.0.0"),
+        &["--catalog-availability", "a=Unavailable"],
+        "3.0.0",
+    );
+    let (code, v) = c.run(
+        &cp(&[], ">=1.0.0"),
+        &["--catalog-availability", "a=Unavailable"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(v["install"][0]["channel"], "gamma (catalog b)", "{v:#}");
+}
+
+/// The text output of a rehearsal refused after upgrades: the upgrades
+/// OLM makes, then OLM's error and the hint.
+#[test]
+fn text_output_shows_the_upgrades_before_a_refusal() {
+    let mut text = dependent_upgrade("olm.gvk.required", "{group: a, version: v1, kind: B}");
+    text = text.replace(
+        &format!("- name: {PKG}.v1.0.0\n"),
+        &format!("- name: {PKG}.v1.0.0\n- {{name: {PKG}.v1.5.0, replaces: {PKG}.v1.0.0}}\n"),
+    );
+    text = text.replace(
+        &format!("{{name: {PKG}.v2.0.0, replaces: {PKG}.v1.0.0}}"),
+        &format!("{{name: {PKG}.v2.0.0, replaces: {PKG}.v1.5.0}}"),
+    );
+    text.push_str(&bundle(PKG, "1.5.0"));
+    let c = Case::new(&[("a", text)]);
+    let f = c.dir.path().join("ce.yaml");
+    std::fs::write(&f, cp(&[], "")).expect("write");
+    let cat = format!("a={}", c.catalogs[0].1.display());
+    let (code, out, err) = run(&[
+        "graph",
+        "rehearse",
+        "--cluster-extension",
+        f.to_str().expect("utf-8"),
+        "--catalog",
+        &cat,
+        "--installed",
+        &format!("{PKG}.v0.9.0@0.9.0"),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    // 0.9.0 is in no catalog and nothing succeeds it: not installable.
+    assert!(
+        out.contains("not installable: error upgrading from currently installed version \"0.9.0\""),
+        "{out}"
+    );
+    let (code, out, err) = run(&[
+        "graph",
+        "rehearse",
+        "--cluster-extension",
+        f.to_str().expect("utf-8"),
+        "--catalog",
+        &cat,
+        "--installed",
+        "1.0.0",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "  1. upgrade {PKG}: {PKG}.v1.0.0 -> {PKG}.v1.5.0 (replaces, channel alpha)\n  not installable: validating bundle \"{PKG}.v2.0.0\""
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "\n  hint: the upgrade {PKG}.v1.5.0 -> {PKG}.v2.0.0 is refused"
+        )),
+        "{out}"
+    );
 }

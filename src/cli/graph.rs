@@ -55,10 +55,12 @@ together, as in one namespace); --installed CSV[@PACKAGE][=BUNDLE] puts a CSV on
 first (BUNDLE: a bundle directory or image to read it from). With --cluster-extension (OLM v1) \
 it installs the highest version its version range and channels admit and then moves to the \
 highest successor; bundles with dependencies are refused, as OLM v1 does. Several ClusterCatalogs: \
---catalog NAME=SOURCE (repeat), with --catalog-priority NAME=N and --catalog-labels NAME=k=v,...; the \
-ClusterExtension's selector picks among them, then deprecation and priority, and two picks at one \
-priority are an error naming the catalogs, as operator-controller resolves. An installed bundle \
-(--installed) with no successor the filters admit is not installable, as OLM's resolve fails.\n\
+--catalog NAME=SOURCE (repeat), with --catalog-priority NAME=N, --catalog-labels NAME=k=v,... and \
+--catalog-availability NAME=Unavailable (left out); the ClusterExtension's selector picks among them, \
+then deprecation and priority, and two picks at one priority are an error naming the catalogs, as \
+operator-controller resolves. --installed NAME@VERSION starts from a bundle the catalogs may no longer \
+have. An installed bundle with no successor the filters admit, or a resolved bundle with \
+dependencies, is not installable (exit 1), as OLM's resolve fails.\n\
 Exit codes: 0 installable, 1 not installable (the failing constraint is named), 2 usage or I/O failure."
     )]
     Rehearse(RehearseArgs),
@@ -171,6 +173,10 @@ pub struct PathArgs {
     /// Whose successor rules to follow: v0 (Subscriptions) or v1 (ClusterExtensions)
     #[arg(long, value_enum, default_value = "v0")]
     pub olm: OlmVersion,
+    /// Whose CRD upgrade-safety rules judge each step's CRD changes, as
+    /// `graph check --crd-checks`: OLM v1's preflight or crdify's own defaults
+    #[arg(long, value_enum, value_name = "CONFIG", default_value = "olm-v1")]
+    pub crd_checks: olm_catalog::graph::crd_safety::CrdChecks,
 }
 
 /// `--olm`.
@@ -214,6 +220,10 @@ pub struct RehearseArgs {
     /// (olm.operatorframework.io/metadata.name=NAME is always set)
     #[arg(long, value_name = "NAME=K=V,...", requires = "catalogs")]
     pub catalog_labels: Vec<String>,
+    /// The spec.availabilityMode of a --catalog (default Available); an
+    /// Unavailable catalog is left out of resolution, as operator-controller does
+    #[arg(long, value_name = "NAME=Available|Unavailable", requires = "catalogs")]
+    pub catalog_availability: Vec<String>,
     /// A Subscription (YAML): OLM v0's rules; repeat to resolve several
     /// together, as OLM does in one namespace
     #[arg(long, value_name = "FILE")]
@@ -222,7 +232,9 @@ pub struct RehearseArgs {
     #[arg(long, value_name = "FILE")]
     pub cluster_extension: Option<PathBuf>,
     /// What is installed already. With --cluster-extension: the bundle
-    /// (version or name); the rehearsal reconciles from it. With
+    /// (version or name), or NAME@VERSION as the cluster records it (also
+    /// for a bundle the catalogs no longer have); the rehearsal reconciles
+    /// from it. With
     /// --subscription: a CSV on the cluster, as CSV[@PACKAGE][=BUNDLE]
     /// (BUNDLE: a bundle directory or image to read its APIs and
     /// dependencies from, for a CSV the catalog lacks); repeatable
@@ -343,7 +355,7 @@ impl PathArgs {
             self.olm.rules(),
         );
         if let Ok(p) = &mut result {
-            path::annotate_crd_changes(g, p);
+            path::annotate_crd_changes_with(g, p, self.crd_checks);
         }
         // A version the package does not have is only worth a path when a
         // skipRange admits it (an installed version since removed from the
@@ -563,6 +575,14 @@ impl RehearseArgs {
                         anyhow::bail!("--catalog-labels {arg}: no --catalog {name}");
                     };
                     c.labels.extend(labels);
+                }
+                for arg in &self.catalog_availability {
+                    let (name, available) =
+                        rehearse::parse_availability(arg).map_err(anyhow::Error::msg)?;
+                    let Some(c) = cats.iter_mut().find(|c| c.name == name) else {
+                        anyhow::bail!("--catalog-availability {arg}: no --catalog {name}");
+                    };
+                    c.available = available;
                 }
                 rehearse::rehearse_cluster_extension_in(
                     &cats,

@@ -818,8 +818,18 @@ fn json_text(n: &Node) -> String {
 
 /// [`compare_dirs`] with the upgrade named by `label` in messages.
 pub fn compare_dirs_labelled(old: &Path, new: &Path, label: &str) -> Vec<Finding> {
+    compare_dirs_labelled_with(old, new, label, CrdChecks::OlmV1)
+}
+
+/// [`compare_dirs_labelled`] under the configuration `checks`.
+pub fn compare_dirs_labelled_with(
+    old: &Path,
+    new: &Path,
+    label: &str,
+    checks: CrdChecks,
+) -> Vec<Finding> {
     match (BundleCrds::read(old), BundleCrds::read(new)) {
-        (Ok(o), Ok(n)) => compare_bundles(&o, &n, label, CrdChecks::OlmV1),
+        (Ok(o), Ok(n)) => compare_bundles(&o, &n, label, checks),
         (Err(e), _) => vec![uncomparable(label, &e.to_string(), old)],
         (_, Err(e)) => vec![uncomparable(label, &e.to_string(), new)],
     }
@@ -831,6 +841,16 @@ pub fn compare_dirs_labelled(old: &Path, new: &Path, label: &str) -> Vec<Finding
 /// both bundles are not parsed. Err when a bundle or CRD file cannot be
 /// read (the unsafe comparison reports that file).
 pub fn safe_changes_dirs(old: &Path, new: &Path) -> Result<Vec<String>, super::Error> {
+    safe_changes_dirs_with(old, new, CrdChecks::OlmV1)
+}
+
+/// [`safe_changes_dirs`] under `checks`: with crdify's defaults enum values
+/// added are unsafe (reported by the comparison), so not listed here.
+pub fn safe_changes_dirs_with(
+    old: &Path,
+    new: &Path,
+    checks: CrdChecks,
+) -> Result<Vec<String>, super::Error> {
     let (o, n) = (BundleCrds::read(old)?, BundleCrds::read(new)?);
     let changed = |a: &BundleCrds, b: &BundleCrds| -> Result<Vec<Manifest>, super::Error> {
         let mut out = Vec::new();
@@ -912,7 +932,7 @@ pub fn safe_changes_dirs(old: &Path, new: &Path) -> Result<Vec<String>, super::E
                     }
                 };
                 let (oe, ne) = (enums(onode), enums(nnode));
-                if oe.is_empty() {
+                if oe.is_empty() || checks.enum_additions() {
                     continue;
                 }
                 let more: Vec<&String> = ne.iter().filter(|v| !oe.contains(v)).collect();

@@ -38,7 +38,9 @@ impl CrdChecks {
     fn description(self) -> bool {
         self == CrdChecks::CrdifyDefaults
     }
-    fn enum_additions(self) -> bool {
+    /// Whether enum values added are errors (crdify's default
+    /// `additionPolicy: Disallow`; OLM v1 allows them).
+    pub fn enum_additions(self) -> bool {
         self == CrdChecks::CrdifyDefaults
     }
     /// Whether the served-version comparison is skipped for a new CRD with

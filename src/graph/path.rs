@@ -313,6 +313,16 @@ pub fn bundle_dir(g: &PackageGraph, name: &str) -> Option<PathBuf> {
 /// additions. Only bundles read from directories have CRD files; a step
 /// without them says so.
 pub fn annotate_crd_changes(g: &PackageGraph, path: &mut UpgradePath) {
+    annotate_crd_changes_with(g, path, super::crd_safety::CrdChecks::OlmV1)
+}
+
+/// [`annotate_crd_changes`] under the CRD-check configuration `checks`
+/// (`--crd-checks`, as `graph check` takes it).
+pub fn annotate_crd_changes_with(
+    g: &PackageGraph,
+    path: &mut UpgradePath,
+    checks: super::crd_safety::CrdChecks,
+) {
     for s in &mut path.steps {
         let (Some(old), Some(new)) = (bundle_dir(g, &s.from), bundle_dir(g, &s.to)) else {
             let unknown = [&s.from, &s.to]
@@ -335,8 +345,9 @@ pub fn annotate_crd_changes(g: &PackageGraph, path: &mut UpgradePath) {
             s.to,
             s.kind.as_str()
         );
-        let unsafe_changes = super::crd_safety::compare_dirs_labelled(&old, &new, &label);
-        let (safe, note) = match super::crd_safety::safe_changes_dirs(&old, &new) {
+        let unsafe_changes =
+            super::crd_safety::compare_dirs_labelled_with(&old, &new, &label, checks);
+        let (safe, note) = match super::crd_safety::safe_changes_dirs_with(&old, &new, checks) {
             Ok(v) => (v, None),
             Err(e) => (Vec::new(), Some(format!("safe changes not listed: {e}"))),
         };

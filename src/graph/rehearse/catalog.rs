@@ -391,6 +391,9 @@ pub struct ClusterCatalog<'a> {
     pub labels: BTreeMap<String, String>,
     /// What it serves.
     pub catalog: &'a Catalog,
+    /// `spec.availabilityMode` is `Available` (the default). operator-controller's
+    /// `CatalogWalker` leaves an `Unavailable` catalog out of resolution.
+    pub available: bool,
 }
 
 impl<'a> ClusterCatalog<'a> {
@@ -403,6 +406,7 @@ impl<'a> ClusterCatalog<'a> {
             priority: 0,
             labels,
             catalog,
+            available: true,
         }
     }
 }
@@ -436,4 +440,18 @@ pub fn parse_labels(arg: &str) -> Result<(String, BTreeMap<String, String>), Str
         labels.insert(k.trim().to_string(), v.trim().to_string());
     }
     Ok((name.to_string(), labels))
+}
+
+/// `--catalog-availability NAME=Available|Unavailable` (a ClusterCatalog's
+/// `spec.availabilityMode`, operator-controller `api/v1` `AvailabilityMode`):
+/// whether the catalog is available.
+pub fn parse_availability(arg: &str) -> Result<(String, bool), String> {
+    let (name, mode) = split_named("--catalog-availability", arg)?;
+    match mode.trim() {
+        "Available" => Ok((name.to_string(), true)),
+        "Unavailable" => Ok((name.to_string(), false)),
+        other => Err(format!(
+            "--catalog-availability {arg:?}: {other:?} is not Available or Unavailable"
+        )),
+    }
 }

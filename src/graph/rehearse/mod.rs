@@ -25,8 +25,8 @@ mod v0;
 mod v1;
 
 pub use catalog::{
-    parse_labels, parse_priority, split_named, CatBundle, Catalog, ClusterCatalog, Gvk,
-    Requirement, CATALOG_NAME_LABEL,
+    parse_availability, parse_labels, parse_priority, split_named, CatBundle, Catalog,
+    ClusterCatalog, Gvk, Requirement, CATALOG_NAME_LABEL,
 };
 pub use request::{ClusterExtension, InstalledCsv, Subscription};
 pub use selector::LabelSelector;
@@ -152,7 +152,9 @@ pub fn render_text(r: &Rehearsal) -> String {
     for p in &r.passed_over {
         out.push_str(&format!("  passed over {}: {}\n", p.bundle, p.reason));
     }
-    if !r.installable {
+    // Not installable from the start; one that fails after some upgrades
+    // (OLM v1 refusing a later bundle) shows them first.
+    if !r.installable && r.upgrades.is_empty() {
         out.push_str(&format!("  not installable: {}\n", r.end));
         if let Some(h) = &r.hint {
             out.push_str(&format!("  hint: {h}\n"));
@@ -219,7 +221,14 @@ pub fn render_text(r: &Rehearsal) -> String {
     if r.upgrades.is_empty() {
         out.push_str("  no upgrades\n");
     }
-    out.push_str(&format!("  end: {}\n", r.end));
+    if r.installable {
+        out.push_str(&format!("  end: {}\n", r.end));
+    } else {
+        out.push_str(&format!("  not installable: {}\n", r.end));
+        if let Some(h) = &r.hint {
+            out.push_str(&format!("  hint: {h}\n"));
+        }
+    }
     for n in &r.notes {
         out.push_str(&format!("  note: {n}\n"));
     }

@@ -69,6 +69,8 @@ struct Resolver<'c, 'a> {
     self_certified: bool,
     /// Every catalog given, for hints.
     all: Vec<String>,
+    /// The catalogs left out as `availabilityMode: Unavailable`.
+    unavailable: Vec<String>,
 }
 
 impl Resolver<'_, '_> {
@@ -203,6 +205,13 @@ impl Resolver<'_, '_> {
     /// Why nothing was found, in words (the hint).
     fn explain(&self, installed: Option<&Installed>) -> Option<String> {
         if self.cats.is_empty() {
+            if !self.unavailable.is_empty() {
+                return Some(format!(
+                    "no available ClusterCatalog matches spec.source.catalog.selector (catalogs: {}; availabilityMode Unavailable, left out of resolution: {})",
+                    names_list(&self.all.iter().map(String::as_str).collect::<Vec<_>>()),
+                    names_list(&self.unavailable.iter().map(String::as_str).collect::<Vec<_>>())
+                ));
+            }
             return Some(format!(
                 "no ClusterCatalog matches spec.source.catalog.selector (catalogs: {})",
                 names_list(&self.all.iter().map(String::as_str).collect::<Vec<_>>())
@@ -364,10 +373,11 @@ pub fn rehearse_cluster_extension_in(
             }
         }
     };
-    // The API server lists ClusterCatalogs by name.
+    // The API server lists ClusterCatalogs by name; `CatalogWalker` then
+    // drops those with `availabilityMode: Unavailable`.
     let mut selected: Vec<&ClusterCatalog> = cats
         .iter()
-        .filter(|c| selector.matches(&c.labels))
+        .filter(|c| selector.matches(&c.labels) && c.available)
         .collect();
     selected.sort_by(|a, b| a.name.cmp(&b.name));
     let v1 = Resolver {
@@ -376,45 +386,20 @@ pub fn rehearse_cluster_extension_in(
         constraint,
         self_certified: ce.upgrade_constraint_policy == "SelfCertified",
         all: cats.iter().map(|c| c.name.clone()).collect(),
+        unavailable: cats
+            .iter()
+            .filter(|c| !c.available)
+            .map(|c| c.name.clone())
+            .collect(),
     };
-    // The installed bundle, when given: the first selected catalog that
-    // has it.
-    let given = match installed {
+    // The installed bundle, when given: its name and version as the
+    // cluster records them (`status.install.bundle`). A bundle of a selected
+    // catalog (by version or name), or NAME@VERSION, which need not be in
+    // any catalog (OLM resolves from what the cluster says is installed).
+    let given: Option<(Installed, Option<Pick>)> = match installed {
         None => None,
-        Some(x) => {
-            let hit = (0..v1.cats.len()).find_map(|cat| {
-                let g = v1.graph(cat)?;
-                match crate::graph::path::resolve(g, x) {
-                    Ok((n, _)) if g.bundles.contains_key(&n) => Some(Pick { cat, bundle: n }),
-                    _ => None,
-                }
-            });
-            match hit {
-                Some(p) => Some(p),
-                None => {
-                    let mut vs: Vec<&Version> = (0..v1.cats.len())
-                        .filter_map(|c| v1.graph(c))
-                        .flat_map(|g| g.bundles.values().filter_map(|b| b.version.as_ref()))
-                        .collect();
-                    vs.sort_by(|a, b| range::compare(a, b));
-                    vs.dedup();
-                    r.end = format!(
-                        "installed {x} is not a bundle of package {} (versions: {})",
-                        ce.package,
-                        vs.iter()
-                            .map(|v| v.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    return r;
-                }
-            }
-        }
-    };
-    let first = match given.clone() {
-        Some(p) => p,
-        None => match v1.resolve(None) {
-            Ok(p) => p,
+        Some(x) => match find_installed(&v1, x) {
+            Ok(i) => Some(i),
             Err(f) => {
                 r.end = f.end;
                 r.hint = f.hint;
@@ -422,37 +407,58 @@ pub fn rehearse_cluster_extension_in(
             }
         },
     };
-    if let Some(why) = v1
-        .bundle(&first)
-        .and_then(v1_refusal)
-        .filter(|_| given.is_none())
-    {
-        r.end = format!("validating bundle {:?}: {why}", first.bundle);
-        r.notes.push(
-            "OLM v1 does not resolve dependencies: a bundle that declares any is refused".into(),
-        );
-        return r;
-    }
+    let (mut cur, first) = match given.clone() {
+        Some((inst, pick)) => (inst, pick),
+        None => match v1.resolve(None) {
+            Ok(p) => {
+                if let Some(why) = v1.bundle(&p).and_then(v1_refusal) {
+                    r.end = format!("validating bundle {:?}: {why}", p.bundle);
+                    r.hint = Some(format!(
+                        "{} is the bundle OLM v1 resolves, and OLM v1 does not resolve dependencies: a bundle that declares any is refused (no fallback to another bundle)",
+                        p.bundle
+                    ));
+                    return r;
+                }
+                (v1.installed(&p), Some(p))
+            }
+            Err(f) => {
+                r.end = f.end;
+                r.hint = f.hint;
+                return r;
+            }
+        },
+    };
     r.installable = true;
-    let chan = v1
-        .graph(first.cat)
-        .map(|g| channel_of(g, &ce.channels, &first.bundle))
-        .unwrap_or_default();
+    let chan = match &first {
+        Some(p) => {
+            let c = v1
+                .graph(p.cat)
+                .map(|g| channel_of(g, &ce.channels, &p.bundle))
+                .unwrap_or_default();
+            v1.channel_label(p, c)
+        }
+        None => String::new(),
+    };
     r.install.push(Placed {
-        bundle: first.bundle.clone(),
+        bundle: cur.name.clone(),
         package: ce.package.clone(),
-        version: v1.version_text(&first),
-        channel: v1.channel_label(&first, chan),
+        version: cur.raw.clone(),
+        channel: chan,
         required_by: None,
         requirement: None,
     });
     r.already_installed = given.is_some();
+    if given.is_some() && first.is_none() {
+        r.notes.push(format!(
+            "the installed {} (version {}) is in no selected catalog: OLM v1 resolves from its name and version as the cluster records them",
+            cur.name, cur.raw
+        ));
+    }
     if v1.self_certified {
         r.notes.push(
             "upgradeConstraintPolicy SelfCertified: no successor rule; OLM v1 installs the highest version the filters admit and moves to any other the catalog later offers".into(),
         );
     }
-    let mut cur = first;
     let mut round = 0;
     loop {
         round += 1;
@@ -460,8 +466,7 @@ pub fn rehearse_cluster_extension_in(
             r.notes.push("stopped after 500 upgrades".into());
             break;
         }
-        let inst = v1.installed(&cur);
-        let next = match v1.resolve(Some(&inst)) {
+        let next = match v1.resolve(Some(&cur)) {
             Ok(p) => p,
             Err(f) => {
                 // OLM's resolve fails: the ClusterExtension cannot reach
@@ -472,12 +477,30 @@ pub fn rehearse_cluster_extension_in(
                 return r;
             }
         };
-        if next.bundle == cur.bundle {
+        // `Resolve` validates whatever it resolves, the installed bundle
+        // included: a refusal fails the reconcile (exit 1).
+        if let Some(why) = v1.bundle(&next).and_then(v1_refusal) {
+            r.installable = false;
+            r.end = format!("validating bundle {:?}: {why}", next.bundle);
+            r.hint = Some(if next.bundle == cur.name {
+                format!(
+                    "OLM v1 resolves the installed {} again and refuses it: OLM v1 does not resolve dependencies, a bundle that declares any is refused",
+                    cur.name
+                )
+            } else {
+                format!(
+                    "the upgrade {} -> {} is refused: OLM v1 does not resolve dependencies, a bundle that declares any is refused (no fallback to another bundle; the ClusterExtension stays on {} and keeps retrying)",
+                    cur.name, next.bundle, cur.name
+                )
+            });
+            return r;
+        }
+        if next.bundle == cur.name {
             let g = v1.graph(next.cat);
             let deprecated_succ: Vec<String> = g
                 .map(|g| {
                     let sel = v1.selected(g);
-                    successors::v1_successors(g, &sel, &cur.bundle, inst.version.as_ref())
+                    successors::v1_successors(g, &sel, &cur.name, cur.version.as_ref())
                         .into_iter()
                         .map(|c| c.name)
                         .filter(|n| v1.in_scope(&sel, n) && v1.in_range(g, n))
@@ -487,26 +510,15 @@ pub fn rehearse_cluster_extension_in(
             r.end = if deprecated_succ.is_empty() || v1.self_certified {
                 format!(
                     "{} has no successor the filters admit; OLM v1 keeps it",
-                    cur.bundle
+                    cur.name
                 )
             } else {
                 format!(
                     "OLM v1 keeps {}: its successors ({}) are deprecated or not higher",
-                    cur.bundle,
+                    cur.name,
                     deprecated_succ.join(", ")
                 )
             };
-            break;
-        }
-        if let Some(why) = v1.bundle(&next).and_then(v1_refusal) {
-            r.end = format!(
-                "the upgrade {} -> {} fails: validating bundle {:?}: {why}",
-                cur.bundle, next.bundle, next.bundle
-            );
-            r.notes.push(
-                "OLM v1 does not resolve dependencies: a bundle that declares any is refused"
-                    .into(),
-            );
             break;
         }
         let edge = if v1.self_certified {
@@ -514,7 +526,7 @@ pub fn rehearse_cluster_extension_in(
         } else {
             v1.graph(next.cat).and_then(|g| {
                 let sel = v1.selected(g);
-                successors::v1_successors(g, &sel, &cur.bundle, inst.version.as_ref())
+                successors::v1_successors(g, &sel, &cur.name, cur.version.as_ref())
                     .into_iter()
                     .find(|c| c.name == next.bundle)
             })
@@ -527,14 +539,84 @@ pub fn rehearse_cluster_extension_in(
         r.upgrades.push(Upgrade {
             round,
             package: ce.package.clone(),
-            from: cur.bundle.clone(),
+            from: cur.name.clone(),
             to: next.bundle.clone(),
             kind: edge.map(|c| c.kind),
             channel: v1.channel_label(&next, chan),
             new_dependencies: Vec::new(),
             passed_over: Vec::new(),
         });
-        cur = next;
+        cur = v1.installed(&next);
     }
     r
+}
+
+/// The installed bundle `--installed` names: a version or bundle name of
+/// a selected catalog, or `NAME@VERSION` (the ClusterExtension's
+/// `status.install.bundle`), in a catalog or not.
+fn find_installed(v1: &Resolver, x: &str) -> Result<(Installed, Option<Pick>), Fail> {
+    let lookup = |key: &str| {
+        (0..v1.cats.len()).find_map(|cat| {
+            let g = v1.graph(cat)?;
+            match crate::graph::path::resolve(g, key) {
+                Ok((n, _)) if g.bundles.contains_key(&n) => Some(Pick { cat, bundle: n }),
+                _ => None,
+            }
+        })
+    };
+    if let Some((name, raw)) = x.split_once('@') {
+        let (name, raw) = (name.trim(), raw.trim());
+        if name.is_empty() || raw.is_empty() {
+            return Err(Fail {
+                end: format!("--installed {x:?}: expected NAME@VERSION"),
+                hint: None,
+            });
+        }
+        // The name as the cluster records it; a catalog bundle of that name
+        // is the same bundle.
+        let pick = (0..v1.cats.len()).find_map(|cat| {
+            v1.graph(cat)
+                .filter(|g| g.bundles.contains_key(name))
+                .map(|_| Pick {
+                    cat,
+                    bundle: name.to_string(),
+                })
+        });
+        // operator-controller parses it strictly (blang's `Parse`).
+        let version = Version::parse(raw).map_err(|e| Fail {
+            end: format!("--installed {x:?}: {raw:?} is not a semantic version ({e})"),
+            hint: None,
+        })?;
+        return Ok((
+            Installed {
+                name: name.to_string(),
+                raw: raw.to_string(),
+                version: Some(version),
+            },
+            pick,
+        ));
+    }
+    if let Some(p) = lookup(x) {
+        return Ok((v1.installed(&p), Some(p)));
+    }
+    let mut vs: Vec<&Version> = (0..v1.cats.len())
+        .filter_map(|c| v1.graph(c))
+        .flat_map(|g| g.bundles.values().filter_map(|b| b.version.as_ref()))
+        .collect();
+    vs.sort_by(|a, b| range::compare(a, b));
+    vs.dedup();
+    Err(Fail {
+        end: format!(
+            "installed {x} is not a bundle of package {} (versions: {})",
+            v1.ce.package,
+            vs.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        hint: Some(format!(
+            "for an installed bundle the catalogs no longer have, give its name and version as the cluster records them (status.install.bundle): --installed NAME@VERSION, e.g. {}.v{x}@{x}",
+            v1.ce.package
+        )),
+    })
 }
