@@ -23,10 +23,16 @@ FBC-enabled packages without a mode are checked through their catalog template.\
 Exit codes: 0 no findings, 1 findings (errors or warnings; only errors with --errors-only), \
 2 usage or I/O failure.")]
     Check(CheckArgs),
-    /// Draw the upgrade graph of a package as Mermaid, DOT or JSON
+    /// Draw the upgrade graph of a package as Mermaid, DOT, JSON, SVG or HTML
     #[command(
         after_help = "Examples:\n  olm-catalog graph render operators/etcd -o mermaid\n  \
-olm-catalog graph render operators/etcd -o dot | dot -Tsvg > etcd.svg"
+olm-catalog graph render operators/etcd -o svg > etcd.svg\n  \
+olm-catalog graph render catalog/ -o html > graph.html\n\n\
+-o svg and -o html are laid out here (no Graphviz): one lane per channel, bundles by version, \
+replaces solid, skips dashed, skipRange written under its bundle, channel heads in a blue \
+border, the default channel starred, deprecated bundles and channels grey; for bundle \
+directories, an edge with an unsafe CRD change (as graph check finds) is red, its rules in \
+its tooltip."
     )]
     Render(RenderArgs),
     /// Print the upgrade steps OLM takes from an installed version

@@ -265,6 +265,27 @@ pub fn compare_bundles(old: &BundleCrds, new: &BundleCrds, label: &str) -> Vec<F
 /// is checked). An edge found in several channels is checked once; an edge
 /// from a newer to an older version (`graph-downgrade-edge`) is not.
 pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
+    check_graph_edges(g)
+        .into_iter()
+        .flat_map(|e| e.findings)
+        .collect()
+}
+
+/// The findings of [`check_graph`] for one upgrade edge (`from` -> `to`,
+/// in whichever channels hold it).
+#[derive(Clone, Debug)]
+pub struct EdgeFindings {
+    /// The bundle upgraded from.
+    pub from: String,
+    /// The bundle upgraded to.
+    pub to: String,
+    /// What the comparison of their CRDs found (empty: nothing).
+    pub findings: Vec<Finding>,
+}
+
+/// [`check_graph`], edge by edge, edges sorted by (from, to): what the
+/// pictures of [`super::svg`] colour.
+pub fn check_graph_edges(g: &PackageGraph) -> Vec<EdgeFindings> {
     use rayon::prelude::*;
     // (from, to) -> (channels, kind)
     let mut pairs: BTreeMap<(String, String), (Vec<String>, &'static str)> = BTreeMap::new();
@@ -305,16 +326,21 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
         .collect();
     pairs
         .par_iter()
-        .flat_map_iter(|(from, to, chans, kind, df, dt)| {
+        .map(|(from, to, chans, kind, df, dt)| {
             let label = format!(
                 "channel{} {}: upgrade {from} -> {to} ({kind})",
                 if chans.len() > 1 { "s" } else { "" },
                 chans.join(", ")
             );
-            match (&read[df], &read[dt]) {
+            let findings = match (&read[df], &read[dt]) {
                 (Ok(o), Ok(n)) => compare_bundles(o, n, &label),
                 (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
                 (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
+            };
+            EdgeFindings {
+                from: from.clone(),
+                to: to.clone(),
+                findings,
             }
         })
         .collect()

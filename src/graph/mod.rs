@@ -29,6 +29,7 @@ pub mod path;
 pub mod rehearse;
 pub mod render_bundle;
 pub mod successors;
+pub mod svg;
 pub mod template;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,147 @@
+//! Pictures of upgrade graphs (`graph render -o svg|html`), looked at in
+//! headless Chromium: what the browser lays out, not only what we wrote.
+
+use std::path::Path;
+
+use crate::browser;
+use crate::common::{self, run};
+
+fn golden_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graph_pictures")
+}
+
+fn render(dir: &Path, format: &str) -> String {
+    let d = dir.to_string_lossy();
+    let (code, out, err) = run(&["graph", "render", &d, "-o", format]);
+    assert_eq!(code, 0, "graph render -o {format} {d}: {err}");
+    out
+}
+
+/// The fixture package of the CRD checks: three bundles in one channel,
+/// 0.2.0 -> 0.3.0 (replaces) and 0.1.0 -> 0.3.0 (skipRange) tighten a
+/// maximum, which `graph check` reports.
+fn widget() -> std::path::PathBuf {
+    common::fixtures().join("crd-safety/pkg")
+}
+
+/// The SVG of one package is byte for byte the committed golden file, and
+/// the same on every run. `OLM_CATALOG_BLESS=1` rewrites the golden file
+/// (review the picture before committing it).
+#[test]
+fn svg_of_the_widget_package_is_the_golden_file() {
+    let svg = render(&widget(), "svg");
+    assert_eq!(svg, render(&widget(), "svg"), "same input, same bytes");
+    let golden = golden_dir().join("widget.svg");
+    if std::env::var_os("OLM_CATALOG_BLESS").is_some() {
+        std::fs::write(&golden, &svg).expect("bless");
+    }
+    let want = std::fs::read_to_string(&golden).expect("golden svg");
+    assert!(svg == want, "SVG differs from {}:\n{svg}", golden.display());
+}
+
+/// Chromium draws every bundle of the package, the unsafe edges red with
+/// the rule in their tooltip, the safe one not, and logs nothing.
+#[test]
+fn chromium_draws_every_bundle_and_the_unsafe_edges_red() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let svg_file = tmp.path().join("widget.svg");
+    std::fs::write(&svg_file, render(&widget(), "svg")).expect("write svg");
+    // The SVG alone, as a browser opens the file.
+    let page = browser::load(&browser::file_url(&svg_file));
+    assert!(page.console.is_empty(), "console: {:?}", page.console);
+    for b in ["widget.v0.1.0", "widget.v0.2.0", "widget.v0.3.0"] {
+        assert!(
+            page.dom.contains(&format!("data-bundle=\"{b}\"")),
+            "{b} missing"
+        );
+    }
+    let console = browser::screenshot(
+        &browser::file_url(&svg_file),
+        &tmp.path().join("widget.png"),
+        800,
+        240,
+    );
+    assert!(console.is_empty(), "console: {console:?}");
+    // The HTML page, measured in the browser.
+    let (probe, console) = browser::probe(&render(&widget(), "html"), tmp.path());
+    assert!(console.is_empty(), "console: {console:?}");
+    let bundles = probe["bundles"].as_array().expect("bundles");
+    let names: Vec<&str> = bundles.iter().filter_map(|b| b["name"].as_str()).collect();
+    assert_eq!(names, ["widget.v0.1.0", "widget.v0.2.0", "widget.v0.3.0"]);
+    for b in bundles {
+        let w = b["box"][2].as_i64().unwrap_or(0);
+        assert!(w > 20, "bundle drawn with no width: {b}");
+    }
+    assert!(bundles[2]["cls"].as_str().unwrap_or("").contains("head"));
+    let red = "rgb(208, 2, 27)";
+    let edges = probe["edges"].as_array().expect("edges");
+    let edge = |from: &str, to: &str| {
+        edges
+            .iter()
+            .find(|e| e["from"] == from && e["to"] == to)
+            .unwrap_or_else(|| panic!("no edge {from} -> {to}: {edges:?}"))
+    };
+    let unsafe_replaces = edge("widget.v0.2.0", "widget.v0.3.0");
+    assert_eq!(unsafe_replaces["stroke"], red);
+    let title = unsafe_replaces["title"].as_str().unwrap_or("");
+    assert!(
+        title.contains("crd-upgrade-maximum-tightened")
+            && title.contains("maximum decreased from 20 to 8"),
+        "{title}"
+    );
+    let unsafe_range = edge("widget.v0.1.0", "widget.v0.3.0");
+    assert_eq!(unsafe_range["stroke"], red);
+    assert!(unsafe_range["cls"]
+        .as_str()
+        .unwrap_or("")
+        .contains("skipRange"));
+    let safe = edge("widget.v0.1.0", "widget.v0.2.0");
+    assert_ne!(
+        safe["stroke"], red,
+        "0.1.0 -> 0.2.0 changes no CRD unsafely"
+    );
+}
+
+/// A corpus package with 41 bundles in 6 channels: every bundle is drawn,
+/// in its channel's lane, and no two bundle boxes overlap on screen.
+#[test]
+fn a_large_package_is_drawn_without_overlaps() {
+    let dir = common::corpus().join("operators/aqua");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (probe, console) = browser::probe(&render(&dir, "html"), tmp.path());
+    assert!(console.is_empty(), "console: {console:?}");
+    let json = render(&dir, "json");
+    let graphs: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let bundles = probe["bundles"].as_array().expect("bundles");
+    let mut want = 0;
+    for ch in graphs[0]["channels"].as_array().expect("channels") {
+        let cname = ch["name"].as_str().unwrap_or("");
+        for e in ch["entries"].as_array().expect("entries") {
+            want += 1;
+            let name = e["name"].as_str().unwrap_or("");
+            assert!(
+                bundles
+                    .iter()
+                    .any(|b| b["name"] == name && b["channel"] == cname),
+                "{name} of channel {cname} not drawn"
+            );
+        }
+    }
+    assert!(want >= 40, "aqua has {want} entries");
+    let boxes: Vec<[i64; 4]> = bundles
+        .iter()
+        .map(|b| {
+            let v: Vec<i64> = (0..4).map(|i| b["box"][i].as_i64().unwrap_or(0)).collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let apart = a[0] + a[2] <= b[0]
+                || b[0] + b[2] <= a[0]
+                || a[1] + a[3] <= b[1]
+                || b[1] + b[3] <= a[1];
+            assert!(apart, "bundle boxes overlap: {a:?} {b:?}");
+        }
+    }
+}
