@@ -145,3 +145,81 @@ fn a_large_package_is_drawn_without_overlaps() {
         }
     }
 }
+
+/// `graph check -o html`: one page, each package's picture beside its
+/// findings; a package that cannot be read has its finding and no picture.
+#[test]
+fn check_report_page_shows_each_package_beside_its_findings() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let missing = tmp.path().join("empty-pkg");
+    std::fs::create_dir(&missing).expect("mkdir");
+    let w = widget();
+    let (code, page, err) = run(&[
+        "graph",
+        "check",
+        "-o",
+        "html",
+        &w.to_string_lossy(),
+        &missing.to_string_lossy(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    let html_file = tmp.path().join("report.html");
+    std::fs::write(&html_file, &page).expect("write");
+    let console = browser::screenshot(
+        &browser::file_url(&html_file),
+        &tmp.path().join("report.png"),
+        1000,
+        700,
+    );
+    assert!(console.is_empty(), "console: {console:?}");
+    let dom = browser::load(&browser::file_url(&html_file)).dom;
+    // Two sections; the widget's picture and its CRD findings beside it.
+    assert_eq!(
+        dom.matches("<section class=\"package\"").count(),
+        2,
+        "{dom}"
+    );
+    let widget_section =
+        &dom[dom.find("id=\"s0\"").expect("s0")..dom.find("id=\"s1\"").expect("s1")];
+    assert!(widget_section.contains("<svg"));
+    assert!(widget_section.contains("crd-upgrade-maximum-tightened"));
+    assert!(widget_section.contains("<li class=\"finding error\">"));
+    let empty_section = &dom[dom.find("id=\"s1\"").expect("s1")..];
+    assert!(!empty_section.contains("<svg"));
+    assert!(empty_section.contains("graph-package-unreadable"));
+    let (probe, console) = browser::probe(&page, tmp.path());
+    assert!(console.is_empty(), "console: {console:?}");
+    assert_eq!(probe["svgs"], 1);
+    let red: Vec<_> = probe["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .filter(|e| e["stroke"] == "rgb(208, 2, 27)")
+        .map(|e| {
+            (
+                e["from"].as_str().unwrap_or(""),
+                e["to"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        red,
+        [
+            ("widget.v0.1.0", "widget.v0.3.0"),
+            ("widget.v0.2.0", "widget.v0.3.0")
+        ]
+    );
+    // The same findings as the JSON report.
+    let (_, json, _) = run(&["graph", "check", "-o", "json", &w.to_string_lossy()]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let n = v["reports"][0]["findings"]
+        .as_array()
+        .map_or(0, |a| a.len());
+    assert!(n > 0);
+    assert_eq!(
+        widget_section.matches("<li class=\"finding").count(),
+        n,
+        "{json}"
+    );
+}

@@ -16,7 +16,8 @@ pub enum GraphCommand {
     /// Check the upgrade graphs of package directories, templates or FBC
     #[command(after_help = "Examples:\n  olm-catalog graph check operators/etcd\n  \
 olm-catalog graph check --mode semver --output sarif operators/*\n  \
-olm-catalog graph check catalog/   # an FBC directory\n\n\
+olm-catalog graph check catalog/   # an FBC directory\n  \
+olm-catalog graph check -o html operators/etcd > report.html\n\n\
 A package directory is operators/<pkg>: version subdirectories holding bundles, and an optional \
 ci.yaml whose updateGraph (replaces-mode, semver-mode) gives the mode unless --mode does. \
 FBC-enabled packages without a mode are checked through their catalog template.\n\
@@ -93,7 +94,7 @@ pub struct CheckArgs {
         value_enum,
         default_value = "human"
     )]
-    pub output: Format,
+    pub output: CheckFormat,
     /// Exit 1 only when there are errors; warnings are still reported
     #[arg(long)]
     pub errors_only: bool,
@@ -103,6 +104,20 @@ pub struct CheckArgs {
     /// Exit 1 on any finding (the default; kept for older scripts)
     #[arg(long, hide = true, conflicts_with = "errors_only")]
     pub strict: bool,
+}
+
+/// Output formats of `graph check`: the reports' formats, and a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// For people: rustc-style with source lines (`text` is another name).
+    #[value(alias = "text")]
+    Human,
+    /// A JSON report (schema/findings.schema.json).
+    Json,
+    /// SARIF 2.1.0, for code-scanning uploads.
+    Sarif,
+    /// One HTML page: each package's upgrade graph beside its findings.
+    Html,
 }
 
 /// `graph render`.
@@ -270,20 +285,32 @@ impl CheckArgs {
             catalog: self.source.catalog.clone(),
             crds: !self.no_crd_checks,
         };
+        let fails = |f: &diag::Finding| f.level == Level::Error || !self.errors_only || self.strict;
+        let format = match self.output {
+            CheckFormat::Human => Format::Human,
+            CheckFormat::Json => Format::Json,
+            CheckFormat::Sarif => Format::Sarif,
+            CheckFormat::Html => {
+                let (page, reports) = olm_catalog::graph::check_html::check_page(&dirs, &opts);
+                std::io::stdout()
+                    .lock()
+                    .write_all(page.as_bytes())
+                    .context("writing the report")?;
+                let failing = reports.iter().flat_map(|r| &r.findings).any(fails);
+                return Ok(if failing { EXIT_FINDINGS } else { 0 });
+            }
+        };
         // Packages are checked in parallel and each report is written, in
         // argument order, as soon as it is ready: a whole catalog tree never
         // sits in memory. A package that cannot be read is one finding for
         // it; the others are still checked.
         let stdout = std::io::stdout().lock();
-        let mut out = diag::ReportWriter::new(std::io::BufWriter::new(stdout), self.output)
+        let mut out = diag::ReportWriter::new(std::io::BufWriter::new(stdout), format)
             .color(super::common::color_stdout())
             .rules_help(&checks::rule_help);
         let mut failing = false;
         checks::check_packages_each(&dirs, &opts, |report| {
-            failing |= report
-                .findings
-                .iter()
-                .any(|f| f.level == Level::Error || !self.errors_only || self.strict);
+            failing |= report.findings.iter().any(fails);
             out.write(&report)
         })
         .and_then(|()| out.finish())

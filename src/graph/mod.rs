@@ -18,6 +18,7 @@
 //!   ([`path`]).
 
 mod bundle_dir;
+pub mod check_html;
 pub mod checks;
 pub mod crd_safety;
 pub mod draw;

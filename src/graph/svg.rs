@@ -189,7 +189,7 @@ pub fn svg(graphs: &[PackageGraph], marks: &Marks) -> String {
 pub fn svg_with_ids(graphs: &[PackageGraph], marks: &Marks, id_prefix: &str) -> String {
     let (label_w, col_w, most) = columns(graphs);
     let width = MARGIN * 2 + label_w + col_w * most as i64;
-    let width = width.max(780);
+    let width = width.max(840);
     let lanes: usize = graphs.iter().map(|g| g.channels.len().max(1)).sum();
     let height =
         MARGIN * 2 + LEGEND_H + graphs.len() as i64 * HEADER_H + lanes as i64 * (LANE_H + LANE_GAP);
@@ -603,7 +603,7 @@ table{border-collapse:collapse;background:#fff}td,th{border:1px solid #dedede;pa
 .finding.error{color:#a51d2d}.finding.warning{color:#9c6500}.muted{color:#5e5e5e}\n\
 .deprecated{color:#7a7a7a}code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.92em}\n\
 pre{background:#fff;border:1px solid #dedede;padding:8px;overflow:auto}\n\
-.side{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}.side>div{min-width:0}\n\
+.side{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}.side>div{min-width:0}.side>.findings{flex:1 1 360px}\n\
 img.icon{width:32px;height:32px;vertical-align:middle}\n";
 
 /// A self-contained HTML page: `title`, then `body` (HTML, escaped by
