@@ -223,3 +223,122 @@ fn check_report_page_shows_each_package_beside_its_findings() {
         "{json}"
     );
 }
+
+/// `serve CATALOG --http ADDR` running on a free loopback port; killed on drop.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(catalog: &Path) -> Served {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(common::bin())
+        .arg("serve")
+        .arg(catalog)
+        .args(["--address", "127.0.0.1", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    let addr = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(rest) = line.strip_prefix("serving catalogd HTTP API on ") {
+                    break rest.split_whitespace().next().unwrap_or("").to_string();
+                }
+                seen.push(line);
+            }
+            _ => panic!("serve did not start: {}", seen.join("\n")),
+        }
+    };
+    // Keep reading stderr so that the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Served {
+        child,
+        base: format!("http://{addr}"),
+    }
+}
+
+/// The pages of `serve --http` in Chromium: `/` lists every package with
+/// its icon, a package page holds the graph (every bundle of the package)
+/// and each bundle's details; nothing is fetched from elsewhere and the
+/// browser logs nothing.
+#[test]
+fn served_pages_list_the_packages_and_draw_each_graph() {
+    let catalog = common::corpus().join("catalogs/v4.18");
+    let s = serve(&catalog);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let index = browser::load(&format!("{}/", s.base));
+    assert!(index.console.is_empty(), "console: {:?}", index.console);
+    let pkgs: Vec<String> = std::fs::read_dir(&catalog)
+        .expect("catalog")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(pkgs.len() >= 5);
+    for p in &pkgs {
+        assert!(
+            index
+                .dom
+                .contains(&format!("<a href=\"/packages/{p}\">{p}</a>")),
+            "{p} not listed"
+        );
+    }
+    assert!(index
+        .dom
+        .contains("<img class=\"icon\" alt=\"\" src=\"data:image/"));
+    for url in ["src=\"http", "href=\"http", "<script"] {
+        assert!(!index.dom.contains(url), "{url} in the index page");
+    }
+    // kube-green: its page in the browser.
+    let url = format!("{}/packages/kube-green", s.base);
+    let console = browser::screenshot(&url, &tmp.path().join("kube-green.png"), 1200, 900);
+    assert!(console.is_empty(), "console: {console:?}");
+    let page = browser::load(&url);
+    assert!(page.console.is_empty(), "console: {:?}", page.console);
+    let dom = &page.dom;
+    let graph = &dom[dom.find("<div class=\"graph\">").expect("the graph")..];
+    let graph = &graph[..graph.find("</svg>").expect("svg end")];
+    let cfg = olm_catalog::fbc::DeclarativeConfig::load_path(&catalog.join("kube-green"))
+        .expect("kube-green catalog");
+    assert!(!cfg.bundles.is_empty());
+    for b in &cfg.bundles {
+        assert!(
+            graph.contains(&format!("data-bundle=\"{}\"", b.name)),
+            "{} not in the graph",
+            b.name
+        );
+        assert!(
+            dom.contains(&format!(
+                "<section class=\"bundle\" id=\"bundle-{}\"",
+                b.name
+            )),
+            "{} has no details",
+            b.name
+        );
+    }
+    // The CSV description, rendered from Markdown.
+    assert!(
+        dom.contains("<summary>Description</summary><div class=\"description\"><"),
+        "no description"
+    );
+    assert!(dom.contains("<summary>Related images</summary>"));
+    assert!(!dom.contains("<script"));
+    // An unknown package is a 404 (the API paths: tests/serve_http.rs).
+    let missing = browser::load(&format!("{}/packages/no-such-package", s.base));
+    assert!(
+        missing.dom.contains("404 page not found"),
+        "{}",
+        missing.dom
+    );
+}

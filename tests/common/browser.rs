@@ -39,7 +39,12 @@ pub struct Page {
 
 fn run(args: &[&str]) -> (String, String) {
     let profile = tempfile::tempdir().expect("profile dir");
-    let out = Command::new(chromium())
+    // Output goes to files, not pipes: Chromium's helper processes may keep
+    // a pipe open after the browser exits, and reading it to its end would
+    // wait for them.
+    let out_file = profile.path().join("stdout");
+    let err_file = profile.path().join("stderr");
+    let mut child = Command::new(chromium())
         .args([
             "--headless",
             "--no-sandbox",
@@ -51,17 +56,34 @@ fn run(args: &[&str]) -> (String, String) {
             "--enable-logging=stderr",
             "--v=0",
         ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!(
+            "--user-data-dir={}",
+            profile.path().join("p").display()
+        ))
         .args(args)
-        .output()
+        .stdout(std::fs::File::create(&out_file).expect("stdout file"))
+        .stderr(std::fs::File::create(&err_file).expect("stderr file"))
+        .spawn()
         .expect("run chromium");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait chromium") {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium {args:?} did not finish in 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stdout = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_file).unwrap_or_default();
     assert!(
-        out.status.success(),
-        "chromium {args:?} failed: {}\n{stderr}",
-        out.status
+        status.success(),
+        "chromium {args:?} failed: {status}\n{stderr}"
     );
-    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    (stdout, stderr)
 }
 
 /// The console lines of chromium's log (`...:INFO:CONSOLE...] "message", source: ...`).
