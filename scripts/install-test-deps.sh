@@ -2,7 +2,8 @@
 # Installs everything the test suite needs on Debian: a real OCI registry
 # (CNCF distribution, Debian's docker-registry), skopeo to read images back,
 # htpasswd for the auth tests, openssl for the TLS tests' certificates, curl
-# for the HTTP API tests of `serve --http`, and
+# for the HTTP API tests of `serve --http`, chromium (headless) to look at
+# the SVG pictures and HTML pages the way a reader's browser does, and
 # the Python gRPC client used to test `serve` (a client nobody here wrote).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 need=()
-for pkg in docker-registry skopeo apache2-utils openssl curl; do
+for pkg in docker-registry skopeo apache2-utils openssl curl chromium; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -91,6 +91,34 @@ fn two_index_revisions_of_a_corpus_package() {
 - Channel `alpha`:
   - head `kube-green.v0.7.1` → `kube-green.v0.7.0`
   - removed `kube-green.v0.7.1`
+
+```mermaid
+graph LR
+  classDef added fill:#dafbe1,stroke:#1a7f37,stroke-width:2px
+  classDef removed fill:#ffebe9,stroke:#cf222e,stroke-dasharray:4 3,color:#6e7781
+  classDef other fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:2 2,color:#6e7781
+  n0[\"kube-green.v0.3.0\"]
+  n1[\"kube-green.v0.3.1\"]
+  n2[\"kube-green.v0.4.0\"]
+  n3[\"kube-green.v0.4.1\"]
+  n4[\"kube-green.v0.5.0\"]
+  n5[\"kube-green.v0.5.1\"]
+  n6[\"kube-green.v0.5.2\"]
+  n7[\"kube-green.v0.6.0\"]
+  n8[\"kube-green.v0.7.0\"]
+  n9[\"<del>kube-green.v0.7.1</del>\"]:::removed
+  n0 -- replaces --> n1
+  n1 -- replaces --> n2
+  n2 -- replaces --> n3
+  n3 -- replaces --> n4
+  n4 -- replaces --> n5
+  n5 -- replaces --> n6
+  n6 -- replaces --> n7
+  n7 -- replaces --> n8
+  n8 -. \"<del>replaces</del>\" .-> n9
+  linkStyle 8 stroke:#cf222e,stroke-width:2px,stroke-dasharray:4 3
+```
+
 - Bundles removed: `kube-green.v0.7.1`
 
 "

@@ -6,6 +6,9 @@
 //!
 //! Run one file's tests with `cargo test --test suite NAME::`.
 
+#[path = "common/browser.rs"]
+#[allow(dead_code)]
+mod browser;
 mod common;
 #[path = "common/registry.rs"]
 #[allow(dead_code)]
@@ -21,6 +24,7 @@ mod cli_conventions;
 mod fbc_validate;
 mod graph_checks;
 mod graph_corpus;
+mod graph_pictures;
 mod graph_rehearse;
 mod graph_rules;
 mod index_corpus;

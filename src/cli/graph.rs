@@ -16,17 +16,24 @@ pub enum GraphCommand {
     /// Check the upgrade graphs of package directories, templates or FBC
     #[command(after_help = "Examples:\n  olm-catalog graph check operators/etcd\n  \
 olm-catalog graph check --mode semver --output sarif operators/*\n  \
-olm-catalog graph check catalog/   # an FBC directory\n\n\
+olm-catalog graph check catalog/   # an FBC directory\n  \
+olm-catalog graph check -o html operators/etcd > report.html\n\n\
 A package directory is operators/<pkg>: version subdirectories holding bundles, and an optional \
 ci.yaml whose updateGraph (replaces-mode, semver-mode) gives the mode unless --mode does. \
 FBC-enabled packages without a mode are checked through their catalog template.\n\
 Exit codes: 0 no findings, 1 findings (errors or warnings; only errors with --errors-only), \
 2 usage or I/O failure.")]
     Check(CheckArgs),
-    /// Draw the upgrade graph of a package as Mermaid, DOT or JSON
+    /// Draw the upgrade graph of a package as Mermaid, DOT, JSON, SVG or HTML
     #[command(
         after_help = "Examples:\n  olm-catalog graph render operators/etcd -o mermaid\n  \
-olm-catalog graph render operators/etcd -o dot | dot -Tsvg > etcd.svg"
+olm-catalog graph render operators/etcd -o svg > etcd.svg\n  \
+olm-catalog graph render catalog/ -o html > graph.html\n\n\
+-o svg and -o html are laid out here (no Graphviz): one lane per channel, bundles by version, \
+replaces solid, skips dashed, skipRange written under its bundle, channel heads in a blue \
+border, the default channel starred, deprecated bundles and channels grey; for bundle \
+directories, an edge with an unsafe CRD change (as graph check finds) is red, its rules in \
+its tooltip."
     )]
     Render(RenderArgs),
     /// Print the upgrade steps OLM takes from an installed version
@@ -93,7 +100,7 @@ pub struct CheckArgs {
         value_enum,
         default_value = "human"
     )]
-    pub output: Format,
+    pub output: CheckFormat,
     /// Exit 1 only when there are errors; warnings are still reported
     #[arg(long)]
     pub errors_only: bool,
@@ -108,6 +115,20 @@ pub struct CheckArgs {
     /// Exit 1 on any finding (the default; kept for older scripts)
     #[arg(long, hide = true, conflicts_with = "errors_only")]
     pub strict: bool,
+}
+
+/// Output formats of `graph check`: the reports' formats, and a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// For people: rustc-style with source lines (`text` is another name).
+    #[value(alias = "text")]
+    Human,
+    /// A JSON report (schema/findings.schema.json).
+    Json,
+    /// SARIF 2.1.0, for code-scanning uploads.
+    Sarif,
+    /// One HTML page: each package's upgrade graph beside its findings.
+    Html,
 }
 
 /// `graph render`.
@@ -301,20 +322,32 @@ impl CheckArgs {
             crds: !self.no_crd_checks,
             crd_checks: self.crd_checks,
         };
+        let fails = |f: &diag::Finding| f.level == Level::Error || !self.errors_only || self.strict;
+        let format = match self.output {
+            CheckFormat::Human => Format::Human,
+            CheckFormat::Json => Format::Json,
+            CheckFormat::Sarif => Format::Sarif,
+            CheckFormat::Html => {
+                let (page, reports) = olm_catalog::graph::check_html::check_page(&dirs, &opts);
+                std::io::stdout()
+                    .lock()
+                    .write_all(page.as_bytes())
+                    .context("writing the report")?;
+                let failing = reports.iter().flat_map(|r| &r.findings).any(fails);
+                return Ok(if failing { EXIT_FINDINGS } else { 0 });
+            }
+        };
         // Packages are checked in parallel and each report is written, in
         // argument order, as soon as it is ready: a whole catalog tree never
         // sits in memory. A package that cannot be read is one finding for
         // it; the others are still checked.
         let stdout = std::io::stdout().lock();
-        let mut out = diag::ReportWriter::new(std::io::BufWriter::new(stdout), self.output)
+        let mut out = diag::ReportWriter::new(std::io::BufWriter::new(stdout), format)
             .color(super::common::color_stdout())
             .rules_help(&checks::rule_help);
         let mut failing = false;
         checks::check_packages_each(&dirs, &opts, |report| {
-            failing |= report
-                .findings
-                .iter()
-                .any(|f| f.level == Level::Error || !self.errors_only || self.strict);
+            failing |= report.findings.iter().any(fails);
             out.write(&report)
         })
         .and_then(|()| out.finish())

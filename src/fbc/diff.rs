@@ -110,6 +110,13 @@ pub struct ChannelDiff {
     pub removed_entries: Vec<String>,
     /// Entries in both whose edges changed.
     pub changed_entries: Vec<EntryChange>,
+    /// Every entry of the old channel (for the diagrams of
+    /// [`render_markdown`]; not serialized).
+    #[serde(skip)]
+    pub old_entries: Vec<ChannelEntry>,
+    /// Every entry of the new channel (not serialized).
+    #[serde(skip)]
+    pub new_entries: Vec<ChannelEntry>,
 }
 
 /// A channel entry whose `replaces`, `skips` or `skipRange` changed.
@@ -301,6 +308,8 @@ fn diff_channel(old: &Channel, new: &Channel) -> ChannelDiff {
                 })
             })
             .collect(),
+        old_entries: old.entries.clone(),
+        new_entries: new.entries.clone(),
     }
 }
 
@@ -597,7 +606,148 @@ fn code_list<S: AsRef<str>>(items: &[S]) -> String {
         .join(", ")
 }
 
-/// The differences as Markdown, for a pull request comment or release note.
+/// Text for a Mermaid label in double quotes: Mermaid's entity codes for
+/// what would end the label or be read as HTML.
+fn mermaid_text(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '&' => out.push_str("#amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A Mermaid flowchart of one changed channel, in a fenced block that
+/// GitHub and GitLab draw in a pull request comment: every bundle of the
+/// old and new channel, left to right from the oldest; bundles and edges
+/// added in green (added edges thick), removed ones in red, struck through
+/// and dotted; `replaces` solid, `skips` dotted, the `skipRange` written
+/// in the bundle's box (an old range struck through when it changed).
+pub fn channel_mermaid(c: &ChannelDiff) -> String {
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Kind {
+        Replaces,
+        Skips,
+    }
+    fn edge_set(entries: &[ChannelEntry]) -> BTreeSet<(String, String, Kind)> {
+        let mut out = BTreeSet::new();
+        for e in entries {
+            if !e.replaces.is_empty() {
+                out.insert((e.replaces.clone(), e.name.clone(), Kind::Replaces));
+            }
+            for sk in &e.skips {
+                out.insert((sk.clone(), e.name.clone(), Kind::Skips));
+            }
+        }
+        out
+    }
+    let old_names: BTreeSet<&str> = c.old_entries.iter().map(|e| e.name.as_str()).collect();
+    let new_names: BTreeSet<&str> = c.new_entries.iter().map(|e| e.name.as_str()).collect();
+    let (old_edges, new_edges) = (edge_set(&c.old_entries), edge_set(&c.new_entries));
+    // Node order: the new channel's entries in channel order, then removed
+    // entries, then bundles edges name that neither channel lists.
+    let mut order: Vec<&str> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let named = c
+        .new_entries
+        .iter()
+        .chain(&c.old_entries)
+        .map(|e| e.name.as_str());
+    let referenced = old_edges
+        .iter()
+        .chain(&new_edges)
+        .flat_map(|(f, t, _)| [f.as_str(), t.as_str()]);
+    for n in named.chain(referenced) {
+        if seen.insert(n) {
+            order.push(n);
+        }
+    }
+    let id: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let range = |entries: &[ChannelEntry], n: &str| {
+        entries
+            .iter()
+            .find(|e| e.name == n)
+            .map(|e| e.skip_range.clone())
+            .unwrap_or_default()
+    };
+    let mut s = String::from(
+        "```mermaid\ngraph LR\n  classDef added fill:#dafbe1,stroke:#1a7f37,stroke-width:2px\n  \
+classDef removed fill:#ffebe9,stroke:#cf222e,stroke-dasharray:4 3,color:#6e7781\n  \
+classDef other fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:2 2,color:#6e7781\n",
+    );
+    for n in &order {
+        let (in_old, in_new) = (old_names.contains(n), new_names.contains(n));
+        let mut label = if in_new || !in_old {
+            mermaid_text(n)
+        } else {
+            format!("<del>{}</del>", mermaid_text(n))
+        };
+        let (ro, rn) = (range(&c.old_entries, n), range(&c.new_entries, n));
+        if ro != rn && !ro.is_empty() && in_new {
+            let _ = write!(label, "<br/><del>skipRange {}</del>", mermaid_text(&ro));
+        }
+        let shown = if in_new { &rn } else { &ro };
+        if !shown.is_empty() {
+            let _ = write!(label, "<br/>skipRange {}", mermaid_text(shown));
+        }
+        let class = match (in_old, in_new) {
+            (false, true) => ":::added",
+            (true, false) => ":::removed",
+            (false, false) => ":::other",
+            (true, true) => "",
+        };
+        let _ = writeln!(s, "  n{}[\"{label}\"]{class}", id[n]);
+    }
+    let mut added_links = Vec::new();
+    let mut removed_links = Vec::new();
+    let all: BTreeSet<&(String, String, Kind)> = old_edges.iter().chain(&new_edges).collect();
+    for (link, e) in all.into_iter().enumerate() {
+        let (f, t) = (id[e.0.as_str()], id[e.1.as_str()]);
+        let what = match e.2 {
+            Kind::Replaces => "replaces",
+            Kind::Skips => "skips",
+        };
+        let line = match (old_edges.contains(e), new_edges.contains(e), e.2) {
+            (true, true, Kind::Replaces) => format!("n{f} -- {what} --> n{t}"),
+            (true, true, Kind::Skips) => format!("n{f} -. {what} .-> n{t}"),
+            (false, _, _) => {
+                added_links.push(link.to_string());
+                format!("n{f} == \"{what} (added)\" ==> n{t}")
+            }
+            (true, false, _) => {
+                removed_links.push(link.to_string());
+                format!("n{f} -. \"<del>{what}</del>\" .-> n{t}")
+            }
+        };
+        let _ = writeln!(s, "  {line}");
+    }
+    if !added_links.is_empty() {
+        let _ = writeln!(
+            s,
+            "  linkStyle {} stroke:#1a7f37,stroke-width:3px",
+            added_links.join(",")
+        );
+    }
+    if !removed_links.is_empty() {
+        let _ = writeln!(
+            s,
+            "  linkStyle {} stroke:#cf222e,stroke-width:2px,stroke-dasharray:4 3",
+            removed_links.join(",")
+        );
+    }
+    s.push_str("```\n");
+    s
+}
+
+/// The differences as Markdown, for a pull request comment or release note:
+/// each changed channel as a list of what changed and a Mermaid diagram
+/// ([`channel_mermaid`]).
 pub fn render_markdown(d: &CatalogDiff) -> String {
     let mut s = String::from("## Catalog changes\n\n");
     if d.is_empty() {
@@ -676,6 +826,9 @@ pub fn render_markdown(d: &CatalogDiff) -> String {
                     edges(&e.new)
                 );
             }
+            s.push('\n');
+            s.push_str(&channel_mermaid(c));
+            s.push('\n');
         }
         if !p.added_bundles.is_empty() {
             let _ = writeln!(s, "- Bundles added: {}", code_list(&p.added_bundles));
@@ -784,6 +937,41 @@ package changed: p
         assert!(
             md.contains("  - added `p.v3` (replaces p.v2, skipRange <3.0.0)\n"),
             "{md}"
+        );
+        // Channel a as a diagram: p.v3 and its edge added; the skips of
+        // p.v2, reordered, unchanged.
+        let mermaid = channel_mermaid(&d.changed_packages[0].changed_channels[0]);
+        assert_eq!(
+            mermaid,
+            "```mermaid
+graph LR
+  classDef added fill:#dafbe1,stroke:#1a7f37,stroke-width:2px
+  classDef removed fill:#ffebe9,stroke:#cf222e,stroke-dasharray:4 3,color:#6e7781
+  classDef other fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:2 2,color:#6e7781
+  n0[\"p.v1\"]
+  n1[\"p.v2\"]
+  n2[\"p.v3<br/>skipRange #lt;3.0.0\"]:::added
+  n3[\"p.v0\"]:::other
+  n4[\"p.v00\"]:::other
+  n3 -. skips .-> n1
+  n4 -. skips .-> n1
+  n0 -- replaces --> n1
+  n1 == \"replaces (added)\" ==> n2
+  linkStyle 3 stroke:#1a7f37,stroke-width:3px
+```
+"
+        );
+        assert!(md.contains(&mermaid), "{md}");
+        let mut removed = d.changed_packages[0].changed_channels[0].clone();
+        std::mem::swap(&mut removed.old_entries, &mut removed.new_entries);
+        let m = channel_mermaid(&removed);
+        assert!(
+            m.contains("  n2[\"<del>p.v3</del><br/>skipRange #lt;3.0.0\"]:::removed\n"),
+            "{m}"
+        );
+        assert!(
+            m.contains("  n1 -. \"<del>replaces</del>\" .-> n2\n  linkStyle 3 stroke:#cf222e"),
+            "{m}"
         );
         assert!(diff(&new, &new).is_empty());
         assert_eq!(render_text(&diff(&old, &old)), "no differences\n");

@@ -308,6 +308,32 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
 
 /// [`check_graph`] under the given crdify configuration.
 pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
+    check_graph_edges_with(g, checks)
+        .into_iter()
+        .flat_map(|e| e.findings)
+        .collect()
+}
+
+/// The findings of [`check_graph`] for one upgrade edge (`from` -> `to`,
+/// in whichever channels hold it).
+#[derive(Clone, Debug)]
+pub struct EdgeFindings {
+    /// The bundle upgraded from.
+    pub from: String,
+    /// The bundle upgraded to.
+    pub to: String,
+    /// What the comparison of their CRDs found (empty: nothing).
+    pub findings: Vec<Finding>,
+}
+
+/// [`check_graph`], edge by edge, edges sorted by (from, to): what the
+/// pictures of [`super::svg`] colour.
+pub fn check_graph_edges(g: &PackageGraph) -> Vec<EdgeFindings> {
+    check_graph_edges_with(g, CrdChecks::OlmV1)
+}
+
+/// [`check_graph_edges`] under the given crdify configuration.
+pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFindings> {
     use rayon::prelude::*;
     // (from, to) -> (channels, kind)
     let mut pairs: BTreeMap<(String, String), (Vec<String>, &'static str)> = BTreeMap::new();
@@ -358,21 +384,25 @@ pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
     };
     pairs
         .par_iter()
-        .flat_map_iter(|(from, to, chans, kind, df, dt)| {
+        .map(|(from, to, chans, kind, df, dt)| {
             let label = format!(
                 "channel{} {}: upgrade {from} -> {to} ({kind})",
                 if chans.len() > 1 { "s" } else { "" },
                 chans.join(", ")
             );
             let (old, new) = (held.take(df), held.take(dt));
-            let found = match (&*old, &*new) {
+            let findings = match (&*old, &*new) {
                 (Ok(o), Ok(n)) => compare_bundles(o, n, &label, checks),
                 (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
                 (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
             };
             held.done(df);
             held.done(dt);
-            found
+            EdgeFindings {
+                from: from.clone(),
+                to: to.clone(),
+                findings,
+            }
         })
         .collect()
 }

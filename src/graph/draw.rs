@@ -1,5 +1,5 @@
 //! Drawing graphs: Mermaid (in the style of `opm alpha render-graph`),
-//! Graphviz DOT, and JSON.
+//! Graphviz DOT, JSON, and pictures (SVG, HTML: [`super::svg`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -20,15 +20,29 @@ pub enum DrawFormat {
     Dot,
     /// JSON: channels, heads, entries and edges.
     Json,
+    /// An SVG picture, laid out in-process; unsafe CRD changes in red.
+    Svg,
+    /// The SVG picture in a self-contained HTML page.
+    Html,
 }
 
 /// Renders graphs in `format`. Fails, as `opm alpha render-graph` does,
-/// when drawing Mermaid and a bundle's version is not semver.
+/// when drawing Mermaid and a bundle's version is not semver. Pictures
+/// mark the unsafe CRD changes `graph check` finds on the edges of graphs
+/// built from bundle directories (which reads their CRDs).
 pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, Error> {
     match format {
         DrawFormat::Mermaid => mermaid(graphs),
         DrawFormat::Dot => Ok(dot(graphs)),
         DrawFormat::Json => Ok(json(graphs)),
+        DrawFormat::Svg => Ok(super::svg::svg(
+            graphs,
+            &super::svg::Marks::crd_checks(graphs),
+        )),
+        DrawFormat::Html => Ok(super::svg::html(
+            graphs,
+            &super::svg::Marks::crd_checks(graphs),
+        )),
     }
 }
 

@@ -18,6 +18,7 @@
 //!   ([`path`]).
 
 mod bundle_dir;
+pub mod check_html;
 pub mod checks;
 pub mod crd_safety;
 mod crd_schema;
@@ -30,6 +31,7 @@ pub mod path;
 pub mod rehearse;
 pub mod render_bundle;
 pub mod successors;
+pub mod svg;
 pub mod template;
 
 use std::collections::{BTreeMap, BTreeSet};

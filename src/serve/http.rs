@@ -19,6 +19,13 @@
 //!
 //! Both are served at `/api/v1/…` and at `/catalogs/NAME/api/v1/…`, the path
 //! catalogd gives a ClusterCatalog named NAME.
+//!
+//! Pages for people (ours, not catalogd's): `/` lists the packages (name,
+//! icon, default channel, channel and bundle counts), `/packages/NAME` shows
+//! one: its channels, its upgrade graph (the SVG of `graph render -o svg`)
+//! and each bundle (version, CSV description rendered from Markdown, related
+//! images, properties, deprecation messages). Plain HTML and inline CSS, no
+//! script, nothing fetched from elsewhere (icons are `data:` URIs).
 
 use std::convert::Infallible;
 use std::io::Write as _;
@@ -58,6 +65,8 @@ pub struct HttpCatalog {
     metas: Vec<Meta>,
     modified: SystemTime,
     gzipped: OnceLock<Bytes>,
+    /// The objects again as a catalog, for the pages; read on first use.
+    config: OnceLock<crate::fbc::DeclarativeConfig>,
 }
 
 impl HttpCatalog {
@@ -196,6 +205,7 @@ impl Builder {
             metas: self.metas,
             modified: UNIX_EPOCH + Duration::from_secs(secs),
             gzipped: OnceLock::new(),
+            config: OnceLock::new(),
         }
     }
 }
@@ -813,6 +823,10 @@ fn clean_path(p: &str) -> String {
 enum Route<'a> {
     All(Option<&'a str>),
     Metas(Option<&'a str>),
+    /// `/`: the list of packages.
+    Index,
+    /// `/packages/NAME`: one package.
+    Package(&'a str),
     NotFound,
 }
 
@@ -820,7 +834,13 @@ fn route(path: &str) -> Route<'_> {
     match path {
         "/api/v1/all" => return Route::All(None),
         "/api/v1/metas" => return Route::Metas(None),
+        "/" => return Route::Index,
         _ => {}
+    }
+    if let Some(name) = path.strip_prefix("/packages/") {
+        if !name.is_empty() && !name.contains('/') {
+            return Route::Package(name);
+        }
     }
     if let Some(rest) = path.strip_prefix("/catalogs/") {
         if let Some((name, api)) = rest.split_once('/') {
@@ -854,6 +874,7 @@ pub fn respond(
             Route::NotFound => {
                 Reply::new(StatusCode::OK).error(StatusCode::NOT_FOUND, "404 page not found")
             }
+            Route::Index | Route::Package(_) => pages::respond(method, &route(&path), cat),
             Route::All(_) | Route::Metas(_) if method != Method::GET && method != Method::HEAD => {
                 Reply::new(StatusCode::OK)
                     .error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed")
@@ -862,7 +883,7 @@ pub fn respond(
                 let (catalog, all) = match route {
                     Route::All(c) => (c, true),
                     Route::Metas(c) => (c, false),
-                    Route::NotFound => (None, true),
+                    _ => (None, true),
                 };
                 let invalid = catalog.and_then(catalog_name_error);
                 if let Some(msg) = invalid {
@@ -1030,6 +1051,269 @@ pub async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
         if stop.changed().await.is_err() {
             std::future::pending::<()>().await;
         }
+    }
+}
+
+/// The pages for people: `/` and `/packages/NAME`.
+mod pages {
+    use std::fmt::Write as _;
+
+    use super::{header, Bytes, HttpCatalog, Method, Reply, Route, StatusCode};
+    use crate::fbc::{Bundle, DeclarativeConfig};
+    use crate::graph::svg::{self, escape};
+    use crate::graph::PackageGraph;
+
+    impl HttpCatalog {
+        /// The catalog's objects as a [`DeclarativeConfig`] (objects that do
+        /// not read as one of its schemas are left out).
+        fn config(&self) -> &DeclarativeConfig {
+            self.config.get_or_init(|| {
+                let mut cfg = DeclarativeConfig::default();
+                for line in self.data.split(|b| *b == b'\n') {
+                    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) {
+                        let _ = cfg.push_object(v);
+                    }
+                }
+                cfg
+            })
+        }
+    }
+
+    pub(super) fn respond(method: &Method, route: &Route<'_>, cat: &HttpCatalog) -> Reply {
+        if method != Method::GET && method != Method::HEAD {
+            return Reply::new(StatusCode::OK)
+                .error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        }
+        let cfg = cat.config();
+        let html = match route {
+            Route::Index => index(cfg),
+            Route::Package(name) => match package(cfg, name) {
+                Some(h) => h,
+                None => {
+                    return Reply::new(StatusCode::OK)
+                        .error(StatusCode::NOT_FOUND, "404 page not found")
+                }
+            },
+            _ => {
+                return Reply::new(StatusCode::OK)
+                    .error(StatusCode::NOT_FOUND, "404 page not found")
+            }
+        };
+        let mut r = Reply::new(StatusCode::OK);
+        r.set(header::CONTENT_TYPE, "text/html; charset=utf-8");
+        r.set(header::CONTENT_LENGTH, &html.len().to_string());
+        if method == Method::GET {
+            r.body = Bytes::from(html);
+        }
+        r
+    }
+
+    /// `/packages/NAME`, with the name percent-encoded.
+    fn package_href(name: &str) -> String {
+        let mut out = String::from("/packages/");
+        for b in name.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                out.push(b as char);
+            } else {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+        out
+    }
+
+    fn icon(cfg: &DeclarativeConfig, package: &str) -> String {
+        cfg.packages
+            .iter()
+            .find(|p| p.name == package)
+            .and_then(|p| p.icon.as_ref())
+            .filter(|i| !i.base64data.is_empty() && i.mediatype.starts_with("image/"))
+            .map(|i| {
+                format!(
+                    "<img class=\"icon\" alt=\"\" src=\"data:{};base64,{}\">",
+                    escape(&i.mediatype),
+                    escape(i.base64data.trim())
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    fn index(cfg: &DeclarativeConfig) -> String {
+        let graphs = PackageGraph::from_fbc(cfg, std::path::Path::new("catalog"));
+        let mut body = format!(
+            "<p>{} package{}.</p>\n<table class=\"packages\">\n<tr><th></th><th>package</th><th>default channel</th><th>channels</th><th>bundles</th></tr>\n",
+            graphs.len(),
+            if graphs.len() == 1 { "" } else { "s" }
+        );
+        for g in &graphs {
+            let _ = writeln!(
+                body,
+                "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                icon(cfg, &g.package),
+                escape(&package_href(&g.package)),
+                escape(&g.package),
+                escape(&g.default_channel),
+                g.channels.len(),
+                g.bundles.len()
+            );
+        }
+        body.push_str("</table>\n");
+        svg::page("Catalog", &body)
+    }
+
+    /// Markdown as HTML; HTML written in the Markdown is shown as text,
+    /// not obeyed.
+    fn markdown(text: &str) -> String {
+        use pulldown_cmark::{Event, Options, Parser};
+        let events = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH)
+            .map(|e| match e {
+                Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+                e => e,
+            });
+        let mut out = String::new();
+        pulldown_cmark::html::push_html(&mut out, events);
+        out
+    }
+
+    fn package(cfg: &DeclarativeConfig, name: &str) -> Option<String> {
+        let g = PackageGraph::from_fbc(cfg, std::path::Path::new("catalog"))
+            .into_iter()
+            .find(|g| g.package == name)?;
+        let pkg = cfg.packages.iter().find(|p| p.name == name);
+        let deprecation = |schema: &str, n: &str| -> Option<String> {
+            cfg.deprecations
+                .iter()
+                .filter(|d| d.package == name)
+                .flat_map(|d| &d.entries)
+                .find(|e| {
+                    e.reference.schema == schema
+                        && (schema == "olm.package" || e.reference.name == n)
+                })
+                .map(|e| e.message.clone())
+        };
+        let mut body = format!(
+            "<p><a href=\"/\">All packages</a></p>\n<h2>{} {}</h2>\n",
+            icon(cfg, name),
+            escape(name)
+        );
+        if let Some(m) = deprecation("olm.package", "") {
+            let _ = writeln!(
+                body,
+                "<p class=\"deprecated\">Deprecated: {}</p>",
+                escape(&m)
+            );
+        }
+        if let Some(p) = pkg.filter(|p| !p.description.is_empty()) {
+            let _ = writeln!(
+                body,
+                "<div class=\"description\">{}</div>",
+                markdown(&p.description)
+            );
+        }
+        body.push_str("<h2>Channels</h2>\n<table class=\"channels\">\n<tr><th>channel</th><th>head</th><th>entries</th><th></th></tr>\n");
+        for ch in &g.channels {
+            let head = ch
+                .head()
+                .map(|h| h.name.clone())
+                .unwrap_or_else(|e| e.to_string());
+            let mut notes = Vec::new();
+            if ch.name == g.default_channel {
+                notes.push("default".to_string());
+            }
+            if let Some(m) = deprecation("olm.channel", &ch.name) {
+                notes.push(format!("deprecated: {m}"));
+            }
+            let _ = writeln!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&ch.name),
+                escape(&head),
+                ch.entries.len(),
+                escape(&notes.join("; "))
+            );
+        }
+        body.push_str("</table>\n<h2>Upgrade graph</h2>\n<div class=\"graph\">\n");
+        body.push_str(&svg::svg(std::slice::from_ref(&g), &svg::Marks::default()));
+        body.push_str("</div>\n<h2>Bundles</h2>\n");
+        let mut bundles: Vec<&Bundle> = cfg.bundles.iter().filter(|b| b.package == name).collect();
+        bundles.sort_by(|a, b| match (g.version(&b.name), g.version(&a.name)) {
+            (Some(x), Some(y)) => crate::semver_range::compare(x, y),
+            _ => a.name.cmp(&b.name),
+        });
+        for b in bundles {
+            bundle_section(&mut body, &g, b, deprecation("olm.bundle", &b.name));
+        }
+        Some(svg::page(&format!("Package {name}"), &body))
+    }
+
+    fn bundle_section(body: &mut String, g: &PackageGraph, b: &Bundle, deprecated: Option<String>) {
+        let version = g
+            .bundles
+            .get(&b.name)
+            .map(|i| i.raw_version.clone())
+            .unwrap_or_default();
+        let _ = writeln!(
+            body,
+            "<section class=\"bundle\" id=\"bundle-{}\" data-bundle=\"{}\">\n<h3>{}</h3>\n<p>version <code>{}</code>, image <code>{}</code></p>",
+            escape(&b.name),
+            escape(&b.name),
+            escape(&b.name),
+            escape(&version),
+            escape(&b.image)
+        );
+        if let Some(m) = deprecated {
+            let _ = writeln!(
+                body,
+                "<p class=\"deprecated\">Deprecated: {}</p>",
+                escape(&m)
+            );
+        }
+        let description = b
+            .properties
+            .iter()
+            .find(|p| p.kind == "olm.csv.metadata")
+            .and_then(|p| p.value.get("description"))
+            .and_then(|d| d.as_str())
+            .filter(|d| !d.is_empty());
+        if let Some(d) = description {
+            let _ = writeln!(body, "<details open><summary>Description</summary><div class=\"description\">{}</div></details>", markdown(d));
+        }
+        if !b.related_images.is_empty() {
+            body.push_str("<details><summary>Related images</summary><ul>\n");
+            for r in &b.related_images {
+                let _ = writeln!(
+                    body,
+                    "<li><code>{}</code>{}</li>",
+                    escape(&r.image),
+                    if r.name.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", escape(&r.name))
+                    }
+                );
+            }
+            body.push_str("</ul></details>\n");
+        }
+        if !b.properties.is_empty() {
+            body.push_str("<details><summary>Properties</summary><table>\n");
+            for p in &b.properties {
+                // olm.bundle.object holds whole manifests (base64): named, not shown.
+                let value = if p.kind == "olm.bundle.object" {
+                    "(a manifest)".to_string()
+                } else if p.kind == "olm.csv.metadata" {
+                    "(the CSV's metadata; description above)".to_string()
+                } else {
+                    p.value.to_string()
+                };
+                let _ = writeln!(
+                    body,
+                    "<tr><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                    escape(&p.kind),
+                    escape(&value)
+                );
+            }
+            body.push_str("</table></details>\n");
+        }
+        body.push_str("</section>\n");
     }
 }
 

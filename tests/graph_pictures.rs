@@ -1,0 +1,344 @@
+//! Pictures of upgrade graphs (`graph render -o svg|html`), looked at in
+//! headless Chromium: what the browser lays out, not only what we wrote.
+
+use std::path::Path;
+
+use crate::browser;
+use crate::common::{self, run};
+
+fn golden_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/graph_pictures")
+}
+
+fn render(dir: &Path, format: &str) -> String {
+    let d = dir.to_string_lossy();
+    let (code, out, err) = run(&["graph", "render", &d, "-o", format]);
+    assert_eq!(code, 0, "graph render -o {format} {d}: {err}");
+    out
+}
+
+/// The fixture package of the CRD checks: three bundles in one channel,
+/// 0.2.0 -> 0.3.0 (replaces) and 0.1.0 -> 0.3.0 (skipRange) tighten a
+/// maximum, which `graph check` reports.
+fn widget() -> std::path::PathBuf {
+    common::fixtures().join("crd-safety/pkg")
+}
+
+/// The SVG of one package is byte for byte the committed golden file, and
+/// the same on every run. `OLM_CATALOG_BLESS=1` rewrites the golden file
+/// (review the picture before committing it).
+#[test]
+fn svg_of_the_widget_package_is_the_golden_file() {
+    let svg = render(&widget(), "svg");
+    assert_eq!(svg, render(&widget(), "svg"), "same input, same bytes");
+    let golden = golden_dir().join("widget.svg");
+    if std::env::var_os("OLM_CATALOG_BLESS").is_some() {
+        std::fs::write(&golden, &svg).expect("bless");
+    }
+    let want = std::fs::read_to_string(&golden).expect("golden svg");
+    assert!(svg == want, "SVG differs from {}:\n{svg}", golden.display());
+}
+
+/// Chromium draws every bundle of the package, the unsafe edges red with
+/// the rule in their tooltip, the safe one not, and logs nothing.
+#[test]
+fn chromium_draws_every_bundle_and_the_unsafe_edges_red() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let svg_file = tmp.path().join("widget.svg");
+    std::fs::write(&svg_file, render(&widget(), "svg")).expect("write svg");
+    // The SVG alone, as a browser opens the file.
+    let page = browser::load(&browser::file_url(&svg_file));
+    assert!(page.console.is_empty(), "console: {:?}", page.console);
+    for b in ["widget.v0.1.0", "widget.v0.2.0", "widget.v0.3.0"] {
+        assert!(
+            page.dom.contains(&format!("data-bundle=\"{b}\"")),
+            "{b} missing"
+        );
+    }
+    let console = browser::screenshot(
+        &browser::file_url(&svg_file),
+        &tmp.path().join("widget.png"),
+        800,
+        240,
+    );
+    assert!(console.is_empty(), "console: {console:?}");
+    // The HTML page, measured in the browser.
+    let (probe, console) = browser::probe(&render(&widget(), "html"), tmp.path());
+    assert!(console.is_empty(), "console: {console:?}");
+    let bundles = probe["bundles"].as_array().expect("bundles");
+    let names: Vec<&str> = bundles.iter().filter_map(|b| b["name"].as_str()).collect();
+    assert_eq!(names, ["widget.v0.1.0", "widget.v0.2.0", "widget.v0.3.0"]);
+    for b in bundles {
+        let w = b["box"][2].as_i64().unwrap_or(0);
+        assert!(w > 20, "bundle drawn with no width: {b}");
+    }
+    assert!(bundles[2]["cls"].as_str().unwrap_or("").contains("head"));
+    let red = "rgb(208, 2, 27)";
+    let edges = probe["edges"].as_array().expect("edges");
+    let edge = |from: &str, to: &str| {
+        edges
+            .iter()
+            .find(|e| e["from"] == from && e["to"] == to)
+            .unwrap_or_else(|| panic!("no edge {from} -> {to}: {edges:?}"))
+    };
+    let unsafe_replaces = edge("widget.v0.2.0", "widget.v0.3.0");
+    assert_eq!(unsafe_replaces["stroke"], red);
+    let title = unsafe_replaces["title"].as_str().unwrap_or("");
+    assert!(
+        title.contains("crd-upgrade-maximum-tightened")
+            && title.contains("maximum decreased from 20 to 8"),
+        "{title}"
+    );
+    let unsafe_range = edge("widget.v0.1.0", "widget.v0.3.0");
+    assert_eq!(unsafe_range["stroke"], red);
+    assert!(unsafe_range["cls"]
+        .as_str()
+        .unwrap_or("")
+        .contains("skipRange"));
+    let safe = edge("widget.v0.1.0", "widget.v0.2.0");
+    assert_ne!(
+        safe["stroke"], red,
+        "0.1.0 -> 0.2.0 changes no CRD unsafely"
+    );
+}
+
+/// A corpus package with 41 bundles in 6 channels: every bundle is drawn,
+/// in its channel's lane, and no two bundle boxes overlap on screen.
+#[test]
+fn a_large_package_is_drawn_without_overlaps() {
+    let dir = common::corpus().join("operators/aqua");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (probe, console) = browser::probe(&render(&dir, "html"), tmp.path());
+    assert!(console.is_empty(), "console: {console:?}");
+    let json = render(&dir, "json");
+    let graphs: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let bundles = probe["bundles"].as_array().expect("bundles");
+    let mut want = 0;
+    for ch in graphs[0]["channels"].as_array().expect("channels") {
+        let cname = ch["name"].as_str().unwrap_or("");
+        for e in ch["entries"].as_array().expect("entries") {
+            want += 1;
+            let name = e["name"].as_str().unwrap_or("");
+            assert!(
+                bundles
+                    .iter()
+                    .any(|b| b["name"] == name && b["channel"] == cname),
+                "{name} of channel {cname} not drawn"
+            );
+        }
+    }
+    assert!(want >= 40, "aqua has {want} entries");
+    let boxes: Vec<[i64; 4]> = bundles
+        .iter()
+        .map(|b| {
+            let v: Vec<i64> = (0..4).map(|i| b["box"][i].as_i64().unwrap_or(0)).collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let apart = a[0] + a[2] <= b[0]
+                || b[0] + b[2] <= a[0]
+                || a[1] + a[3] <= b[1]
+                || b[1] + b[3] <= a[1];
+            assert!(apart, "bundle boxes overlap: {a:?} {b:?}");
+        }
+    }
+}
+
+/// `graph check -o html`: one page, each package's picture beside its
+/// findings; a package that cannot be read has its finding and no picture.
+#[test]
+fn check_report_page_shows_each_package_beside_its_findings() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let missing = tmp.path().join("empty-pkg");
+    std::fs::create_dir(&missing).expect("mkdir");
+    let w = widget();
+    let (code, page, err) = run(&[
+        "graph",
+        "check",
+        "-o",
+        "html",
+        &w.to_string_lossy(),
+        &missing.to_string_lossy(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    let html_file = tmp.path().join("report.html");
+    std::fs::write(&html_file, &page).expect("write");
+    let console = browser::screenshot(
+        &browser::file_url(&html_file),
+        &tmp.path().join("report.png"),
+        1000,
+        700,
+    );
+    assert!(console.is_empty(), "console: {console:?}");
+    let dom = browser::load(&browser::file_url(&html_file)).dom;
+    // Two sections; the widget's picture and its CRD findings beside it.
+    assert_eq!(
+        dom.matches("<section class=\"package\"").count(),
+        2,
+        "{dom}"
+    );
+    let widget_section =
+        &dom[dom.find("id=\"s0\"").expect("s0")..dom.find("id=\"s1\"").expect("s1")];
+    assert!(widget_section.contains("<svg"));
+    assert!(widget_section.contains("crd-upgrade-maximum-tightened"));
+    assert!(widget_section.contains("<li class=\"finding error\">"));
+    let empty_section = &dom[dom.find("id=\"s1\"").expect("s1")..];
+    assert!(!empty_section.contains("<svg"));
+    assert!(empty_section.contains("graph-package-unreadable"));
+    let (probe, console) = browser::probe(&page, tmp.path());
+    assert!(console.is_empty(), "console: {console:?}");
+    assert_eq!(probe["svgs"], 1);
+    let red: Vec<_> = probe["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .filter(|e| e["stroke"] == "rgb(208, 2, 27)")
+        .map(|e| {
+            (
+                e["from"].as_str().unwrap_or(""),
+                e["to"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        red,
+        [
+            ("widget.v0.1.0", "widget.v0.3.0"),
+            ("widget.v0.2.0", "widget.v0.3.0")
+        ]
+    );
+    // The same findings as the JSON report.
+    let (_, json, _) = run(&["graph", "check", "-o", "json", &w.to_string_lossy()]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let n = v["reports"][0]["findings"]
+        .as_array()
+        .map_or(0, |a| a.len());
+    assert!(n > 0);
+    assert_eq!(
+        widget_section.matches("<li class=\"finding").count(),
+        n,
+        "{json}"
+    );
+}
+
+/// `serve CATALOG --http ADDR` running on a free loopback port; killed on drop.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(catalog: &Path) -> Served {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(common::bin())
+        .arg("serve")
+        .arg(catalog)
+        .args(["--address", "127.0.0.1", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    let addr = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(rest) = line.strip_prefix("serving catalogd HTTP API on ") {
+                    break rest.split_whitespace().next().unwrap_or("").to_string();
+                }
+                seen.push(line);
+            }
+            _ => panic!("serve did not start: {}", seen.join("\n")),
+        }
+    };
+    // Keep reading stderr so that the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Served {
+        child,
+        base: format!("http://{addr}"),
+    }
+}
+
+/// The pages of `serve --http` in Chromium: `/` lists every package with
+/// its icon, a package page holds the graph (every bundle of the package)
+/// and each bundle's details; nothing is fetched from elsewhere and the
+/// browser logs nothing.
+#[test]
+fn served_pages_list_the_packages_and_draw_each_graph() {
+    let catalog = common::corpus().join("catalogs/v4.18");
+    let s = serve(&catalog);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let index = browser::load(&format!("{}/", s.base));
+    assert!(index.console.is_empty(), "console: {:?}", index.console);
+    let pkgs: Vec<String> = std::fs::read_dir(&catalog)
+        .expect("catalog")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(pkgs.len() >= 5);
+    for p in &pkgs {
+        assert!(
+            index
+                .dom
+                .contains(&format!("<a href=\"/packages/{p}\">{p}</a>")),
+            "{p} not listed"
+        );
+    }
+    assert!(index
+        .dom
+        .contains("<img class=\"icon\" alt=\"\" src=\"data:image/"));
+    for url in ["src=\"http", "href=\"http", "<script"] {
+        assert!(!index.dom.contains(url), "{url} in the index page");
+    }
+    // kube-green: its page in the browser.
+    let url = format!("{}/packages/kube-green", s.base);
+    let console = browser::screenshot(&url, &tmp.path().join("kube-green.png"), 1200, 900);
+    assert!(console.is_empty(), "console: {console:?}");
+    let page = browser::load(&url);
+    assert!(page.console.is_empty(), "console: {:?}", page.console);
+    let dom = &page.dom;
+    let graph = &dom[dom.find("<div class=\"graph\">").expect("the graph")..];
+    let graph = &graph[..graph.find("</svg>").expect("svg end")];
+    let cfg = olm_catalog::fbc::DeclarativeConfig::load_path(&catalog.join("kube-green"))
+        .expect("kube-green catalog");
+    assert!(!cfg.bundles.is_empty());
+    for b in &cfg.bundles {
+        assert!(
+            graph.contains(&format!("data-bundle=\"{}\"", b.name)),
+            "{} not in the graph",
+            b.name
+        );
+        assert!(
+            dom.contains(&format!(
+                "<section class=\"bundle\" id=\"bundle-{}\"",
+                b.name
+            )),
+            "{} has no details",
+            b.name
+        );
+    }
+    // The CSV description, rendered from Markdown.
+    assert!(
+        dom.contains("<summary>Description</summary><div class=\"description\"><"),
+        "no description"
+    );
+    assert!(dom.contains("<summary>Related images</summary>"));
+    assert!(!dom.contains("<script"));
+    // An unknown package is a 404 (the API paths: tests/serve_http.rs).
+    let missing = browser::load(&format!("{}/packages/no-such-package", s.base));
+    assert!(
+        missing.dom.contains("404 page not found"),
+        "{}",
+        missing.dom
+    );
+}
