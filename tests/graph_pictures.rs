@@ -19,9 +19,40 @@ fn render(dir: &Path, format: &str) -> String {
 
 /// The fixture package of the CRD checks: three bundles in one channel,
 /// 0.2.0 -> 0.3.0 (replaces) and 0.1.0 -> 0.3.0 (skipRange) tighten a
-/// maximum, which `graph check` reports.
+/// maximum, which `graph check` reports. The fixture's CRDs serve versions
+/// with different schemas and no conversion webhook, which OLM v1's
+/// served-version check (crdify) finds on every edge; this copy converts
+/// by webhook, as OLM v1 then skips that check, so 0.1.0 -> 0.2.0 is the
+/// safe edge of the picture. Copied once per test process.
 fn widget() -> std::path::PathBuf {
-    common::fixtures().join("crd-safety/pkg")
+    static COPY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let src = common::fixtures().join("crd-safety/pkg");
+        for entry in walkdir::WalkDir::new(&src) {
+            let entry = entry.expect("walk fixture");
+            let rel = entry.path().strip_prefix(&src).expect("under fixture");
+            let dst = tmp.path().join("widget").join(rel);
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&dst).expect("mkdir");
+                continue;
+            }
+            let mut text = std::fs::read_to_string(entry.path()).expect("read fixture");
+            if rel.ends_with("widgets.crd.yaml") {
+                text = text.replacen(
+                    "\nspec:\n",
+                    "\nspec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      \
+                     conversionReviewVersions: [v1]\n      clientConfig:\n        service: \
+                     {name: widget-webhook, namespace: default, path: /convert}\n",
+                    1,
+                );
+            }
+            std::fs::write(&dst, text).expect("write copy");
+        }
+        tmp
+    })
+    .path()
+    .join("widget")
 }
 
 /// The SVG of one package is byte for byte the committed golden file, and
