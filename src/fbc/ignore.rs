@@ -166,116 +166,174 @@ impl Pattern {
 /// Go's `path/filepath.Match` on one component: `*`, `?`, `[...]` (with
 /// `^` negation and ranges) and `\` escapes; `None` for a malformed
 /// pattern (Go's `ErrBadPattern`, which go-git counts as no match).
+///
+/// Follows Go's chunk loop (`path/filepath/match.go`): the pattern is
+/// cut into chunks, each after a run of stars, and each chunk commits to
+/// the first place it matches (the last chunk to a place that ends the
+/// name). No backtracking, so matching takes at most
+/// `O(pattern × name)` steps whatever the input.
 pub fn go_match(pattern: &str, name: &str) -> Option<bool> {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    match_from(&p, &n)
-}
-
-fn match_from(p: &[char], n: &[char]) -> Option<bool> {
-    match p.first() {
-        None => Some(n.is_empty()),
-        Some('*') => {
-            // Check the rest of the pattern is well formed even when the
-            // name runs out, as Go does.
-            let rest = &p[1..];
-            for skip in 0..=n.len() {
-                if n[..skip].contains(&'/') {
-                    break;
+    let pattern: Vec<char> = pattern.chars().collect();
+    let mut p: &[char] = &pattern;
+    let name: Vec<char> = name.chars().collect();
+    let mut n: &[char] = &name;
+    'pattern: while !p.is_empty() {
+        let (star, chunk, rest) = scan_chunk(p);
+        p = rest;
+        if star && chunk.is_empty() {
+            // A trailing star matches the rest unless it holds a `/`.
+            return Some(!n.contains(&'/'));
+        }
+        let (t, ok) = match_chunk(chunk, n)?;
+        if ok && (t.is_empty() || !p.is_empty()) {
+            n = t;
+            continue;
+        }
+        if star {
+            // Skip i+1 characters, never a `/`.
+            let mut i = 0;
+            while i < n.len() && n[i] != '/' {
+                let (t, ok) = match_chunk(chunk, &n[i + 1..])?;
+                // The last chunk must end the name.
+                if ok && (p.is_empty() && !t.is_empty()) {
+                    i += 1;
+                    continue;
                 }
-                match match_from(rest, &n[skip..]) {
-                    Some(true) => return Some(true),
-                    None => return None,
-                    Some(false) => {}
+                if ok {
+                    n = t;
+                    continue 'pattern;
                 }
-            }
-            Some(false)
-        }
-        Some('?') => match n.first() {
-            Some(&c) if c != '/' => match_from(&p[1..], &n[1..]),
-            _ => valid_rest(&p[1..]),
-        },
-        Some('[') => {
-            let (hit, len) = class(&p[1..], n.first().copied())?;
-            match n.first() {
-                Some(_) if hit => match_from(&p[1 + len..], &n[1..]),
-                _ => valid_rest(&p[1 + len..]),
+                i += 1;
             }
         }
-        Some('\\') => {
-            let c = *p.get(1)?;
-            match n.first() {
-                Some(&x) if x == c => match_from(&p[2..], &n[1..]),
-                _ => valid_rest(&p[2..]),
-            }
+        // No match: Go still reports a malformed rest of the pattern.
+        while !p.is_empty() {
+            let (_, chunk, rest) = scan_chunk(p);
+            p = rest;
+            match_chunk(chunk, &[])?;
         }
-        Some(&c) => match n.first() {
-            Some(&x) if x == c => match_from(&p[1..], &n[1..]),
-            _ => valid_rest(&p[1..]),
-        },
+        return Some(false);
     }
+    Some(n.is_empty())
 }
 
-/// `Some(false)` when the rest of a pattern is well formed, else `None`.
-fn valid_rest(p: &[char]) -> Option<bool> {
+/// Go's `scanChunk`: the leading stars, the chunk up to the next star
+/// outside a class, and the rest.
+fn scan_chunk(mut p: &[char]) -> (bool, &[char], &[char]) {
+    let mut star = false;
+    while p.first() == Some(&'*') {
+        p = &p[1..];
+        star = true;
+    }
+    let mut in_range = false;
     let mut i = 0;
     while i < p.len() {
         match p[i] {
-            '[' => {
-                let (_, len) = class(&p[i + 1..], None)?;
-                i += 1 + len;
-            }
-            '\\' => {
-                p.get(i + 1)?;
-                i += 2;
-            }
-            _ => i += 1,
+            '\\' if i + 1 < p.len() => i += 1,
+            '[' => in_range = true,
+            ']' => in_range = false,
+            '*' if !in_range => break,
+            _ => {}
         }
-    }
-    Some(false)
-}
-
-/// A character class after its `[`: whether `c` is in it, and how many
-/// pattern characters it spans (through its `]`).
-fn class(p: &[char], c: Option<char>) -> Option<(bool, usize)> {
-    let mut i = 0;
-    let negated = p.first() == Some(&'^');
-    if negated {
         i += 1;
     }
-    let mut hit = false;
-    let mut first = true;
-    loop {
-        let ch = *p.get(i)?;
-        if ch == ']' && !first {
-            i += 1;
-            break;
+    (star, &p[..i], &p[i..])
+}
+
+/// Go's `matchChunk`: the rest of `s` after `chunk` matched its start and
+/// whether it did; `None` for a malformed chunk (checked to its end even
+/// after a mismatch, as Go does).
+fn match_chunk<'a>(mut chunk: &[char], mut s: &'a [char]) -> Option<(&'a [char], bool)> {
+    let mut failed = false;
+    while let Some(&c) = chunk.first() {
+        if !failed && s.is_empty() {
+            failed = true;
         }
-        first = false;
-        let (lo, next) = class_char(p, i)?;
-        i = next;
-        let mut hi = lo;
-        if p.get(i) == Some(&'-') && p.get(i + 1).is_some_and(|&x| x != ']') {
-            let (h, next) = class_char(p, i + 1)?;
-            hi = h;
-            i = next;
-        }
-        if let Some(c) = c {
-            if lo <= c && c <= hi {
-                hit = true;
+        match c {
+            '[' => {
+                let mut r = '\0';
+                if !failed {
+                    r = s[0];
+                    s = &s[1..];
+                }
+                chunk = &chunk[1..];
+                let negated = chunk.first() == Some(&'^');
+                if negated {
+                    chunk = &chunk[1..];
+                }
+                let mut hit = false;
+                let mut ranges = 0;
+                loop {
+                    if chunk.first() == Some(&']') && ranges > 0 {
+                        chunk = &chunk[1..];
+                        break;
+                    }
+                    let (lo, rest) = class_char(chunk)?;
+                    chunk = rest;
+                    let mut hi = lo;
+                    if chunk.first() == Some(&'-') {
+                        let (h, rest) = class_char(&chunk[1..])?;
+                        hi = h;
+                        chunk = rest;
+                    }
+                    if lo <= r && r <= hi {
+                        hit = true;
+                    }
+                    ranges += 1;
+                }
+                if hit == negated {
+                    failed = true;
+                }
+            }
+            '?' => {
+                if !failed {
+                    if s[0] == '/' {
+                        failed = true;
+                    }
+                    s = &s[1..];
+                }
+                chunk = &chunk[1..];
+            }
+            _ => {
+                if c == '\\' {
+                    chunk = &chunk[1..];
+                    if chunk.is_empty() {
+                        return None;
+                    }
+                }
+                if !failed {
+                    if chunk[0] != s[0] {
+                        failed = true;
+                    }
+                    s = &s[1..];
+                }
+                chunk = &chunk[1..];
             }
         }
     }
-    let hit = c.is_some_and(|c| c != '/') && (hit != negated);
-    Some((hit, i))
+    if failed {
+        Some((&[], false))
+    } else {
+        Some((s, true))
+    }
 }
 
-fn class_char(p: &[char], i: usize) -> Option<(char, usize)> {
-    match *p.get(i)? {
-        '\\' => Some((*p.get(i + 1)?, i + 2)),
-        '-' | ']' if i == 0 => None,
-        c => Some((c, i + 1)),
+/// Go's `getEsc`: one character of a class (`\` escapes it); `None` for
+/// a `-` or `]` where a character belongs, or a class that never ends.
+fn class_char(chunk: &[char]) -> Option<(char, &[char])> {
+    let mut chunk = chunk;
+    match chunk.first() {
+        None | Some('-') | Some(']') => return None,
+        Some('\\') => {
+            chunk = &chunk[1..];
+        }
+        _ => {}
     }
+    let (&c, rest) = chunk.split_first()?;
+    if rest.is_empty() {
+        return None;
+    }
+    Some((c, rest))
 }
 
 #[cfg(test)]
@@ -296,6 +354,49 @@ mod tests {
         assert_eq!(go_match("\\*", "*"), Some(true));
         assert_eq!(go_match("[", "a"), None);
         assert_eq!(go_match("*", ""), Some(true));
+        // Cases of Go's own match_test.go table.
+        assert_eq!(go_match("a*b*c*d*e*/f", "axbxcxdxe/f"), Some(true));
+        assert_eq!(go_match("a*b*c*d*e*/f", "axbxcxdxexxx/f"), Some(true));
+        assert_eq!(go_match("a*b*c*d*e*/f", "axbxcxdxe/xxx/f"), Some(false));
+        assert_eq!(go_match("a*b*c*d*e*/f", "axbxcxdxexxx/fff"), Some(false));
+        assert_eq!(go_match("a*b?c*x", "abxbbxdbxebxczzx"), Some(true));
+        assert_eq!(go_match("a*b?c*x", "abxbbxdbxebxczzy"), Some(false));
+        assert_eq!(go_match("ab[c]", "abc"), Some(true));
+        assert_eq!(go_match("ab[b-d]", "abc"), Some(true));
+        assert_eq!(go_match("ab[e-g]", "abc"), Some(false));
+        assert_eq!(go_match("ab[^c]", "abc"), Some(false));
+        assert_eq!(go_match("ab[^e-g]", "abc"), Some(true));
+        assert_eq!(go_match("a\\*b", "a*b"), Some(true));
+        assert_eq!(go_match("a\\*b", "ab"), Some(false));
+        assert_eq!(go_match("a?b", "a☺b"), Some(true));
+        assert_eq!(go_match("a[^a]b", "a☺b"), Some(true));
+        assert_eq!(go_match("[\\-]", "-"), Some(true));
+        assert_eq!(go_match("[x\\-]", "z"), Some(false));
+        assert_eq!(go_match("[]a]", "]"), None);
+        assert_eq!(go_match("[-]", "-"), None);
+        assert_eq!(go_match("[x-]", "x"), None);
+        assert_eq!(go_match("[a-b-c]", "a"), None);
+        assert_eq!(go_match("[-x]", "a"), None);
+        assert_eq!(go_match("[", "a"), None);
+        assert_eq!(go_match("[^", "a"), None);
+        assert_eq!(go_match("[^bc", "a"), None);
+        assert_eq!(go_match("a[", "a"), None);
+        assert_eq!(go_match("a[", "ab"), None);
+        assert_eq!(go_match("a[", "x"), None);
+        assert_eq!(go_match("a/b[", "x"), None);
+        assert_eq!(go_match("*x", "xxx"), Some(true));
+        assert_eq!(go_match("\\", "a"), None);
+    }
+
+    #[test]
+    fn go_filepath_match_takes_linear_time() {
+        // Each star used to try every skip length, recursively: this
+        // pair took exponential time (hours). Go's chunk loop commits to
+        // the first match of each chunk and answers at once.
+        let pattern = format!("{}*b", "*a".repeat(15));
+        let name = "a".repeat(200);
+        assert_eq!(go_match(&pattern, &name), Some(false));
+        assert_eq!(go_match(&pattern, &format!("{name}b")), Some(true));
     }
 
     #[test]

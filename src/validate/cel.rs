@@ -390,10 +390,29 @@ enum Expr {
     Has(Box<Expr>),
 }
 
+/// cel-go's default `maxRecursionDepth` (`parser.NewParser`): how deep
+/// the parse may nest (parentheses, conditionals, relations, arithmetic,
+/// selections, calls, indexing). The tree built is never deeper than
+/// this, so checking, evaluating and dropping it cannot exhaust the stack.
+const MAX_RECURSION_DEPTH: usize = 250;
+
+/// How deep sub-expressions (parentheses, arguments, list items, ...)
+/// may nest: each costs this parser about ten stack frames, so it is
+/// held below [`MAX_RECURSION_DEPTH`] to fit a 2 MiB thread stack in
+/// debug builds.
+const MAX_NESTING: usize = 100;
+
+/// cel-go's default `expressionSizeCodePointLimit`.
+const MAX_CODE_POINTS: usize = 100_000;
+
 struct Parser {
     toks: Vec<Tok>,
     pos: usize,
+    /// The nesting of the node being parsed, bounded by
+    /// [`MAX_RECURSION_DEPTH`].
     depth: usize,
+    /// The nesting of `expr` calls, bounded by [`MAX_NESTING`].
+    nesting: usize,
 }
 
 fn bx(e: Expr) -> Box<Expr> {
@@ -434,10 +453,21 @@ impl Parser {
         }
     }
 
-    fn expr(&mut self) -> Result<Expr, CelError> {
+    /// One level deeper; refused past [`MAX_RECURSION_DEPTH`] with
+    /// cel-go's message.
+    fn deeper(&mut self) -> Result<(), CelError> {
         self.depth += 1;
-        if self.depth > 100 {
-            return Err("Syntax error: expression nested too deeply".into());
+        if self.depth > MAX_RECURSION_DEPTH {
+            return Err("ERROR: max recursion depth exceeded".into());
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self) -> Result<Expr, CelError> {
+        self.deeper()?;
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err("ERROR: max recursion depth exceeded".into());
         }
         let c = self.or()?;
         let e = if self.eat("?") {
@@ -449,67 +479,86 @@ impl Parser {
             c
         };
         self.depth -= 1;
+        self.nesting -= 1;
         Ok(e)
     }
     fn or(&mut self) -> Result<Expr, CelError> {
-        let mut e = self.and()?;
+        let mut terms = vec![self.and()?];
         while self.eat("||") {
-            e = Expr::Binary("||", bx(e), bx(self.and()?));
+            terms.push(self.and()?);
         }
-        Ok(e)
+        Ok(balance("||", terms))
     }
     fn and(&mut self) -> Result<Expr, CelError> {
-        let mut e = self.relation()?;
+        let mut terms = vec![self.relation()?];
         while self.eat("&&") {
-            e = Expr::Binary("&&", bx(e), bx(self.relation()?));
+            terms.push(self.relation()?);
         }
+        Ok(balance("&&", terms))
+    }
+    /// A left-deep chain of binary operators at one precedence level;
+    /// each operator is one level deeper (cel-go counts each `relation`
+    /// and `calc` node the same way).
+    fn chain(
+        &mut self,
+        op_here: fn(&Parser) -> Option<&'static str>,
+        operand: fn(&mut Parser) -> Result<Expr, CelError>,
+    ) -> Result<Expr, CelError> {
+        let start = self.depth;
+        let mut e = operand(self)?;
+        while let Some(op) = op_here(self) {
+            self.pos += 1;
+            self.deeper()?;
+            e = Expr::Binary(op, bx(e), bx(operand(self)?));
+        }
+        self.depth = start;
         Ok(e)
     }
     fn relation(&mut self) -> Result<Expr, CelError> {
-        let mut e = self.addition()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op(o)) if ["==", "!=", "<=", ">=", "<", ">"].contains(o) => *o,
-                Some(Tok::Ident(s)) if s == "in" => "in",
-                _ => return Ok(e),
-            };
-            self.pos += 1;
-            e = Expr::Binary(op, bx(e), bx(self.addition()?));
-        }
+        self.chain(
+            |p| match p.peek() {
+                Some(Tok::Op(o)) if ["==", "!=", "<=", ">=", "<", ">"].contains(o) => Some(*o),
+                Some(Tok::Ident(s)) if s == "in" => Some("in"),
+                _ => None,
+            },
+            Parser::addition,
+        )
     }
     fn addition(&mut self) -> Result<Expr, CelError> {
-        let mut e = self.mult()?;
-        loop {
-            let op = if self.is_op("+") {
-                "+"
-            } else if self.is_op("-") {
-                "-"
-            } else {
-                return Ok(e);
-            };
-            self.pos += 1;
-            e = Expr::Binary(op, bx(e), bx(self.mult()?));
-        }
+        self.chain(
+            |p| match p.peek() {
+                Some(Tok::Op(o)) if ["+", "-"].contains(o) => Some(*o),
+                _ => None,
+            },
+            Parser::mult,
+        )
     }
     fn mult(&mut self) -> Result<Expr, CelError> {
-        let mut e = self.unary()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op(o)) if ["*", "/", "%"].contains(o) => *o,
-                _ => return Ok(e),
-            };
-            self.pos += 1;
-            e = Expr::Binary(op, bx(e), bx(self.unary()?));
-        }
+        self.chain(
+            |p| match p.peek() {
+                Some(Tok::Op(o)) if ["*", "/", "%"].contains(o) => Some(*o),
+                _ => None,
+            },
+            Parser::unary,
+        )
     }
     fn unary(&mut self) -> Result<Expr, CelError> {
-        if self.eat("!") {
-            return Ok(Expr::Not(bx(self.unary()?)));
+        let start = self.depth;
+        let mut ops = Vec::new();
+        while let Some(op) = ["!", "-"].into_iter().find(|op| self.is_op(op)) {
+            self.pos += 1;
+            self.deeper()?;
+            ops.push(op);
         }
-        if self.eat("-") {
-            return Ok(Expr::Neg(bx(self.unary()?)));
+        let mut e = self.member()?;
+        for op in ops.into_iter().rev() {
+            e = match op {
+                "!" => Expr::Not(bx(e)),
+                _ => Expr::Neg(bx(e)),
+            };
         }
-        self.member()
+        self.depth = start;
+        Ok(e)
     }
     fn args(&mut self) -> Result<Vec<Expr>, CelError> {
         let mut out = Vec::new();
@@ -556,8 +605,12 @@ impl Parser {
         })
     }
     fn member(&mut self) -> Result<Expr, CelError> {
+        let start = self.depth;
         let mut e = self.primary()?;
         loop {
+            if self.is_op(".") || self.is_op("[") {
+                self.deeper()?;
+            }
             if self.eat(".") {
                 let name = match self.peek() {
                     Some(Tok::Ident(n)) => n.clone(),
@@ -588,6 +641,7 @@ impl Parser {
                 self.expect("]")?;
                 e = Expr::Index(bx(e), bx(i));
             } else {
+                self.depth = start;
                 return Ok(e);
             }
         }
@@ -642,7 +696,14 @@ impl Parser {
                 }
                 Ok(Expr::Map(items))
             }
-            Tok::Op(".") => self.primary(),
+            Tok::Op(".") => {
+                // A leading `.` (a root-scoped name) may repeat; each is
+                // one level deeper.
+                self.deeper()?;
+                let e = self.primary();
+                self.depth -= 1;
+                e
+            }
             Tok::Ident(name) => {
                 if RESERVED.contains(&name.as_str()) || name == "in" {
                     return Err(format!("Syntax error: reserved identifier: {name}"));
@@ -773,12 +834,30 @@ fn check(e: &Expr, scope: &mut Vec<String>) -> Result<Ty, CelError> {
     })
 }
 
+/// `||` or `&&` over `terms` as a balanced tree, as cel-go's parser
+/// builds it (`newBalancer`): a long chain stays shallow. Both operators
+/// are commutative in CEL, so the shape does not change the result.
+fn balance(op: &'static str, mut terms: Vec<Expr>) -> Expr {
+    if terms.len() == 1 {
+        return terms.remove(0);
+    }
+    let right = terms.split_off(terms.len() / 2);
+    Expr::Binary(op, bx(balance(op, terms)), bx(balance(op, right)))
+}
+
 fn parse(rule: &str) -> Result<Expr, CelError> {
+    let size = rule.chars().count();
+    if size > MAX_CODE_POINTS {
+        return Err(format!(
+            "ERROR: expression code point size exceeds limit: size: {size}, limit {MAX_CODE_POINTS}"
+        ));
+    }
     let toks = lex(rule)?;
     let mut p = Parser {
         toks,
         pos: 0,
         depth: 0,
+        nesting: 0,
     };
     let e = p.expr()?;
     if p.pos < p.toks.len() {
@@ -1406,6 +1485,53 @@ mod tests {
             let e = check_rule(bad).expect_err(bad);
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn deep_input_is_refused_not_overflowed() {
+        // Each of these used to parse into a tree tens of thousands of
+        // levels deep, whose check, evaluation or drop overflowed the
+        // stack (or recursed in the parser itself).
+        let n = 30_000;
+        let hostile = [
+            format!("{} == 1", vec!["1"; n].join("+")),
+            format!("{} == 1", vec!["2"; n].join("*")),
+            format!("properties{} == 1", ".a".repeat(n)),
+            format!("properties{} == 1", "[0]".repeat(n)),
+            format!("{}true", "!".repeat(n)),
+            format!("{}1 == 1", "-".repeat(n)),
+            format!("{}properties == []", ".".repeat(n)),
+            format!("{}true{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}1{} == []", "[".repeat(n), "]".repeat(n)),
+            vec!["1"; n].join("<"),
+        ];
+        for rule in &hostile {
+            let e = check_rule(rule).expect_err(&rule[..20]);
+            assert!(
+                e.contains("max recursion depth exceeded"),
+                "{}: {e}",
+                &rule[..20]
+            );
+        }
+        let e = check_rule(&"!".repeat(100_001)).expect_err("too long");
+        assert!(e.contains("code point size exceeds limit"), "{e}");
+    }
+
+    #[test]
+    fn long_logical_chains_stay_shallow_and_deep_nesting_within_the_limit_works() {
+        // cel-go balances `||` and `&&` chains, so any length parses.
+        let rule = vec!["1 == 2"; 8_000].join(" || ") + " || 1 == 1";
+        assert_eq!(eval(&rule, serde_json::json!([])), Ok(true));
+        let rule = vec!["1 == 1"; 8_000].join(" && ");
+        assert_eq!(eval(&rule, serde_json::json!([])), Ok(true));
+        // Just under the limit: parsed, checked and evaluated on a test
+        // thread's stack.
+        let rule = format!("{}true{}", "(".repeat(90), ")".repeat(90));
+        assert_eq!(eval(&rule, serde_json::json!([])), Ok(true));
+        let rule = format!("{} == 240", vec!["1"; 240].join("+"));
+        assert_eq!(eval(&rule, serde_json::json!([])), Ok(true));
+        let rule = format!("{}true", "!".repeat(240));
+        assert_eq!(eval(&rule, serde_json::json!([])), Ok(true));
     }
 
     fn eval(rule: &str, props: serde_json::Value) -> Result<bool, String> {

@@ -382,62 +382,135 @@ impl<'a> V0<'a> {
 
     /// Satisfies every item, choosing in the resolver's preference order
     /// and backing off on failure.
+    ///
+    /// Items are taken in a loop; only a real choice (two or more
+    /// candidates that do not conflict with what is chosen) recurses, so
+    /// a long chain of dependencies costs neither stack nor copies.
     fn search(
         &mut self,
         subs: &[SubReq],
-        chosen: Vec<Chosen>,
+        mut chosen: Vec<Chosen>,
         mut queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
-        let Some(item) = queue.pop_front() else {
-            return Ok(chosen);
-        };
-        if self.budget == 0 {
-            return Err(format!(
-                "the rehearsal gave up after {SEARCH_BUDGET} solver steps"
-            ));
-        }
-        self.budget -= 1;
-        match item {
-            Item::Sub(i) => self.search_sub(subs, i, chosen, queue),
-            Item::Dep(owner, index) => {
-                let Some(req) = self.bundle(&owner).and_then(|b| b.requires.get(index)) else {
-                    return self.search(subs, chosen, queue);
-                };
-                if let Requirement::Invalid(why) = req {
-                    return Err(format!("bundle {}: {why}", owner.name));
+        let mut forced: Vec<Forced> = Vec::new();
+        self.search_in_place(subs, &mut chosen, &mut queue, &mut forced)
+            .map_err(|mut e| {
+                // Explain the failure through the forced choices that led
+                // to it, innermost first, as the recursion once did.
+                for f in forced.into_iter().rev() {
+                    e = f.explain(e);
                 }
-                if self.satisfied(&chosen, req) {
-                    return self.search(subs, chosen, queue);
-                }
-                let lead = format!(
-                    "bundle {} requires an operator {}",
-                    owner.name,
-                    req.olm_text()
-                );
-                let cands = self.candidates(req).map_err(|e| format!("{lead}: {e}"))?;
-                if cands.is_empty() {
-                    return Err(format!("{lead}: {}", self.why_none(req)));
-                }
-                let mut failures: Vec<(String, String)> = Vec::new();
-                for mut c in cands {
-                    if let Some(why) = self.conflict(&chosen, &c) {
-                        failures.push((c.name.clone(), why));
-                        continue;
-                    }
-                    c.required_by = Some(owner.name.clone());
-                    c.requirement = Some(req.describe());
-                    let mut q = queue.clone();
-                    q.extend(self.deps_of(&c));
-                    let mut next = chosen.clone();
-                    let name = c.name.clone();
-                    next.push(c);
-                    match self.search(subs, next, q) {
-                        Ok(done) => return Ok(done),
-                        Err(e) => failures.push((name, e)),
-                    }
-                }
-                Err(combine(&lead, failures))
+                e
+            })
+    }
+
+    fn search_in_place(
+        &mut self,
+        subs: &[SubReq],
+        chosen: &mut Vec<Chosen>,
+        queue: &mut VecDeque<Item>,
+        forced: &mut Vec<Forced>,
+    ) -> Result<Vec<Chosen>, String> {
+        loop {
+            let Some(item) = queue.pop_front() else {
+                return Ok(std::mem::take(chosen));
+            };
+            if self.budget == 0 {
+                return Err(format!(
+                    "the rehearsal gave up after {SEARCH_BUDGET} solver steps"
+                ));
             }
+            self.budget -= 1;
+            let (owner, index) = match item {
+                Item::Sub(i) => {
+                    let s = &subs[i];
+                    if let Some(why) = &s.invalid {
+                        return Err(why.clone());
+                    }
+                    // Another choice already put a bundle of the package
+                    // in: it must be one of this Subscription's candidates.
+                    if let Some(have) = chosen.iter().find(|c| c.package == s.package) {
+                        if s.candidates.iter().any(|c| c.same(have)) {
+                            continue;
+                        }
+                        return Err(format!(
+                            "subscription {} cannot have {}, which another operator requires: it is not among the subscription's candidates",
+                            s.name, have.name
+                        ));
+                    }
+                    return self.search_sub(subs, i, std::mem::take(chosen), std::mem::take(queue));
+                }
+                Item::Dep(owner, index) => (owner, index),
+            };
+            let Some(req) = self.bundle(&owner).and_then(|b| b.requires.get(index)) else {
+                continue;
+            };
+            if let Requirement::Invalid(why) = req {
+                return Err(format!("bundle {}: {why}", owner.name));
+            }
+            if self.satisfied(chosen, req) {
+                continue;
+            }
+            let lead = format!(
+                "bundle {} requires an operator {}",
+                owner.name,
+                req.olm_text()
+            );
+            let cands = self.candidates(req).map_err(|e| format!("{lead}: {e}"))?;
+            if cands.is_empty() {
+                return Err(format!("{lead}: {}", self.why_none(req)));
+            }
+            let conflicts: Vec<Option<String>> =
+                cands.iter().map(|c| self.conflict(chosen, c)).collect();
+            let viable = conflicts.iter().filter(|c| c.is_none()).count();
+            if viable == 1 {
+                // One way forward: take it here, and remember how to
+                // explain a failure further on.
+                let mut failures = Vec::new();
+                let mut at = 0;
+                let mut only = None;
+                for (mut c, conflict) in cands.into_iter().zip(conflicts) {
+                    match conflict {
+                        Some(why) => failures.push((c.name.clone(), why)),
+                        None => {
+                            at = failures.len();
+                            c.required_by = Some(owner.name.clone());
+                            c.requirement = Some(req.describe());
+                            only = Some(c);
+                        }
+                    }
+                }
+                if let Some(c) = only {
+                    queue.extend(self.deps_of(&c));
+                    forced.push(Forced {
+                        lead,
+                        failures,
+                        at,
+                        name: c.name.clone(),
+                    });
+                    chosen.push(c);
+                }
+                continue;
+            }
+            let mut failures: Vec<(String, String)> = Vec::new();
+            for (mut c, conflict) in cands.into_iter().zip(conflicts) {
+                if let Some(why) = conflict {
+                    failures.push((c.name.clone(), why));
+                    continue;
+                }
+                c.required_by = Some(owner.name.clone());
+                c.requirement = Some(req.describe());
+                let mut q = queue.clone();
+                q.extend(self.deps_of(&c));
+                let mut next = chosen.clone();
+                let name = c.name.clone();
+                next.push(c);
+                match self.search(subs, next, q) {
+                    Ok(done) => return Ok(done),
+                    Err(e) => failures.push((name, e)),
+                }
+            }
+            return Err(combine(&lead, failures));
         }
     }
 
@@ -449,20 +522,6 @@ impl<'a> V0<'a> {
         queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
         let s = &subs[i];
-        if let Some(why) = &s.invalid {
-            return Err(why.clone());
-        }
-        // Another choice already put a bundle of the package in: it must
-        // be one of this Subscription's candidates.
-        if let Some(have) = chosen.iter().find(|c| c.package == s.package) {
-            if s.candidates.iter().any(|c| c.same(have)) {
-                return self.search(subs, chosen, queue);
-            }
-            return Err(format!(
-                "subscription {} cannot have {}, which another operator requires: it is not among the subscription's candidates",
-                s.name, have.name
-            ));
-        }
         let mut failures: Vec<PassedOver> = Vec::new();
         for c in &s.candidates {
             let why = self.conflict(&chosen, c).or_else(|| {
@@ -530,6 +589,26 @@ impl<'a> V0<'a> {
 
 /// One message for a choice none of whose candidates works: the cause
 /// itself when every candidate fails for the same reason.
+/// A dependency that had one candidate left, taken without recursing:
+/// what is needed to explain a failure found after it.
+struct Forced {
+    lead: String,
+    /// The candidates passed over for conflicts, in preference order.
+    failures: Vec<(String, String)>,
+    /// Where the candidate taken stands among them.
+    at: usize,
+    name: String,
+}
+
+impl Forced {
+    /// The failure `why` found after this choice, as the resolver would
+    /// report it for the requirement.
+    fn explain(mut self, why: String) -> String {
+        self.failures.insert(self.at, (self.name, why));
+        combine(&self.lead, self.failures)
+    }
+}
+
 fn combine(lead: &str, failures: Vec<(String, String)>) -> String {
     let first = failures.first().map(|f| f.1.clone()).unwrap_or_default();
     if failures.iter().all(|f| f.1 == first) && failures.len() > 1 {
