@@ -183,6 +183,63 @@ impl Layout {
         }
     }
 
+    /// Writes the single-platform image tagged `tag` as a docker-archive
+    /// tarball at `out` (what `docker load` and `podman load` read), naming
+    /// it `repo_tag` there: its config and layer blobs plus a
+    /// `manifest.json`. This is how an image built without a daemon is
+    /// handed to one (the opm personality's `index add --tag`).
+    pub fn write_docker_archive(
+        &self,
+        tag: &str,
+        repo_tag: &str,
+        out: &Path,
+    ) -> Result<(), OciError> {
+        let desc = self.resolve(tag)?;
+        let bytes = self.get_blob(&desc, super::MAX_MANIFEST)?;
+        let manifest: media::ImageManifest = serde_json::from_slice(&bytes).map_err(|e| {
+            layout_err(
+                &self.dir,
+                format!("manifest {} is not an image manifest: {e}", desc.digest),
+            )
+        })?;
+        let mut names = Vec::with_capacity(manifest.layers.len() + 1);
+        for d in std::iter::once(&manifest.config).chain(&manifest.layers) {
+            let path = self.blob_path(&d.digest)?;
+            let rel = path
+                .strip_prefix(&self.dir)
+                .map_err(|e| layout_err(&self.dir, e))?
+                .to_string_lossy()
+                .into_owned();
+            names.push((rel, path));
+        }
+        let docker_manifest = serde_json::json!([{
+            "Config": names[0].0,
+            "RepoTags": [repo_tag],
+            "Layers": names[1..].iter().map(|(rel, _)| rel).collect::<Vec<_>>(),
+        }]);
+        let io = |context: String| move |source: std::io::Error| OciError::Io { context, source };
+        let file = std::fs::File::create(out).map_err(io(format!("writing {}", out.display())))?;
+        let mut tar = tar::Builder::new(file);
+        let json = serde_json::to_vec(&docker_manifest)
+            .map_err(|e| layout_err(&self.dir, format!("encoding manifest.json: {e}")))?;
+        let mut header = tar::Header::new_gnu();
+        header.set_size(json.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, "manifest.json", json.as_slice())
+            .map_err(io(format!("writing {}", out.display())))?;
+        for (rel, path) in &names {
+            tar.append_path_with_name(path, rel).map_err(io(format!(
+                "adding {} to {}",
+                path.display(),
+                out.display()
+            )))?;
+        }
+        tar.into_inner()
+            .and_then(|mut f| f.flush())
+            .map_err(io(format!("writing {}", out.display())))
+    }
+
     /// The descriptor tagged `tag` (or with digest `tag`). `latest` (what
     /// `oci:DIR` without a tag means) that is not there names the only image
     /// of the layout, as skopeo reads an untagged layout; cosign signature

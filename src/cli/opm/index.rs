@@ -514,7 +514,7 @@ fn build_image(
             return Ok(code);
         }
         let archive = layout.path().join("image.tar");
-        docker_archive(&dir, tag, &archive)?;
+        olm_catalog::oci::Layout::new(&dir).write_docker_archive("latest", tag, &archive)?;
         let out = Command::new(&tool)
             .arg("load")
             .arg("-i")
@@ -542,62 +542,6 @@ fn build_image(
         eprintln!("{tool} is not available (no answer to `{tool} info`): built {tag} without a daemon and wrote it to {dest}");
     }
     Ok(code)
-}
-
-/// Writes the single-platform image of OCI layout `layout` as a
-/// docker-archive tarball tagged `tag` (what `docker load` and `podman
-/// load` read): the layout's blobs plus a `manifest.json` naming the
-/// config, the layers and the tag.
-fn docker_archive(layout: &Path, tag: &str, out: &Path) -> anyhow::Result<()> {
-    let read_json = |p: PathBuf| -> anyhow::Result<serde_json::Value> {
-        let text = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-        serde_json::from_slice(&text).with_context(|| format!("parsing {}", p.display()))
-    };
-    let blob = |digest: &str| -> anyhow::Result<String> {
-        let hex = digest
-            .strip_prefix("sha256:")
-            .ok_or_else(|| anyhow::anyhow!("unexpected digest {digest}"))?;
-        Ok(format!("blobs/sha256/{hex}"))
-    };
-    let index = read_json(layout.join("index.json"))?;
-    let manifest_digest = index["manifests"][0]["digest"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("{}: no manifest", layout.display()))?;
-    let manifest = read_json(layout.join(blob(manifest_digest)?))?;
-    let config = blob(
-        manifest["config"]["digest"]
-            .as_str()
-            .ok_or_else(|| anyhow::anyhow!("image manifest without a config"))?,
-    )?;
-    let layers: Vec<String> = manifest["layers"]
-        .as_array()
-        .map(|ls| {
-            ls.iter()
-                .filter_map(|l| l["digest"].as_str())
-                .map(blob)
-                .collect::<anyhow::Result<Vec<_>>>()
-        })
-        .transpose()?
-        .unwrap_or_default();
-    let docker_manifest = serde_json::json!([{
-        "Config": config,
-        "RepoTags": [tag],
-        "Layers": layers,
-    }]);
-    let file = std::fs::File::create(out).with_context(|| format!("writing {}", out.display()))?;
-    let mut tar = tar::Builder::new(file);
-    let bytes = serde_json::to_vec(&docker_manifest)?;
-    let mut header = tar::Header::new_gnu();
-    header.set_size(bytes.len() as u64);
-    header.set_mode(0o644);
-    header.set_cksum();
-    tar.append_data(&mut header, "manifest.json", bytes.as_slice())?;
-    for name in std::iter::once(config).chain(layers) {
-        tar.append_path_with_name(layout.join(&name), &name)
-            .with_context(|| format!("adding {name}"))?;
-    }
-    tar.finish()?;
-    Ok(())
 }
 
 /// `opm registry` subcommands.
