@@ -48,6 +48,69 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
+/// Serializes `value` as Go's `json.MarshalIndent(v, "", indent)` would,
+/// for a value nested `depth` levels deep: the first line is not indented,
+/// the following ones are, and empty arrays and objects stay `[]`, `{}`.
+pub fn to_string_indented(value: &Value, indent: &str, depth: usize) -> String {
+    let mut out = String::with_capacity(256);
+    write_indented(&mut out, value, indent, depth);
+    out
+}
+
+fn write_indented(out: &mut String, value: &Value, indent: &str, depth: usize) {
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(indent);
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write_indented(out, item, indent, depth + 1);
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write_string(out, k);
+                out.push_str(": ");
+                write_indented(out, v, indent, depth + 1);
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+        other => write_value(out, other),
+    }
+}
+
+/// Every number of `value` as a float64, as Go's `json.Unmarshal` into
+/// `interface{}` decodes it (`3` stays `3`; `12345678901234567890` becomes
+/// `12345678901234567000`).
+pub fn numbers_as_floats(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                *n = f;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(numbers_as_floats),
+        Value::Object(map) => map.values_mut().for_each(numbers_as_floats),
+        _ => {}
+    }
+}
+
 /// Numbers as Kubernetes' unstructured decoding leaves them: an integer that
 /// fits int64 stays exact, anything else becomes a float64.
 fn write_number(out: &mut String, n: &serde_json::Number) {

@@ -43,6 +43,7 @@ mod olm_v0_resolver_cases;
 mod olm_v1_crdify_cases;
 mod olm_v1_resolve_cases;
 mod opm_action_cases;
+mod opm_convert_template;
 mod opm_model_cases;
 mod opm_personality;
 mod opm_template_cases;

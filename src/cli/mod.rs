@@ -75,6 +75,8 @@ olm-catalog catalog generate-dockerfile catalog/"
     Catalog(catalog::CatalogCommand),
     /// Render a catalog template (basic, semver, substitutes; type detected from its schema) to FBC
     RenderTemplate(graph::RenderTemplateArgs),
+    /// Turn a file-based catalog into a basic or substitutes template, like `opm alpha convert-template`
+    ConvertTemplate(graph::ConvertTemplateArgs),
     /// Build and maintain SQLite index databases and index images
     #[command(
         subcommand,
@@ -187,6 +189,7 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Catalog(c) => c.run(),
         Command::Graph(c) => c.run(),
         Command::RenderTemplate(a) => a.run(),
+        Command::ConvertTemplate(a) => a.run(),
         Command::Index(IndexCommand::Database(c)) => c.run(),
         Command::Index(IndexCommand::Build(a)) => a.run(),
         Command::Init(a) => a.run(),

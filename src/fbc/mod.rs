@@ -334,38 +334,7 @@ impl DeclarativeConfig {
     /// differ only in case. Objects of other schemas are kept as they are,
     /// with or without a name.
     pub fn push_object(&mut self, obj: Value) -> Result<(), FbcError> {
-        let Some(map) = obj.as_object() else {
-            return Err(FbcError::InvalidObject(format!(
-                "not a JSON or YAML object (a mapping) but {}",
-                kind_of(&obj)
-            )));
-        };
-        // The schema, when it is a string, names the object in messages.
-        let named = match obj.get("schema").and_then(Value::as_str) {
-            Some(s) if !s.is_empty() => format!("invalid {s} object: "),
-            _ => String::new(),
-        };
-        let mut folded: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
-        for k in map.keys() {
-            folded.entry(k.to_lowercase()).or_default().push(k);
-        }
-        if let Some((f, keys)) = folded.iter().find(|(_, keys)| keys.len() > 1) {
-            return Err(FbcError::InvalidObject(format!(
-                "{named}duplicate keys for key {f:?}: {keys:?}"
-            )));
-        }
-        for meta in ["schema", "package", "name"] {
-            if let Some(keys) = folded.get(meta) {
-                let v = &map[keys[0]];
-                if !v.is_string() {
-                    return Err(FbcError::InvalidObject(format!(
-                        "{named}expected value for key {:?} to be a string, got {}",
-                        keys[0],
-                        kind_of(v)
-                    )));
-                }
-            }
-        }
+        check_meta(&obj)?;
         let schema = obj.get("schema").and_then(Value::as_str).unwrap_or("");
         if schema.is_empty() {
             return Err(FbcError::InvalidObject(
@@ -394,38 +363,7 @@ impl DeclarativeConfig {
     /// Parses a stream of FBC objects (YAML documents or concatenated JSON
     /// objects, which parse as YAML too) from one file's text.
     pub fn parse_str(&mut self, text: &str, path: &std::path::Path) -> Result<(), FbcError> {
-        let invalid = |line, column, message| FbcError::Invalid {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message,
-        };
-        let is_json = text.trim_start().starts_with('{');
-        if is_json {
-            // A JSON stream: objects one after the other, not YAML documents.
-            let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-            loop {
-                let before = stream.byte_offset();
-                let Some(obj) = stream.next() else { break };
-                let obj =
-                    obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
-                let at = json_object_start(text, before, stream.byte_offset());
-                self.push_object(obj)
-                    .map_err(|m| invalid(at.line, at.column, m.to_string()))?;
-            }
-            return Ok(());
-        }
-        let docs = crate::yaml::parse_documents(text)
-            .map_err(|e| invalid(e.span.line, e.span.column, e.message))?;
-        for doc in docs {
-            if matches!(doc.root.value, crate::yaml::Value::Null) {
-                continue;
-            }
-            let (line, column) = (doc.root.span.line, doc.root.span.column);
-            self.push_object(doc.root.to_json())
-                .map_err(|m| invalid(line, column, m.to_string()))?;
-        }
-        Ok(())
+        for_each_object(text, path, |obj| self.push_object(obj))
     }
 
     /// Reads every `.yaml`, `.yml` and `.json` file under `dir` (recursively,
@@ -493,6 +431,88 @@ fn kind_of(v: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
     }
+}
+
+/// Checks what opm's `Meta.UnmarshalJSON` checks of every FBC object: it
+/// is a mapping, no two of its keys differ only in case, and `schema`,
+/// `package` and `name` (matched regardless of case), where present, are
+/// strings. A missing schema is the caller's business (opm's loader refuses
+/// it; its template converter keeps the object).
+pub fn check_meta(obj: &Value) -> Result<(), FbcError> {
+    let Some(map) = obj.as_object() else {
+        return Err(FbcError::InvalidObject(format!(
+            "not a JSON or YAML object (a mapping) but {}",
+            kind_of(obj)
+        )));
+    };
+    // The schema, when it is a string, names the object in messages.
+    let named = match obj.get("schema").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => format!("invalid {s} object: "),
+        _ => String::new(),
+    };
+    let mut folded: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for k in map.keys() {
+        folded.entry(k.to_lowercase()).or_default().push(k);
+    }
+    if let Some((f, keys)) = folded.iter().find(|(_, keys)| keys.len() > 1) {
+        return Err(FbcError::InvalidObject(format!(
+            "{named}duplicate keys for key {f:?}: {keys:?}"
+        )));
+    }
+    for meta in ["schema", "package", "name"] {
+        if let Some(keys) = folded.get(meta) {
+            let v = &map[keys[0]];
+            if !v.is_string() {
+                return Err(FbcError::InvalidObject(format!(
+                    "{named}expected value for key {:?} to be a string, got {}",
+                    keys[0],
+                    kind_of(v)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls `each` with every object of one file's text, in order: YAML
+/// documents (empty ones skipped) or, when the text starts with `{`,
+/// concatenated JSON objects, as opm's `YAMLOrJSONDecoder` reads them. An
+/// error of `each` is reported at the object's position in `path`.
+pub fn for_each_object(
+    text: &str,
+    path: &std::path::Path,
+    mut each: impl FnMut(Value) -> Result<(), FbcError>,
+) -> Result<(), FbcError> {
+    let invalid = |line, column, message| FbcError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message,
+    };
+    let is_json = text.trim_start().starts_with('{');
+    if is_json {
+        // A JSON stream: objects one after the other, not YAML documents.
+        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        loop {
+            let before = stream.byte_offset();
+            let Some(obj) = stream.next() else { break };
+            let obj =
+                obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
+            let at = json_object_start(text, before, stream.byte_offset());
+            each(obj).map_err(|m| invalid(at.line, at.column, m.to_string()))?;
+        }
+        return Ok(());
+    }
+    let docs = crate::yaml::parse_documents(text)
+        .map_err(|e| invalid(e.span.line, e.span.column, e.message))?;
+    for doc in docs {
+        if matches!(doc.root.value, crate::yaml::Value::Null) {
+            continue;
+        }
+        let (line, column) = (doc.root.span.line, doc.root.span.column);
+        each(doc.root.to_json()).map_err(|m| invalid(line, column, m.to_string()))?;
+    }
+    Ok(())
 }
 
 /// The files of a catalog: `path` itself if it is a file, else every file

@@ -20,6 +20,7 @@
 mod bundle_dir;
 pub mod check_html;
 pub mod checks;
+pub mod convert;
 pub mod crd_safety;
 mod crd_schema;
 pub mod draw;

@@ -1,6 +1,7 @@
 //! `opm alpha ...` (cmd/opm/alpha at v1.73.0): `render-template` as the
 //! native `render-template`, `list` as opm's tables over any catalog
-//! source; the rest refused with their native forms.
+//! source, `convert-template` as the native `convert-template`; the rest
+//! refused with their native forms.
 use std::io::Write as _;
 use std::path::PathBuf;
 
@@ -36,13 +37,7 @@ impl AlphaCommand {
             AlphaCommand::RenderTemplate(a) => a.run(tls),
             AlphaCommand::List(c) => c.run(tls),
             AlphaCommand::RenderGraph(a) => a.run(tls),
-            AlphaCommand::ConvertTemplate(c) => Err(unsupported(
-                match c {
-                    ConvertTemplateCommand::Basic(_) => "alpha convert-template basic",
-                    ConvertTemplateCommand::Substitutes(_) => "alpha convert-template substitutes",
-                },
-                "olm-catalog has no template converter; `olm-catalog render-template` renders basic, semver and substitutes templates",
-            )),
+            AlphaCommand::ConvertTemplate(c) => c.run(),
             AlphaCommand::Bundle(c) => Err(match c {
                 BundleCommand::Validate(_) => unsupported(
                     "alpha bundle validate",
@@ -377,6 +372,30 @@ pub enum ConvertTemplateCommand {
     Basic(ConvertArgs),
     /// Generate a substitutes template from existing FBC
     Substitutes(ConvertArgs),
+}
+
+impl ConvertTemplateCommand {
+    /// Runs the native `convert-template TYPE [FILE] -o FORMAT`.
+    fn run(self) -> CmdResult {
+        let (kind, a) = match self {
+            ConvertTemplateCommand::Basic(a) => ("basic", a),
+            ConvertTemplateCommand::Substitutes(a) => ("substitutes", a),
+        };
+        if !matches!(a.output.as_str(), "json" | "yaml") {
+            anyhow::bail!(
+                "invalid --output value {:?}, expected (json|yaml)",
+                a.output
+            );
+        }
+        let mut argv = vec![
+            "convert-template".to_string(),
+            kind.to_string(),
+            format!("--output={}", a.output),
+            "--".to_string(),
+        ];
+        argv.extend(a.file);
+        run_native(argv)
+    }
 }
 
 /// `opm alpha convert-template basic|substitutes [<fbc-file> | -]`.
