@@ -287,3 +287,47 @@ fn validation_by_package_group_finds_what_the_whole_catalog_does() {
         .expect_err("the whole catalog does not load");
     assert!(whole.to_string().contains("c/worse.json"), "{whole}");
 }
+
+/// A symbolic link to a directory inside a catalog: opm's `fs.WalkDir`
+/// does not walk into it and reads it as a file, which fails. `validate`
+/// and `catalog build` refuse it the same way (the build would otherwise
+/// ship files `validate` never read) unless `.indexignore` excludes it.
+#[test]
+fn a_linked_directory_is_refused_unless_ignored() {
+    let t = tempfile::tempdir().expect("tmp");
+    let root = t.path().join("catalog");
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir_all(root.join("etcd")).expect("mkdir");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let kube_green = common::corpus().join("catalogs/v4.18/kube-green/catalog.yaml");
+    std::fs::copy(&kube_green, root.join("etcd/catalog.yaml")).expect("copy");
+    std::fs::write(elsewhere.join("broken.yaml"), "schema: olm.package\n").expect("write");
+    std::os::unix::fs::symlink(&elsewhere, root.join("linked")).expect("symlink");
+    let run = |args: &[&str]| {
+        let o = Command::new(common::bin())
+            .args(args)
+            .output()
+            .expect("run");
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+        )
+    };
+    let dir = root.to_str().expect("utf-8");
+    let (code, out) = run(&["validate", dir]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("linked") && out.contains("symbolic link to a directory"),
+        "{out}"
+    );
+    let layout = t.path().join("layout");
+    let tag = format!("oci:{}:v1", layout.display());
+    let (code, out) = run(&["catalog", "build", dir, "--tag", &tag]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("symbolic link to a directory"), "{out}");
+    assert!(!layout.join("index.json").exists(), "nothing built");
+
+    std::fs::write(root.join(".indexignore"), "linked\n").expect("write");
+    let (code, out) = run(&["validate", dir]);
+    assert_eq!(code, 0, "ignored, the link is not read: {out}");
+}

@@ -536,9 +536,14 @@ pub fn catalog_files(path: &std::path::Path) -> Result<Vec<std::path::PathBuf>, 
     for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
         let entry = entry.map_err(io)?;
         let p = entry.path();
-        let is_file =
-            entry.file_type().is_file() || (entry.file_type().is_symlink() && p.is_file());
-        if !is_file {
+        let link = entry.file_type().is_symlink();
+        // A link to a directory is not walked into, as Go's fs.WalkDir does
+        // not; opm then reads it as a file and fails, so it is an error
+        // below unless .indexignore excludes it (a catalog image built from
+        // the directory would otherwise ship files nothing validated).
+        let linked_dir = link && p.is_dir();
+        let is_file = entry.file_type().is_file() || (link && p.is_file());
+        if !is_file && !linked_dir {
             continue;
         }
         if entry.file_name() == ignore::INDEX_IGNORE {
@@ -551,12 +556,22 @@ pub fn catalog_files(path: &std::path::Path) -> Result<Vec<std::path::PathBuf>, 
             ignore.add_file(&domain, &text);
             continue;
         }
-        candidates.push(p.to_path_buf());
+        candidates.push((p.to_path_buf(), linked_dir));
     }
-    for p in candidates {
-        if !ignore.excludes(&ignore::IndexIgnore::components(path, &p)) {
-            files.push(p);
+    for (p, linked_dir) in candidates {
+        if ignore.excludes(&ignore::IndexIgnore::components(path, &p)) {
+            continue;
         }
+        if linked_dir {
+            return Err(FbcError::Io {
+                path: p,
+                source: std::io::Error::other(
+                    "a symbolic link to a directory: opm reads it as a file and fails (is a directory); \
+                     copy the directory into the catalog, or list it in .indexignore",
+                ),
+            });
+        }
+        files.push(p);
     }
     Ok(files)
 }
