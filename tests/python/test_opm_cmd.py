@@ -14,6 +14,7 @@ Environment: as test_serve_golden.py (OLM_CATALOG_BIN, OLM_CATALOG_GOLDEN,
 OLM_CATALOG_FBC).
 """
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -29,14 +30,19 @@ class OpmServer(Server):
 
     def __init__(self, catalog, *extra):
         super().__init__(catalog, *extra)
+        self.catalog = catalog
         self.dir = tempfile.mkdtemp(prefix="olm-catalog-opm-")
         opm = os.path.join(self.dir, "opm")
         os.symlink(binary(), opm)
+        self.cache = None
         if catalog.endswith(".db"):
+            with open(catalog, "rb") as f:
+                self.db_digest = hashlib.sha256(f.read()).hexdigest()
             self.cmd = [opm, "registry", "serve", "--database", catalog, "-p", "0",
                         "-t", os.path.join(self.dir, "termination-log")]
         else:
-            cache = "--cache-dir=" + os.path.join(self.dir, "cache")
+            self.cache = os.path.join(self.dir, "cache")
+            cache = "--cache-dir=" + self.cache
             built = subprocess.run([opm, "serve", catalog, cache, "--cache-only"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    text=True, timeout=120)
@@ -63,16 +69,23 @@ class OpmCase(golden.GoldenCase):
 class OpmRegistryServeEtcd(OpmCase, unittest.TestCase):
     kind, package = "sqlite", "etcd"
 
-    def test_command_line(self):
-        self.assertEqual(self.server.cmd[1:4], ["registry", "serve", "--database"])
+    def test_database_is_not_written(self):
+        # opm registry serve may migrate the database it is given; ours
+        # serves it read-only, so the golden file is byte for byte as it was.
+        with open(self.server.catalog, "rb") as f:
+            now = hashlib.sha256(f.read()).hexdigest()
+        self.assertEqual(now, self.server.db_digest)
 
 
 class OpmServeKubeGreen(OpmCase, unittest.TestCase):
     kind, package = "fbc", "kube-green"
 
-    def test_command_line(self):
-        self.assertEqual(self.server.cmd[1], "serve")
-        self.assertTrue(self.server.cmd[3].startswith("--cache-dir="))
+    def test_cache_only_left_a_cache_the_server_started_from(self):
+        # The builder stage's --cache-only wrote the cache; the CMD, with
+        # integrity enforced, refuses to start without a matching one, so
+        # answers at all mean it was there and current.
+        entries = os.listdir(self.server.cache)
+        self.assertTrue(entries, "--cache-only wrote nothing")
 
 
 if __name__ == "__main__":
