@@ -71,19 +71,78 @@ fn one(field: &str) -> String {
     )
 }
 
-/// Writes a bundle whose CRD is `crd_text` (the CSV and metadata of
-/// fixtures/crd-safety/pkg/0.1.0).
+/// Writes a bundle whose CRD is `crd_text`, with a CSV that owns each of
+/// its versions and is otherwise clean (so the run's exit code says
+/// whether a CRD check failed), and the metadata of
+/// fixtures/crd-safety/pkg/0.1.0.
 fn bundle(dir: &std::path::Path, crd_text: &str) {
     let from = fixtures().join("crd-safety/pkg/0.1.0");
     for sub in ["manifests", "metadata"] {
         std::fs::create_dir_all(dir.join(sub)).expect("mkdir");
     }
-    for f in [
-        "manifests/widget.clusterserviceversion.yaml",
-        "metadata/annotations.yaml",
-    ] {
-        std::fs::copy(from.join(f), dir.join(f)).expect("copy");
-    }
+    std::fs::copy(
+        from.join("metadata/annotations.yaml"),
+        dir.join("metadata/annotations.yaml"),
+    )
+    .expect("copy");
+    let owned: String = crd_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("  - name: "))
+        .map(|version| {
+            format!(
+                "    - {{name: widgets.example.com, version: {version}, kind: Widget, \
+displayName: Widget, description: A widget.}}\n"
+            )
+        })
+        .collect();
+    assert!(!owned.is_empty(), "no versions in {crd_text}");
+    std::fs::write(
+        dir.join("manifests/widget.clusterserviceversion.yaml"),
+        format!(
+            "apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: widget.v0.1.0
+  annotations:
+    alm-examples: '[]'
+    capabilities: Basic Install
+    categories: Developer Tools
+spec:
+  displayName: Widget
+  description: Makes widgets.
+  version: 0.1.0
+  minKubeVersion: 1.25.0
+  maturity: alpha
+  keywords: [widget]
+  provider: {{name: Example}}
+  maintainers: [{{name: Example, email: ops@example.com}}]
+  links: [{{name: Source, url: 'https://example.com/widget'}}]
+  customresourcedefinitions:
+    owned:
+{owned}  installModes:
+  - {{type: OwnNamespace, supported: true}}
+  - {{type: SingleNamespace, supported: true}}
+  - {{type: MultiNamespace, supported: false}}
+  - {{type: AllNamespaces, supported: true}}
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: widget-controller
+        spec:
+          replicas: 1
+          selector: {{matchLabels: {{app: widget}}}}
+          template:
+            metadata: {{labels: {{app: widget}}}}
+            spec:
+              serviceAccountName: widget
+              containers:
+              - name: manager
+                image: quay.io/example/widget@sha256:0f5d3f7a2b1c4e6d8a9b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f
+"
+        ),
+    )
+    .expect("write CSV");
     std::fs::write(dir.join("manifests/widgets.crd.yaml"), crd_text).expect("write");
 }
 
@@ -112,18 +171,38 @@ fn compare(old: &str, new: &str, cfg: Cfg) -> (Vec<String>, Vec<String>) {
     });
     let mut rules = Vec::new();
     let mut msgs = Vec::new();
-    for r in v["reports"].as_array().into_iter().flatten() {
-        for f in r["findings"].as_array().into_iter().flatten() {
+    let mut errors = 0;
+    let reports = v["reports"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no reports array: {out}"));
+    assert!(
+        !reports.is_empty(),
+        "the new bundle was not reported: {out}"
+    );
+    for r in reports {
+        let findings = r["findings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a report without findings array: {out}"));
+        for f in findings {
             let rule = f["rule"].as_str().unwrap_or("");
+            if f["level"] == "error" {
+                errors += 1;
+            }
             if rule.starts_with("crd-") {
                 rules.push(rule.to_string());
                 msgs.push(f["message"].as_str().unwrap_or("").to_string());
             }
         }
     }
-    if !rules.is_empty() {
-        assert_eq!(code, 1, "{out}");
-    }
+    // The fixtures are clean but for their CRDs: only the CRD checks'
+    // errors fail the run, and they must.
+    let crd_errors = reports
+        .iter()
+        .flat_map(|r| r["findings"].as_array().into_iter().flatten())
+        .filter(|f| f["level"] == "error")
+        .all(|f| f["rule"].as_str().is_some_and(|r| r.starts_with("crd-")));
+    assert!(crd_errors, "a finding not about the CRD: {out}");
+    assert_eq!(code, if errors > 0 { 1 } else { 0 }, "{out}{err}");
     // The report's own order is by place; the cases compare sets.
     rules.sort();
     msgs.sort();
