@@ -589,7 +589,7 @@ impl RehearseArgs {
                 &named[0].1,
                 c,
                 self.installed.first().map(String::as_str),
-            ),
+            )?,
             Request::Ce(c) => {
                 let mut cats: Vec<rehearse::ClusterCatalog> = named
                     .iter()
@@ -621,7 +621,7 @@ impl RehearseArgs {
                     &cats,
                     c,
                     self.installed.first().map(String::as_str),
-                )
+                )?
             }
         };
         let text = match self.output {

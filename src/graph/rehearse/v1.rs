@@ -315,11 +315,14 @@ impl Resolver<'_, '_> {
 /// With `installed` (a version or bundle name of the package), the
 /// ClusterExtension has that bundle installed already (say, before its
 /// `version` or the catalog changed) and the rehearsal reconciles from it.
+/// An `installed` that names nothing (not a bundle of a selected catalog,
+/// nor `NAME@VERSION`) is an [`Error::Request`](crate::graph::Error):
+/// a cluster always knows what it has installed, so OLM never answers it.
 pub fn rehearse_cluster_extension(
     cat: &Catalog,
     ce: &ClusterExtension,
     installed: Option<&str>,
-) -> Rehearsal {
+) -> Result<Rehearsal, crate::graph::Error> {
     rehearse_cluster_extension_in(&[ClusterCatalog::new(&cat.source, cat)], ce, installed)
 }
 
@@ -331,7 +334,7 @@ pub fn rehearse_cluster_extension_in(
     cats: &[ClusterCatalog],
     ce: &ClusterExtension,
     installed: Option<&str>,
-) -> Rehearsal {
+) -> Result<Rehearsal, crate::graph::Error> {
     let mut r = Rehearsal {
         olm: Olm::V1,
         kind: "ClusterExtension".into(),
@@ -359,7 +362,7 @@ pub fn rehearse_cluster_extension_in(
         Ok(s) => s.unwrap_or_default(),
         Err(e) => {
             r.end = format!("desired catalog selector is invalid: {e}");
-            return r;
+            return Ok(r);
         }
     };
     let constraint = if ce.version.is_empty() {
@@ -369,7 +372,7 @@ pub fn rehearse_cluster_extension_in(
             Ok(c) => Some(c),
             Err(e) => {
                 r.end = format!("desired version range {:?} is invalid: {e}", ce.version);
-                return r;
+                return Ok(r);
             }
         }
     };
@@ -401,9 +404,8 @@ pub fn rehearse_cluster_extension_in(
         Some(x) => match find_installed(&v1, x) {
             Ok(i) => Some(i),
             Err(f) => {
-                r.end = f.end;
-                r.hint = f.hint;
-                return r;
+                let hint = f.hint.map(|h| format!("\nhint: {h}")).unwrap_or_default();
+                return Err(crate::graph::Error::Request(format!("{}{hint}", f.end)));
             }
         },
     };
@@ -417,14 +419,14 @@ pub fn rehearse_cluster_extension_in(
                         "{} is the bundle OLM v1 resolves, and OLM v1 does not resolve dependencies: a bundle that declares any is refused (no fallback to another bundle)",
                         p.bundle
                     ));
-                    return r;
+                    return Ok(r);
                 }
                 (v1.installed(&p), Some(p))
             }
             Err(f) => {
                 r.end = f.end;
                 r.hint = f.hint;
-                return r;
+                return Ok(r);
             }
         },
     };
@@ -474,7 +476,7 @@ pub fn rehearse_cluster_extension_in(
                 r.installable = false;
                 r.end = f.end;
                 r.hint = f.hint;
-                return r;
+                return Ok(r);
             }
         };
         // `Resolve` validates whatever it resolves, the installed bundle
@@ -493,7 +495,7 @@ pub fn rehearse_cluster_extension_in(
                     cur.name, next.bundle, cur.name
                 )
             });
-            return r;
+            return Ok(r);
         }
         if next.bundle == cur.name {
             let g = v1.graph(next.cat);
@@ -548,7 +550,7 @@ pub fn rehearse_cluster_extension_in(
         });
         cur = v1.installed(&next);
     }
-    r
+    Ok(r)
 }
 
 /// The installed bundle `--installed` names: a version or bundle name of
@@ -607,7 +609,7 @@ fn find_installed(v1: &Resolver, x: &str) -> Result<(Installed, Option<Pick>), F
     vs.dedup();
     Err(Fail {
         end: format!(
-            "installed {x} is not a bundle of package {} (versions: {})",
+            "--installed {x:?}: not a bundle of package {} (versions: {})",
             v1.ce.package,
             vs.iter()
                 .map(|v| v.to_string())
@@ -615,8 +617,11 @@ fn find_installed(v1: &Resolver, x: &str) -> Result<(Installed, Option<Pick>), F
                 .join(", ")
         ),
         hint: Some(format!(
-            "for an installed bundle the catalogs no longer have, give its name and version as the cluster records them (status.install.bundle): --installed NAME@VERSION, e.g. {}.v{x}@{x}",
-            v1.ce.package
+            "for an installed bundle the catalogs no longer have, give its name and version as the cluster records them (status.install.bundle): --installed NAME@VERSION, e.g. {}",
+            match Version::parse(x) {
+                Ok(_) => format!("{}.v{x}@{x}", v1.ce.package),
+                Err(_) => format!("{x}@1.2.3"),
+            }
         )),
     })
 }
