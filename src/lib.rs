@@ -9,7 +9,8 @@
 //! ```text
 //! yaml, diag, gojson,      foundations: located YAML, findings, Go-style JSON
 //!   goyaml, semver_range,   and YAML as opm writes it, blang/semver ranges,
-//!   par                     ordered parallel work in a bounded window
+//!   reference, par          image references by distribution's grammar,
+//!                           ordered parallel work in a bounded window
 //!   -> bundle               load a bundle directory into a model
 //!   -> fbc                  the file-based catalog model (declcfg)
 //!   -> validate | graph     check bundles; build, check and template upgrade graphs
@@ -57,6 +58,7 @@ pub mod oci;
 #[cfg(feature = "serve")]
 pub mod ops;
 pub mod par;
+pub mod reference;
 pub mod semver_range;
 #[cfg(feature = "serve")]
 pub mod serve;

@@ -13,7 +13,6 @@ pub mod groups;
 pub mod ignore;
 mod located;
 pub mod migrate;
-pub mod pullspec;
 pub mod validate;
 pub mod write;
 

@@ -412,7 +412,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             versions.insert((&b.package, &b.name), v);
         }
         if !b.image.is_empty() {
-            if let Err(why) = super::pullspec::check(&b.image) {
+            if let Err(why) = crate::reference::parse_normalized(&b.image) {
                 out.push(
                     err(
                         "fbc-image-pull-spec",
@@ -438,7 +438,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                     ),
                     Anchor::Bundle(bi, &crate::path!["relatedImages", ri]),
                 );
-            } else if let Err(why) = super::pullspec::check(&r.image) {
+            } else if let Err(why) = crate::reference::parse_normalized(&r.image) {
                 out.push(
                     err(
                         "fbc-image-pull-spec",

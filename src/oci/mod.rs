@@ -329,114 +329,26 @@ impl FromStr for ImageRef {
 /// Docker Hub's registry host, as requests go to it.
 const DOCKER_HUB_HOST: &str = "index.docker.io";
 
-/// Parses `[HOST[:PORT]/]NAME[:TAG][@DIGEST]` by docker's reference rules
-/// (distribution/reference): the first component is the host when it has a
-/// `.` or `:`, is `localhost`, or has upper-case letters; otherwise the image
-/// is on Docker Hub, where one-component names are under `library/`. Name
-/// components are lower case; a tag is at most 128 of `[A-Za-z0-9_.-]`, not
-/// starting with `.` or `-`; a digest wins over a tag; no tag means `latest`.
+/// Parses `[HOST[:PORT]/]NAME[:TAG][@DIGEST]` by distribution's grammar
+/// (the one [`crate::reference`] reads, as skopeo and opm do), then as a
+/// place to pull from: Docker Hub's requests go to `index.docker.io`, a
+/// digest wins over a tag, no tag means `latest`, and a digest must be
+/// sha256 (what this client verifies content by).
 fn parse_registry_reference(s: &str) -> Result<(Repo, String), String> {
-    if s.is_empty() {
-        return Err("empty reference".into());
-    }
-    let (rest, digest) = match s.split_once('@') {
-        Some((r, d)) => (r, Some(d)),
-        None => (s, None),
+    let r = crate::reference::parse_normalized(s).map_err(|e| e.to_string())?;
+    let host = match r.domain.as_str() {
+        crate::reference::DOCKER_HUB | "registry-1.docker.io" => DOCKER_HUB_HOST.to_string(),
+        _ => r.domain,
     };
-    let (name, tag) = match rest.rsplit_once(':') {
-        Some((n, t)) if !t.contains('/') => (n, Some(t)),
-        _ => (rest, None),
-    };
-    if name.is_empty() {
-        return Err("no repository name".into());
-    }
-    let (host, path) = match name.split_once('/') {
-        Some((first, path))
-            if first.contains(['.', ':'])
-                || first == "localhost"
-                || first.bytes().any(|b| b.is_ascii_uppercase()) =>
-        {
-            (first.to_string(), path.to_string())
+    let reference = match (r.digest, r.tag) {
+        (Some(d), _) => {
+            media::check_digest(&d)?;
+            d
         }
-        _ => ("docker.io".to_string(), name.to_string()),
-    };
-    let host_ok = !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-:[]_".contains(&b));
-    if !host_ok {
-        return Err(format!("`{host}` is not a registry host"));
-    }
-    for component in path.split('/') {
-        check_path_component(component)?;
-    }
-    if host.len() + 1 + path.len() > 255 {
-        return Err("the repository name is longer than 255 characters".into());
-    }
-    let (host, path) = match host.as_str() {
-        "docker.io" | "index.docker.io" | "registry-1.docker.io" => {
-            let path = if path.contains('/') {
-                path
-            } else {
-                format!("library/{path}")
-            };
-            (DOCKER_HUB_HOST.to_string(), path)
-        }
-        _ => (host, path),
-    };
-    let reference = match (digest, tag) {
-        (Some(d), _) => media::check_digest(d).map(|_| d.to_string())?,
-        (None, Some(t)) => {
-            let ok = !t.is_empty()
-                && t.len() <= 128
-                && !t.starts_with(['.', '-'])
-                && t.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-            if !ok {
-                return Err(format!(
-                    "`{t}` is not a valid tag (1 to 128 of A-Z a-z 0-9 _ . -, not starting with . or -)"
-                ));
-            }
-            t.to_string()
-        }
+        (None, Some(t)) => t,
         (None, None) => "latest".to_string(),
     };
-    Ok((Repo { host, name: path }, reference))
-}
-
-/// One `/`-separated component of a repository name:
-/// `[a-z0-9]+` joined by `.`, `_`, `__` or runs of `-`.
-fn check_path_component(c: &str) -> Result<(), String> {
-    let bad = || {
-        Err(format!(
-            "repository name component `{c}` must be lower-case letters and digits, separated by `.`, `_`, `__` or `-`"
-        ))
-    };
-    if c.is_empty() {
-        return bad();
-    }
-    let bytes = c.as_bytes();
-    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    if !alnum(bytes[0]) || !alnum(bytes[bytes.len() - 1]) {
-        return bad();
-    }
-    let mut i = 0;
-    while i < bytes.len() {
-        if alnum(bytes[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && !alnum(bytes[i]) {
-            i += 1;
-        }
-        let sep = &c[start..i];
-        let ok = sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|b| b == b'-');
-        if !ok {
-            return bad();
-        }
-    }
-    Ok(())
+    Ok((Repo { host, name: r.path }, reference))
 }
 
 /// Whether a command-line argument names an image rather than a path on

@@ -1,61 +1,109 @@
-//! Image pull specs as opm v1.73.0 checks those of a bundle (`image`,
-//! `relatedImages[].image`) in `alpha/declcfg/declcfg_to_model.go`
-//! (`validateImagePullSpec`): `reference.ParseNormalizedNamed` of
-//! go.podman.io/image/v5/docker/reference (distribution's grammar) with
-//! digests checked by github.com/opencontainers/go-digest (only `sha256`,
-//! `sha384` and `sha512` are supported algorithms). An empty spec is not
-//! checked.
+//! Image references (`[HOST[:PORT]/]NAME[:TAG][@DIGEST]`) read by one
+//! grammar: distribution's, as `reference.ParseNormalizedNamed` of
+//! go.podman.io/image/v5/docker/reference applies it. opm v1.73.0 checks
+//! bundle and related image pull specs with it (`validateImagePullSpec`),
+//! and skopeo and cri-o pull by it, so the catalog validator
+//! ([`crate::fbc`]) and the registry client ([`crate::oci`]) both read
+//! references here and cannot disagree on what an image is.
+//!
+//! Normalization as that package does it: the first `/`-separated component
+//! is the registry when it holds a `.` or `:` or is `localhost` (an
+//! upper-case first component is not a registry: `MyReg/app` is an invalid
+//! Docker Hub name); otherwise the image is on `docker.io`, where a
+//! one-component name is under `library/`; `index.docker.io` is `docker.io`.
+//! Digests are checked as github.com/opencontainers/go-digest checks them
+//! (`sha256`, `sha384` and `sha512`). Error messages are the Go packages'.
 
-/// Why a pull spec does not parse, in the words of the Go packages.
-pub fn check(spec: &str) -> Result<(), String> {
+/// A parsed, normalized reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    /// The registry host, with its port (`docker.io` for Docker Hub).
+    pub domain: String,
+    /// The repository path within the registry (`library/busybox`).
+    pub path: String,
+    /// The tag, when given.
+    pub tag: Option<String>,
+    /// The digest (`ALG:HEX`), when given.
+    pub digest: Option<String>,
+}
+
+/// Why a reference does not parse, in the words of the Go packages.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ReferenceError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ReferenceError> {
+    Err(ReferenceError(msg.into()))
+}
+
+/// Docker Hub's name in normalized references.
+pub const DOCKER_HUB: &str = "docker.io";
+
+/// Parses `spec` as `ParseNormalizedNamed` does.
+pub fn parse_normalized(spec: &str) -> Result<Reference, ReferenceError> {
     if spec.len() == 64 && spec.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9')) {
-        return Err(format!(
+        return err(format!(
             "invalid repository name ({spec}), cannot specify 64-byte hexadecimal strings"
         ));
     }
     let (domain, remainder) = split_docker_domain(spec);
     let remote = remainder.split(':').next().unwrap_or("");
     if remote.to_lowercase() != remote {
-        return Err("invalid reference format: repository name must be lowercase".into());
+        return err("invalid reference format: repository name must be lowercase");
     }
     parse(&format!("{domain}/{remainder}"))
 }
 
-/// distribution's `splitDockerDomain`: the part before the first `/` is a
-/// registry when it holds a `.` or `:` or is `localhost`.
-fn split_docker_domain(name: &str) -> (&str, String) {
-    match name.find('/') {
+/// `splitDockerDomain`.
+fn split_docker_domain(name: &str) -> (String, String) {
+    let (domain, remainder) = match name.find('/') {
         Some(i) if name[..i].contains(['.', ':']) || &name[..i] == "localhost" => {
             (&name[..i], name[i + 1..].to_string())
         }
-        _ if !name.contains('/') => ("docker.io", format!("library/{name}")),
-        _ => ("docker.io", name.to_string()),
-    }
+        _ => (DOCKER_HUB, name.to_string()),
+    };
+    let domain = if domain == "index.docker.io" {
+        DOCKER_HUB
+    } else {
+        domain
+    };
+    let remainder = if domain == DOCKER_HUB && !remainder.contains('/') {
+        format!("library/{remainder}")
+    } else {
+        remainder
+    };
+    (domain.to_string(), remainder)
 }
 
-/// distribution's `reference.Parse` of a full reference.
-fn parse(s: &str) -> Result<(), String> {
+/// `reference.Parse` of a full reference (`DOMAIN/PATH...`).
+fn parse(s: &str) -> Result<Reference, ReferenceError> {
     if !matches_reference(s) {
         if s.is_empty() {
-            return Err("repository name must have at least one component".into());
+            return err("repository name must have at least one component");
         }
         if matches_reference(&s.to_lowercase()) {
-            return Err("repository name must be lowercase".into());
+            return err("repository name must be lowercase");
         }
-        return Err("invalid reference format".into());
+        return err("invalid reference format");
     }
     let (rest, digest) = match s.split_once('@') {
         Some((r, d)) => (r, Some(d)),
         None => (s, None),
     };
-    let (name, _) = split_tag(rest);
+    let (name, tag) = split_tag(rest);
     if name.len() > 255 {
-        return Err("repository name must not be more than 255 characters".into());
+        return err("repository name must not be more than 255 characters");
     }
     if let Some(d) = digest {
         check_digest(d)?;
     }
-    Ok(())
+    let (domain, path) = name.split_once('/').unwrap_or(("", name));
+    Ok(Reference {
+        domain: domain.to_string(),
+        path: path.to_string(),
+        tag: tag.map(str::to_string),
+        digest: digest.map(str::to_string),
+    })
 }
 
 /// `name[:tag]` split at a `:` that has no `/` after it.
@@ -172,26 +220,30 @@ fn digest_syntax(d: &str) -> bool {
 }
 
 /// go-digest's `Digest.Validate`.
-fn check_digest(d: &str) -> Result<(), String> {
+fn check_digest(d: &str) -> Result<(), ReferenceError> {
     let (alg, hex) = d.split_once(':').unwrap_or((d, ""));
     let size = match alg {
         "sha256" => 32,
         "sha384" => 48,
         "sha512" => 64,
-        _ => return Err("unsupported digest algorithm".into()),
+        _ => return err("unsupported digest algorithm"),
     };
     if hex.len() != size * 2 {
-        return Err("invalid checksum digest length".into());
+        return err("invalid checksum digest length");
     }
     if !hex.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9')) {
-        return Err("invalid checksum digest format".into());
+        return err("invalid checksum digest format");
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::check;
+    use super::*;
+
+    fn check(s: &str) -> Result<(), String> {
+        parse_normalized(s).map(|_| ()).map_err(|e| e.0)
+    }
 
     #[test]
     fn accepts_what_distribution_accepts() {
@@ -204,6 +256,7 @@ mod tests {
             "127.0.0.1:5000/cop/etcd-bundle:0.9.4".into(),
             format!("quay.io/operator-framework/foo-bundle@sha256:{sha}"),
             format!("quay.io/operator-framework/foo-bundle:v0.1.0@sha256:{sha}"),
+            format!("quay.io/x@sha512:{sha}{sha}"),
             "[::1]:5000/x/y:z".into(),
             "a__b/c-----d/e.f".into(),
         ] {
@@ -233,14 +286,46 @@ mod tests {
                 "invalid reference format: repository name must be lowercase",
             ),
             (
+                "MyReg/app:1".into(),
+                "invalid reference format: repository name must be lowercase",
+            ),
+            // `my_reg.io/app` reads as a path of two components (Go too).
+            ("my_reg.io:5000/app:1".into(), "invalid reference format"),
+            (
                 "quay.io/x:tag with space".into(),
                 "invalid reference format",
             ),
             ("QUAY.io:bad/x".into(), "invalid reference format"),
             (sha.clone(), "cannot specify 64-byte hexadecimal strings"),
+            (String::new(), "invalid reference format"),
         ] {
             let e = check(&bad).expect_err(&bad);
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn normalizes_as_parse_normalized_named() {
+        let r = |s: &str| parse_normalized(s).expect(s);
+        let hub = r("busybox");
+        assert_eq!(
+            (hub.domain.as_str(), hub.path.as_str()),
+            ("docker.io", "library/busybox")
+        );
+        assert_eq!(r("index.docker.io/busybox:1").path, "library/busybox");
+        assert_eq!(r("index.docker.io/busybox:1").domain, "docker.io");
+        assert_eq!(r("me/b:v1").path, "me/b");
+        let d = format!("sha256:{}", "a".repeat(64));
+        let full = r(&format!("q.io:5000/a/b:t@{d}"));
+        assert_eq!(
+            full,
+            Reference {
+                domain: "q.io:5000".into(),
+                path: "a/b".into(),
+                tag: Some("t".into()),
+                digest: Some(d),
+            }
+        );
+        assert_eq!(r("localhost/b").domain, "localhost");
     }
 }
