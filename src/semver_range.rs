@@ -43,6 +43,49 @@ use std::cmp::Ordering;
 
 use semver::Version;
 
+/// blang/semver's `Parse`: strict `MAJOR.MINOR.PATCH[-PRE][+BUILD]`, with
+/// blang's error text. The one reader of single versions the Go tools read
+/// strictly.
+pub fn parse(s: &str) -> Result<Version, String> {
+    if s.is_empty() {
+        return Err("Version string empty".into());
+    }
+    if s.splitn(3, '.').count() != 3 {
+        return Err("No Major.Minor.Patch elements found".into());
+    }
+    Version::parse(s).map_err(|e| e.to_string())
+}
+
+/// blang/semver's `ParseTolerant` (OLM reads `spec.version`, CEL's
+/// `semver_compare` and Kubernetes versions with it): trims spaces and a
+/// leading `v`, drops leading zeros and fills in a missing minor or patch
+/// (`1.22` is `1.22.0`); a short version with a pre-release or build is
+/// refused.
+pub fn parse_tolerant(s: &str) -> Result<Version, String> {
+    let s = s.trim();
+    let s = s.strip_prefix('v').unwrap_or(s);
+    let mut parts: Vec<String> = s.splitn(3, '.').map(str::to_string).collect();
+    for p in parts.iter_mut() {
+        if p.len() > 1 {
+            let trimmed = p.trim_start_matches('0');
+            *p = if trimmed.is_empty() || !trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+                format!("0{trimmed}")
+            } else {
+                trimmed.to_string()
+            };
+        }
+    }
+    if parts.len() < 3 {
+        if parts.last().is_some_and(|p| p.contains(['+', '-'])) {
+            return Err("Short version cannot contain PreRelease/Build meta data".into());
+        }
+        while parts.len() < 3 {
+            parts.push("0".into());
+        }
+    }
+    parse(&parts.join("."))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Eq,

@@ -1060,19 +1060,10 @@ fn no_overload(op: &str, a: &Val, b: &Val) -> CelError {
     )
 }
 
-/// blang/semver's `ParseTolerant`: a leading `v` and missing minor or
-/// patch parts are allowed.
+/// blang/semver's `ParseTolerant`, with cel-go's error for OLM's
+/// `semver_compare`.
 fn tolerant_semver(s: &str) -> Result<semver::Version, CelError> {
-    let t = s.trim().trim_start_matches('v');
-    let (core, rest) = match t.find(['-', '+']) {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let mut parts: Vec<&str> = core.split('.').collect();
-    while parts.len() < 3 {
-        parts.push("0");
-    }
-    semver::Version::parse(&format!("{}{rest}", parts.join(".")))
+    crate::semver_range::parse_tolerant(s)
         .map_err(|_| format!("unable to parse '{s}' to semver format"))
 }
 

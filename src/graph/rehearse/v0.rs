@@ -727,23 +727,15 @@ fn sub_successors(
 }
 
 /// A version read from a CSV name such as `etcdoperator.v0.9.4`, for a
-/// CSV the catalog does not have.
+/// CSV the catalog does not have: what follows the last `.v` (or a `v`
+/// before a digit), read as blang's `ParseTolerant` reads versions.
 fn version_from_name(name: &str) -> Option<Version> {
     let i = name.rfind(".v").map(|i| i + 2).or_else(|| {
         name.rfind('v')
             .filter(|i| name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
             .map(|i| i + 1)
     })?;
-    let t = &name[i..];
-    let (core, rest) = match t.find(['-', '+']) {
-        Some(j) => t.split_at(j),
-        None => (t, ""),
-    };
-    let mut parts: Vec<&str> = core.split('.').collect();
-    while parts.len() < 3 {
-        parts.push("0");
-    }
-    Version::parse(&format!("{}{rest}", parts.join("."))).ok()
+    crate::semver_range::parse_tolerant(&name[i..]).ok()
 }
 
 /// One resolution's view of a Subscription: its candidates, or OLM's

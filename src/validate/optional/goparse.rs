@@ -29,44 +29,14 @@ impl GoVersion {
     }
 }
 
-/// blang/semver `Parse`: strict `MAJOR.MINOR.PATCH[-PRE][+BUILD]`.
+/// blang/semver `Parse` ([`crate::semver_range::parse`]).
 pub fn semver_parse(s: &str) -> Result<GoVersion, String> {
-    if s.is_empty() {
-        return Err("Version string empty".into());
-    }
-    if s.splitn(3, '.').count() != 3 {
-        return Err("No Major.Minor.Patch elements found".into());
-    }
-    semver::Version::parse(s)
-        .map(GoVersion)
-        .map_err(|e| e.to_string())
+    crate::semver_range::parse(s).map(GoVersion)
 }
 
-/// blang/semver `ParseTolerant`: trims spaces and a leading `v`, drops
-/// leading zeros and fills in a missing minor or patch (`1.22` → `1.22.0`).
+/// blang/semver `ParseTolerant` ([`crate::semver_range::parse_tolerant`]).
 pub fn semver_parse_tolerant(s: &str) -> Result<GoVersion, String> {
-    let s = s.trim();
-    let s = s.strip_prefix('v').unwrap_or(s);
-    let mut parts: Vec<String> = s.splitn(3, '.').map(str::to_string).collect();
-    for p in parts.iter_mut() {
-        if p.len() > 1 {
-            let trimmed = p.trim_start_matches('0');
-            *p = if trimmed.is_empty() || !trimmed.starts_with(|c: char| c.is_ascii_digit()) {
-                format!("0{trimmed}")
-            } else {
-                trimmed.to_string()
-            };
-        }
-    }
-    if parts.len() < 3 {
-        if parts.last().is_some_and(|p| p.contains(['+', '-'])) {
-            return Err("Short version cannot contain PreRelease/Build meta data".into());
-        }
-        while parts.len() < 3 {
-            parts.push("0".into());
-        }
-    }
-    semver_parse(&parts.join("."))
+    crate::semver_range::parse_tolerant(s).map(GoVersion)
 }
 
 /// Go `net/mail.ParseAddress`: one RFC 5322 address, `local@domain` or
