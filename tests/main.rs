@@ -31,6 +31,7 @@ mod index_corpus;
 mod index_images;
 mod index_opm_rules;
 mod index_ops;
+mod index_overwrite;
 mod index_render;
 mod index_safety;
 mod index_tables;

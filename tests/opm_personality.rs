@@ -756,10 +756,10 @@ fn version_and_bad_input() {
     assert_eq!(code, 0);
     assert_eq!(native, out);
     // An opm flag not implemented: exit 2, the native equivalent named.
-    let (code, _, err) = opm(&["index", "add", "--bundles", "x", "--overwrite-latest"]);
+    let (code, _, err) = opm(&["registry", "mirror", "quay.io/x/a:v1", "quay.io/x/b:v1"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--overwrite-latest") && err.contains("olm-catalog index rm"),
+        err.contains("registry mirror") && err.contains("olm-catalog catalog mirror"),
         "{err}"
     );
     let (code, _, err) = opm(&["alpha", "bundle", "unpack", "quay.io/x/y:v1"]);

@@ -110,6 +110,11 @@ pub struct AddArgs {
     /// out and exit 1
     #[arg(long)]
     pub keep_going: bool,
+    /// Replace bundles already in the index by the bundles of the same CSV
+    /// name given (opm --overwrite-latest): each must head every channel it
+    /// is in, was added from an image, one per package, replaces mode only
+    #[arg(long)]
+    pub overwrite_latest: bool,
     /// Report format: a summary on stderr, or a JSON report on stdout
     #[arg(
         long,
@@ -333,6 +338,7 @@ impl AddArgs {
             permissive: a.permissive,
             enable_alpha: a.enable_alpha,
             keep_going: a.keep_going,
+            overwrite_latest: a.overwrite_latest,
             from_fbc: a.from_fbc.clone(),
         };
         let outcome = ops::index::add(&opts, client.as_ref(), &CliReporter)?;

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::error::{bail, fail, Context, Fail, Res};
 use rusqlite::{params, OptionalExtension, Transaction};
 
+use super::overwrite::{overwrite_plan, remove_overwritten_channel_head, semver_refusal};
 use super::record::BundleRecord;
 use crate::fbc::ChannelEntry;
 use crate::graph::modes::{self, Mode};
@@ -26,6 +27,10 @@ pub struct AddOptions {
     /// Leave out what cannot be added (and what depends on it) and add the
     /// rest, instead of refusing the whole add (`add_records_keep_going`).
     pub keep_going: bool,
+    /// opm's `--overwrite-latest`: a bundle whose CSV name is in the index
+    /// (added from an image) replaces it, when it heads every channel it is
+    /// in; one per package ([`overwrite_plan`]).
+    pub overwrite_latest: bool,
 }
 
 impl Default for AddOptions {
@@ -36,6 +41,7 @@ impl Default for AddOptions {
             permissive: false,
             enable_alpha: false,
             keep_going: false,
+            overwrite_latest: false,
         }
     }
 }
@@ -81,27 +87,36 @@ fn nullable(s: &str) -> Option<&str> {
     }
 }
 
+/// Refuses a bundle whose image is in the index already (opm's
+/// `BundleImageAlreadyAddedErr`; `opm index add` exits 2 on it).
+pub(super) fn check_image_not_in_index(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
+    use super::error::{Error, Fail};
+    if b.bundle_path.is_empty() {
+        return Ok(());
+    }
+    let other: Option<String> = tx
+        .query_row(
+            "SELECT name FROM operatorbundle WHERE bundlepath = ? LIMIT 1",
+            [&b.bundle_path],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(o) = other {
+        return Err(Fail::Typed(Error::BundleImageAlreadyAdded(format!(
+            "bundle image {} is already in the index as {o}; opm refuses to add an image twice (\"Bundle {} already exists\")",
+            b.bundle_path, b.bundle_path
+        ))));
+    }
+    Ok(())
+}
+
 /// Inserts the rows of one bundle (opm's `addOperatorBundle`, `addAPIs`,
 /// `addDependencies`, `addBundleProperties`).
 pub fn insert_bundle(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
     use super::error::{Error, Fail};
     // The image first: opm's sanity check reports it before the version,
     // and its exit code (2) is the one a re-added image gets.
-    if !b.bundle_path.is_empty() {
-        let other: Option<String> = tx
-            .query_row(
-                "SELECT name FROM operatorbundle WHERE bundlepath = ? LIMIT 1",
-                [&b.bundle_path],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(o) = other {
-            return Err(Fail::Typed(Error::BundleImageAlreadyAdded(format!(
-                "bundle image {} is already in the index as {o}; opm refuses to add an image twice (\"Bundle {} already exists\")",
-                b.bundle_path, b.bundle_path
-            ))));
-        }
-    }
+    check_image_not_in_index(tx, b)?;
     let exists: Option<String> = tx
         .query_row(
             "SELECT name FROM operatorbundle WHERE name = ?",
@@ -718,6 +733,13 @@ pub fn add_records(
     opts: &AddOptions,
 ) -> Res<AddReport> {
     let mut report = AddReport::default();
+    // opm checks the overwrites before anything else (two bundles of one
+    // name that both overwrite are its "more than one bundle" refusal).
+    let plan = if opts.overwrite_latest {
+        overwrite_plan(tx, &records.iter().collect::<Vec<_>>())?
+    } else {
+        BTreeMap::new()
+    };
     let mut seen = BTreeSet::new();
     for r in &records {
         if !seen.insert(r.name.clone()) {
@@ -735,7 +757,8 @@ pub fn add_records(
     }
     let mut pruned = Vec::new();
     for (pkg, recs) in by_pkg {
-        let (added, p) = add_package(tx, &pkg, recs, opts)?;
+        let overwritten = plan.get(&pkg).map(String::as_str);
+        let (added, p) = add_package(tx, &pkg, recs, opts, overwritten)?;
         report.added.extend(added);
         pruned.extend(p);
         report.packages.insert(pkg);
@@ -841,7 +864,9 @@ pub fn add_records_keep_going(
                 r.name,
                 others.join(", ")
             ))
-        } else if in_index.query_row([&r.name], |row| row.get::<_, bool>(0))? {
+        } else if !opts.overwrite_latest
+            && in_index.query_row([&r.name], |row| row.get::<_, bool>(0))?
+        {
             Some(format!(
                 "bundle {} is already in the index; remove it first (`index rm`) or bump its version",
                 r.name
@@ -907,8 +932,12 @@ pub fn add_records_keep_going(
         names.sort();
         let recs: Vec<BundleRecord> = items.into_iter().map(|(_, r)| r).collect();
         tx.execute_batch("SAVEPOINT olm_catalog_package")?;
-        let result = check_edge_packages(tx, &recs)
-            .and_then(|()| add_package(tx, &pkg, recs, opts))
+        let result = overwrite_plan(tx, &recs.iter().collect::<Vec<_>>())
+            .and_then(|plan| Ok((plan, check_edge_packages(tx, &recs)?)))
+            .and_then(|(plan, ())| {
+                let overwritten = plan.get(&pkg).map(String::as_str);
+                add_package(tx, &pkg, recs, opts, overwritten)
+            })
             .and_then(|(added, pruned)| {
                 if !pruned.is_empty() && !opts.permissive {
                     bail!("{}", prunes_message(&pruned, opts.mode));
@@ -988,13 +1017,27 @@ fn add_package(
     pkg: &str,
     mut recs: Vec<BundleRecord>,
     opts: &AddOptions,
+    overwritten: Option<&str>,
 ) -> Res<(Vec<String>, Vec<String>)> {
     let mode_name = opts.mode.as_str();
     let mut added = Vec::new();
     version_order(&mut recs);
+    if let Some(old) = overwritten {
+        if opts.mode == Mode::Replaces {
+            remove_overwritten_channel_head(tx, pkg, old)?;
+        } else if let Some(r) = recs.iter().find(|r| r.name == old) {
+            return Err(semver_refusal(tx, opts.mode, r)?);
+        }
+    }
     // What opm's checkForBundles expects afterwards: the channels the
-    // package had, and each new bundle in each of its channels.
-    let mut expected = channel_nodes(tx, pkg)?;
+    // package had, and each new bundle in each of its channels. After an
+    // overwrite only the new bundles, as opm checks: the old head's
+    // replaces and skips go with it.
+    let mut expected = if overwritten.is_some() {
+        BTreeMap::new()
+    } else {
+        channel_nodes(tx, pkg)?
+    };
     for r in &recs {
         for c in &r.channels {
             expected

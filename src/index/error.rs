@@ -134,6 +134,15 @@ pub enum Error {
     /// add` exits 3 on it).
     #[error("{0}")]
     PackageVersionAlreadyAdded(String),
+    /// An `index add --overwrite-latest` opm refuses: the bundle to
+    /// overwrite is not at the head of each of its channels, a package gets
+    /// two overwrites, the bundle in the index has no image (added from a
+    /// directory), is in another package, or the package is added in a
+    /// semver mode (opm's `OverwriteErr` and the errors around it,
+    /// pkg/registry/populator.go and pkg/lib/registry/registry.go at
+    /// v1.73.0; `opm index add` exits 1 on them).
+    #[error("{0}")]
+    Overwrite(String),
     /// A bundle opm refuses to add as it is (two CSVs, no package
     /// annotation, an invalid `olm.properties` annotation); the message
     /// names the file.

@@ -11,6 +11,7 @@ pub(crate) mod db;
 mod error;
 pub(crate) mod fbc_import;
 pub mod ops;
+mod overwrite;
 pub mod record;
 pub mod render;
 pub(crate) mod schema;

@@ -49,6 +49,9 @@ pub struct AddOptions {
     pub enable_alpha: bool,
     /// Leave out what cannot be added (and what needs it), add the rest.
     pub keep_going: bool,
+    /// opm's `--overwrite-latest`: a bundle whose CSV name is in the index
+    /// (as a channel head added from an image) replaces it.
+    pub overwrite_latest: bool,
     /// Add this file-based catalog instead of `bundles`.
     pub from_fbc: Option<PathBuf>,
 }
@@ -153,6 +156,7 @@ fn add_bundles(
         permissive: opts.permissive,
         enable_alpha: opts.enable_alpha,
         keep_going: opts.keep_going,
+        overwrite_latest: opts.overwrite_latest,
     };
     // Read, add and drop one unit (a package directory) at a time, all in
     // this transaction.

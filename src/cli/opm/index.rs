@@ -225,12 +225,6 @@ impl IndexCommand {
     pub fn run(self, tls: &TlsFlags) -> CmdResult {
         match self {
             IndexCommand::Add(a) => {
-                if on(a.overwrite_latest) {
-                    return Err(unsupported(
-                        "index add --overwrite-latest",
-                        "remove the package first (`olm-catalog index rm --database DB --packages PKG`), then add all its bundles again",
-                    ));
-                }
                 check_tools(&a.image, Some(&a.tools))?;
                 let mut native = vec![
                     "index".to_string(),
@@ -242,6 +236,9 @@ impl IndexCommand {
                 }
                 if on(a.enable_alpha) {
                     native.push("--enable-alpha".into());
+                }
+                if on(a.overwrite_latest) {
+                    native.push("--overwrite-latest".into());
                 }
                 native.extend(tls.native()?);
                 for b in slice(&a.bundles) {
@@ -665,12 +662,6 @@ impl RegistryCommand {
     pub fn run(self, tls: &TlsFlags) -> CmdResult {
         match self {
             RegistryCommand::Add(a) => {
-                if on(a.overwrite_latest) {
-                    return Err(unsupported(
-                        "registry add --overwrite-latest",
-                        "remove the package first (`olm-catalog index rm --database DB --packages PKG`), then add all its bundles again",
-                    ));
-                }
                 check_tool_name(&a.container_tool, &["none", "docker", "podman"])?;
                 let mut argv = vec![
                     "index".to_string(),
@@ -683,6 +674,9 @@ impl RegistryCommand {
                 }
                 if on(a.enable_alpha) {
                     argv.push("--enable-alpha".into());
+                }
+                if on(a.overwrite_latest) {
+                    argv.push("--overwrite-latest".into());
                 }
                 argv.extend(tls.native()?);
                 argv.extend(
