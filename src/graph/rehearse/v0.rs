@@ -911,6 +911,27 @@ pub fn rehearse_subscriptions(
     subs_in: &[Subscription],
     installed: &[InstalledCsv],
 ) -> Rehearsal {
+    // The resolver searches depth first, one frame per choice; a long
+    // dependency chain (thousands of packages) is deeper than a main
+    // thread's stack, so it runs on a thread with room for it (reserved,
+    // not committed, memory).
+    const STACK: usize = 512 << 20;
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("olm-v0-resolver".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, || rehearse_on_this_thread(cat, subs_in, installed))
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .unwrap_or_else(|_| rehearse_on_this_thread(cat, subs_in, installed))
+    })
+}
+
+/// [`rehearse_subscriptions`] on the calling thread.
+fn rehearse_on_this_thread(
+    cat: &Catalog,
+    subs_in: &[Subscription],
+    installed: &[InstalledCsv],
+) -> Rehearsal {
     let join =
         |f: &dyn Fn(&Subscription) -> String| subs_in.iter().map(f).collect::<Vec<_>>().join(", ");
     let mut r = Rehearsal {
