@@ -762,9 +762,9 @@ fn version_and_bad_input() {
         err.contains("--overwrite-latest") && err.contains("olm-catalog index rm"),
         "{err}"
     );
-    let (code, _, err) = opm(&["alpha", "bundle", "unpack", "quay.io/x/y:v1"]);
+    let (code, _, err) = opm(&["alpha", "convert-template", "basic", "x.json"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog render"), "{err}");
+    assert!(err.contains("olm-catalog render-template"), "{err}");
     // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
     // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[
@@ -1246,4 +1246,352 @@ fn alpha_bundle_build_pushes_the_generated_bundle() {
     let annotations = std::fs::read_to_string(tmp.path().join("bundle/metadata/annotations.yaml"))
         .expect("annotations");
     assert!(annotations.contains("channels.v1: beta\n"), "{annotations}");
+}
+
+/// Every file under `dir` (links as `-> target`), by path relative to it.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, String>) {
+        for e in std::fs::read_dir(dir).expect("read_dir") {
+            let p = e.expect("entry").path();
+            let rel = p
+                .strip_prefix(root)
+                .expect("under root")
+                .display()
+                .to_string();
+            let meta = std::fs::symlink_metadata(&p).expect("meta");
+            if meta.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).expect("link");
+                out.insert(rel, format!("-> {}", t.display()));
+            } else if meta.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read_to_string(&p).expect("utf-8 file"));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Builds the bundle directory `dir` into `HOST/opm-bundle/NAME:v1` with
+/// the native `bundle build`; its reference.
+fn push_bundle_dir(reg: &Registry, dir: &Path, name: &str) -> String {
+    let tag = format!("{}/opm-bundle/{name}:v1", reg.host());
+    let o = common::olm(&[
+        "bundle",
+        "build",
+        dir.to_str().expect("utf-8"),
+        "--tag",
+        &tag,
+        "-q",
+    ]);
+    assert!(
+        o.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    tag
+}
+
+/// A bundle directory under `tmp` named `name`: `manifests` copied from
+/// `manifests`, `metadata` from `metadata`.
+fn assemble_bundle(tmp: &Path, name: &str, manifests: &Path, metadata: &Path) -> PathBuf {
+    let dir = tmp.join(name);
+    for (from, sub) in [(manifests, "manifests"), (metadata, "metadata")] {
+        let to = dir.join(sub);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for e in std::fs::read_dir(from).expect("read") {
+            let p = e.expect("entry").path();
+            std::fs::copy(&p, to.join(p.file_name().expect("name"))).expect("copy");
+        }
+    }
+    dir
+}
+
+/// `opm alpha bundle unpack IMAGE [-o DIR]` (cmd/opm/alpha/bundle/unpack.go
+/// at v1.73.0): the image's files land in DIR (default `./`, made if
+/// missing, merged with what is there) as the bundle directory it was built
+/// from; a bundle that fails opm's validation is not written (exit 1)
+/// unless `--skip-validation`; an `--out` that is a file and opm's TLS flag
+/// conflicts (cmd/opm/internal/util.GetTLSOptions) exit 1. The native
+/// `olm-catalog bundle unpack IMAGE DIR` writes the same tree.
+#[test]
+fn alpha_bundle_unpack_writes_the_bundle_tree() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let etcd = common::corpus().join("operators/etcd/0.9.4");
+    let good = push_bundle_dir(&reg, &etcd, "etcd");
+    let want = tree(&etcd);
+
+    let (code, out, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &good, "-o", "out"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "");
+    assert_eq!(tree(&tmp.path().join("out")), want);
+
+    // The default --out is the current directory; what is there stays.
+    let cwd = tmp.path().join("cwd");
+    std::fs::create_dir_all(cwd.join("manifests")).expect("mkdir");
+    std::fs::write(cwd.join("manifests/keep.yaml"), "kept: true\n").expect("write");
+    let (code, _, err) = opm_in(&cwd, &["alpha", "bundle", "unpack", &good], None);
+    assert_eq!(code, 0, "{err}");
+    let mut merged = want.clone();
+    merged.insert("manifests/keep.yaml".into(), "kept: true\n".into());
+    assert_eq!(tree(&cwd), merged);
+
+    // The native form.
+    let native = tmp.path().join("native/deeper");
+    let (code, _, err) = common::run(&["bundle", "unpack", &good, native.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&native), want);
+
+    // A bundle opm's validators fail (validate_test.go "invalid csv": no
+    // install modes): nothing written, exit 1; -v skips the validation.
+    let cases = common::fixtures().join("opm-bundle-validate");
+    let bad_dir = assemble_bundle(
+        tmp.path(),
+        "bad-src",
+        &cases.join("invalid_manifests_bundle/invalid_csv"),
+        &cases.join("valid_bundle/metadata"),
+    );
+    let bad = push_bundle_dir(&reg, &bad_dir, "invalid-csv");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &bad, "-o", "bad"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("bundle content validation failed") && err.contains("install modes not found"),
+        "{err}"
+    );
+    assert!(tree(&tmp.path().join("bad")).is_empty());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "bundle",
+            "unpack",
+            &bad,
+            "-o",
+            "bad",
+            "--skip-validation",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&tmp.path().join("bad")), tree(&bad_dir));
+
+    // A bundle whose annotations fail: the format stage.
+    let annotations = push_bundle_dir(
+        &reg,
+        &cases.join("invalid_annotations_bundle"),
+        "invalid-annotations",
+    );
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &annotations, "-o", "ann"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("bundle format validation failed"), "{err}");
+
+    // --out a file; opm's TLS flag rules; one image exactly; a missing image.
+    std::fs::write(tmp.path().join("file"), "").expect("write");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &good, "-o", "file"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("out file is not a directory"), "{err}");
+    for (flags, says) in [
+        (
+            &["-s", "--use-http"][..],
+            "cannot use --use-http with --skip-tls",
+        ),
+        (
+            &["--skip-tls", "--skip-tls-verify"][..],
+            "cannot use --skip-tls-verify with --skip-tls",
+        ),
+        (
+            &["--use-http", "--skip-tls-verify"][..],
+            "--use-http and --skip-tls-verify cannot both be true",
+        ),
+    ] {
+        let mut args = vec!["alpha", "bundle", "unpack", good.as_str(), "-o", "tls"];
+        args.extend_from_slice(flags);
+        let (code, _, err) = opm_in(tmp.path(), &args, None);
+        assert_eq!(code, 1, "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+    }
+    let (code, _, err) = opm_in(tmp.path(), &["alpha", "bundle", "unpack"], None);
+    assert_eq!(code, 1, "{err}");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &good, &good],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    let missing = format!("{}/opm-bundle/missing:v1", reg.host());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &missing, "-o", "m"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `opm alpha bundle validate -t IMAGE -b none` on the bundles of
+/// operator-registry's pkg/lib/bundle/validate_test.go at v1.73.0
+/// (fixtures/opm-bundle-validate), each built into an image: exit 0 where
+/// the Go test expects no error, else 1 with the error it expects. `-b`
+/// takes any tool name (containertools.NewContainerTool: an unknown one is
+/// `none`); `--tag` is required; no positional argument is taken;
+/// `--optional-validators bundle-objects` adds operator-framework/api's
+/// object checks.
+#[test]
+fn alpha_bundle_validate_ports_operator_registry_cases() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cases = common::fixtures().join("opm-bundle-validate");
+    let metadata = cases.join("valid_bundle/metadata");
+    let validate = |tag: &str, extra: &[&str]| {
+        let mut args = vec!["alpha", "bundle", "validate", "-t", tag];
+        args.extend_from_slice(extra);
+        opm_in(tmp.path(), &args, None)
+    };
+    // (bundle, exit code, what the error says): TestValidateBundleFormat,
+    // TestValidateBundleDependencies, TestValidateBundle_InvalidRegistryVersion,
+    // TestValidateBundleContent.
+    let table: &[(&str, i32, &[&str])] = &[
+        ("valid_bundle", 0, &[]),
+        ("invalid_dependencies_bundle/invalid_gvk_dependency", 1, &["olm.gvk"]),
+        (
+            "invalid_dependencies_bundle/invalid_package_dependency",
+            1,
+            &["packageName", ">!0.2.0", "value.version"],
+        ),
+        ("invalid_dependencies_bundle/invalid_dependency_type", 1, &["olm.crd"]),
+        ("invalid_dependencies_bundle/invalid_label_dependency", 1, &["value.label"]),
+        ("invalid_annotations_bundle", 1, &["registry+v2"]),
+        ("invalid_manifests_bundle/invalid_csv", 1, &["install modes not found"]),
+        (
+            "invalid_manifests_bundle/invalid_crd",
+            1,
+            &["must contain unique version names"],
+        ),
+        (
+            "invalid_manifests_bundle/invalid_sa",
+            1,
+            &["json: cannot unmarshal number into Go struct field ObjectMeta.metadata.namespace of type string"],
+        ),
+        (
+            "invalid_manifests_bundle/invalid_type",
+            1,
+            &["ResourceQuota is not a supported type for a registry+v1 bundle"],
+        ),
+        (
+            "invalid_manifests_bundle/invalid_bundle",
+            1,
+            &["owned CRD", "EtcdCluster", "not found in bundle"],
+        ),
+        // A CRD the CSV does not own: a warning in opm's validator.
+        ("invalid_manifests_bundle/invalid_bundle_2", 0, &[]),
+        (
+            "invalid_manifests_bundle/invalid_annotation_name",
+            1,
+            &[
+                "provided annotation olm.operatorgroup uses wrong case and should be olm.operatorGroup instead",
+                "provided annotation olm.operatornamespace uses wrong case and should be olm.operatorNamespace instead",
+                "provided annotation olm.skiprange uses wrong case and should be olm.skipRange instead",
+            ],
+        ),
+    ];
+    let mut valid_tag = String::new();
+    for (i, (case, want_code, says)) in table.iter().enumerate() {
+        let src = cases.join(case);
+        let dir = if src.join("manifests").is_dir() {
+            src
+        } else {
+            assemble_bundle(tmp.path(), &format!("case-{i}"), &src, &metadata)
+        };
+        let tag = push_bundle_dir(&reg, &dir, &format!("case-{i}"));
+        let (code, out, err) = validate(&tag, &["-b", "none"]);
+        assert_eq!(code, *want_code, "{case}: {err}");
+        assert_eq!(out, "", "{case}");
+        for s in *says {
+            assert!(err.contains(s), "{case}: {s:?} not in {err}");
+        }
+        if *want_code == 1 {
+            assert!(err.contains("Bundle validation errors: "), "{case}: {err}");
+        } else {
+            assert!(
+                err.contains("All validation tests have been completed successfully"),
+                "{case}: {err}"
+            );
+        }
+        if *case == "valid_bundle" {
+            valid_tag = tag;
+        }
+    }
+
+    // The image builder: docker (the default) and podman are not needed
+    // (PATH has neither here), and a name opm does not know is `none`.
+    for b in [
+        &[][..],
+        &["-b", "podman"][..],
+        &["--image-builder", "nerdctl"][..],
+    ] {
+        let (code, _, err) = validate(&valid_tag, b);
+        assert_eq!(code, 0, "{b:?}: {err}");
+    }
+
+    // --optional-validators bundle-objects: a PriorityClass that is the
+    // global default fails only with it (operator-framework/api object.go).
+    let priority_class = assemble_bundle(
+        tmp.path(),
+        "objects",
+        &cases.join("valid_bundle/manifests"),
+        &metadata,
+    )
+    .join("manifests/etcdpriorityclass.yaml");
+    let text = std::fs::read_to_string(&priority_class).expect("read");
+    std::fs::write(
+        &priority_class,
+        text.replace("globalDefault: false", "globalDefault: true"),
+    )
+    .expect("write");
+    let tag = push_bundle_dir(&reg, &tmp.path().join("objects"), "objects");
+    let (code, _, err) = validate(&tag, &["-b", "none"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = validate(&tag, &["-b", "none", "-o", "bundle-objects"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("priorityclass-global-default"), "{err}");
+    // Names opm does not know are ignored (parseOptions).
+    let (code, _, err) = validate(&tag, &["-b", "none", "--optional-validators", "nothing"]);
+    assert_eq!(code, 0, "{err}");
+
+    // --tag is required (MarkFlagRequired); no argument (cobra.NoArgs); an
+    // image that is not there.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "validate", "-b", "none"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("required flag(s) \"tag\" not set"), "{err}");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "validate", "-t", &valid_tag, "extra"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    let missing = format!("{}/opm-bundle/missing:v1", reg.host());
+    let (code, _, err) = validate(&missing, &["-b", "none"]);
+    assert_eq!(code, 1, "{err}");
 }
