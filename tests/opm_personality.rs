@@ -1102,13 +1102,10 @@ fn registry_serve_stops_after_its_timeout() {
 #[test]
 fn alpha_bundle_generate_writes_opm_files() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let manifests = tmp.path().join("bundle/manifests");
-    std::fs::create_dir_all(&manifests).expect("mkdir");
-    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
-    for e in std::fs::read_dir(&from).expect("read corpus") {
-        let p = e.expect("entry").path();
-        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
-    }
+    copy_files(
+        &common::corpus().join("operators/etcd/0.9.4/manifests"),
+        &tmp.path().join("bundle/manifests"),
+    );
     let args = [
         "alpha",
         "bundle",
@@ -1201,13 +1198,10 @@ fn alpha_bundle_generate_writes_opm_files() {
 fn alpha_bundle_build_pushes_the_generated_bundle() {
     let reg = Registry::start();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let manifests = tmp.path().join("bundle/manifests");
-    std::fs::create_dir_all(&manifests).expect("mkdir");
-    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
-    for e in std::fs::read_dir(&from).expect("read corpus") {
-        let p = e.expect("entry").path();
-        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
-    }
+    copy_files(
+        &common::corpus().join("operators/etcd/0.9.4/manifests"),
+        &tmp.path().join("bundle/manifests"),
+    );
     let tag = format!("{}/cop/etcd-generated:v0.9.4", reg.host());
     let build = |channels: &str, extra: &[&str]| {
         let mut args = vec![
@@ -1294,18 +1288,21 @@ fn push_bundle_dir(reg: &Registry, dir: &Path, name: &str) -> String {
     tag
 }
 
+/// Copies the files of `from` into `to` (made if missing).
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, to.join(p.file_name().expect("name"))).expect("copy");
+    }
+}
+
 /// A bundle directory under `tmp` named `name`: `manifests` copied from
 /// `manifests`, `metadata` from `metadata`.
 fn assemble_bundle(tmp: &Path, name: &str, manifests: &Path, metadata: &Path) -> PathBuf {
     let dir = tmp.join(name);
-    for (from, sub) in [(manifests, "manifests"), (metadata, "metadata")] {
-        let to = dir.join(sub);
-        std::fs::create_dir_all(&to).expect("mkdir");
-        for e in std::fs::read_dir(from).expect("read") {
-            let p = e.expect("entry").path();
-            std::fs::copy(&p, to.join(p.file_name().expect("name"))).expect("copy");
-        }
-    }
+    copy_files(manifests, &dir.join("manifests"));
+    copy_files(metadata, &dir.join("metadata"));
     dir
 }
 

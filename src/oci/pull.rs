@@ -74,18 +74,35 @@ async fn fetch_layers(
     Ok((blobs, labels, digest))
 }
 
-/// The layers applied in order, keeping the paths `keep` accepts.
-fn merge_layers(
-    src_name: &str,
-    blobs: &[(String, Vec<u8>)],
+/// Pulls `reference` and hands its merged layers (the paths `keep`
+/// accepts), labels and digest to `use_fs`, which runs off the async
+/// threads: the one unpacking path of [`pull_bundle`] and [`unpack_image`].
+async fn with_merged_layers<T: Send + 'static>(
+    client: &RegistryClient,
+    reference: &str,
     limits: &UnpackLimits,
-    keep: &dyn Fn(&str) -> bool,
-) -> Result<LayerFs, OciError> {
-    let mut fs = LayerFs::default();
-    for (layer_digest, blob) in blobs {
-        fs.apply(blob, &format!("{src_name}@{layer_digest}"), limits, keep)?;
-    }
-    Ok(fs)
+    keep: fn(&str) -> bool,
+    use_fs: impl FnOnce(LayerFs, BTreeMap<String, String>, String) -> Result<T, OciError>
+        + Send
+        + 'static,
+) -> Result<T, OciError> {
+    let src: ImageRef = reference.parse()?;
+    let (blobs, labels, digest) = fetch_layers(client, &src, limits).await?;
+    let limits = *limits;
+    let src_name = src.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut fs = LayerFs::default();
+        for (layer_digest, blob) in &blobs {
+            fs.apply(blob, &format!("{src_name}@{layer_digest}"), &limits, &keep)?;
+        }
+        drop(blobs);
+        use_fs(fs, labels, digest)
+    })
+    .await
+    .map_err(|e| OciError::Task {
+        what: format!("unpacking {src}"),
+        reason: e.to_string(),
+    })?
 }
 
 /// Pulls one bundle image (registry reference or `oci:DIR:TAG`).
@@ -94,26 +111,23 @@ pub async fn pull_bundle(
     reference: &str,
     limits: &UnpackLimits,
 ) -> Result<PulledBundle, OciError> {
-    let src: ImageRef = reference.parse()?;
-    let (blobs, labels, digest) = fetch_layers(client, &src, limits).await?;
-    let limits = *limits;
-    let reference = reference.to_string();
-    let src_name = src.to_string();
-    tokio::task::spawn_blocking(move || {
-        let fs = merge_layers(&src_name, &blobs, &limits, &in_bundle)?;
-        let bundle = bundle_from_fs(&reference, &fs, &labels);
-        Ok(PulledBundle {
-            reference,
-            digest,
-            labels,
-            bundle,
-        })
-    })
+    let owned = reference.to_string();
+    with_merged_layers(
+        client,
+        reference,
+        limits,
+        in_bundle,
+        move |fs, labels, digest| {
+            let bundle = bundle_from_fs(&owned, &fs, &labels);
+            Ok(PulledBundle {
+                reference: owned,
+                digest,
+                labels,
+                bundle,
+            })
+        },
+    )
     .await
-    .map_err(|e| OciError::Task {
-        what: format!("unpacking {src}"),
-        reason: e.to_string(),
-    })?
 }
 
 /// An image whose files were written to a directory.
@@ -137,25 +151,22 @@ pub async fn unpack_image(
     dir: &Path,
     limits: &UnpackLimits,
 ) -> Result<UnpackedImage, OciError> {
-    let src: ImageRef = reference.parse()?;
-    let (blobs, labels, digest) = fetch_layers(client, &src, limits).await?;
-    let limits = *limits;
-    let src_name = src.to_string();
     let dir = dir.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let fs = merge_layers(&src_name, &blobs, &limits, &|_| true)?;
-        let paths = fs.write_to(&dir)?;
-        Ok(UnpackedImage {
-            digest,
-            labels,
-            paths,
-        })
-    })
+    with_merged_layers(
+        client,
+        reference,
+        limits,
+        |_| true,
+        move |fs, labels, digest| {
+            let paths = fs.write_to(&dir)?;
+            Ok(UnpackedImage {
+                digest,
+                labels,
+                paths,
+            })
+        },
+    )
     .await
-    .map_err(|e| OciError::Task {
-        what: format!("unpacking {src}"),
-        reason: e.to_string(),
-    })?
 }
 
 fn bundle_from_fs(reference: &str, fs: &LayerFs, labels: &BTreeMap<String, String>) -> Bundle {
