@@ -1592,3 +1592,52 @@ fn alpha_bundle_validate_ports_operator_registry_cases() {
     let (code, _, err) = validate(&missing, &["-b", "none"]);
     assert_eq!(code, 1, "{err}");
 }
+
+/// `opm alpha bundle validate` on corpus bundles, against what
+/// operator-framework/api's validators said of them
+/// (`../shared/opm-golden/validate/verdicts.json`, operator-sdk's default
+/// set): where they found nothing, opm's validators (a subset) find nothing
+/// either; CRD errors fail both; a ServiceAccount named like a deployment's
+/// is an error of api's bundle validator, which opm does not run
+/// (pkg/lib/bundle/validate.go runs operator-registry's own), so it passes.
+#[test]
+fn alpha_bundle_validate_agrees_with_the_golden_verdicts() {
+    let verdicts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::golden().join("validate/verdicts.json"))
+            .expect("verdicts.json"),
+    )
+    .expect("json");
+    let reg = Registry::start();
+    // (corpus folder, what the golden says, opm's exit code)
+    let table = [
+        ("operators/etcd/0.9.4", false, 0),
+        ("operators/ack-ecr-controller/0.0.11", false, 0),
+        ("operators/aqua/0.0.1", true, 1),
+        ("operators/cockroachdb/2.0.9", true, 1),
+        ("operators/hawtio-operator/0.1.0", true, 1),
+        (
+            "operators/community-windows-machine-config-operator/3.1.0",
+            true,
+            0,
+        ),
+        ("operators/node-healthcheck-operator/0.1.1", true, 0),
+    ];
+    for (i, (folder, golden_error, want)) in table.into_iter().enumerate() {
+        assert_eq!(
+            verdicts[folder]["error"].as_bool(),
+            Some(golden_error),
+            "{folder}: {}",
+            verdicts[folder]
+        );
+        if golden_error && want == 0 {
+            assert_eq!(
+                verdicts[folder]["types"],
+                serde_json::json!(["BundleNotValid"]),
+                "{folder}"
+            );
+        }
+        let tag = push_bundle_dir(&reg, &common::corpus().join(folder), &format!("golden-{i}"));
+        let (code, _, err) = opm(&["alpha", "bundle", "validate", "-t", &tag, "-b", "none"]);
+        assert_eq!(code, want, "{folder}: {err}");
+    }
+}
