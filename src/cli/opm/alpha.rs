@@ -600,31 +600,18 @@ fn validate_bundle_image(a: &BundleValidateArgs, tls: &TlsFlags) -> CmdResult {
 /// unless `--skip-validation`. opm's TLS flag rules
 /// (cmd/opm/internal/util.GetTLSOptions) are checked first.
 fn unpack_bundle_image(a: &BundleUnpackArgs, tls: &TlsFlags) -> CmdResult {
-    let skip_tls_given = a.skip_tls_short.is_some() || tls.skip_tls.is_some();
-    let skip_tls = a.skip_tls_short == Some(true) || tls.skip_tls == Some(true);
-    let skip_tls_verify = tls.skip_tls_verify == Some(true);
-    let use_http = tls.use_http == Some(true);
-    if skip_tls_given && tls.use_http.is_some() {
-        anyhow::bail!("invalid flag combination: cannot use --use-http with --skip-tls");
-    }
-    if skip_tls_given && tls.skip_tls_verify.is_some() {
-        anyhow::bail!("invalid flag combination: cannot use --skip-tls-verify with --skip-tls");
-    }
-    if skip_tls_verify && use_http {
-        anyhow::bail!(
-            "invalid flag combination: --use-http and --skip-tls-verify cannot both be true"
-        );
-    }
-    let ca_file = a
-        .root_ca
-        .clone()
-        .filter(|p| !p.as_os_str().is_empty())
-        .or_else(|| tls.ca_file.clone());
-    let registry = olm_catalog::ops::registry::RegistryOptions {
-        credential: None,
-        insecure: skip_tls || skip_tls_verify || use_http,
-        ca_file,
+    // unpack's own -s/--skip-tls and -c/--root-ca, over the root flags.
+    let tls = TlsFlags {
+        skip_tls: a.skip_tls_short.or(tls.skip_tls),
+        ca_file: a
+            .root_ca
+            .clone()
+            .filter(|p| !p.as_os_str().is_empty())
+            .or_else(|| tls.ca_file.clone()),
+        ..tls.clone()
     };
+    tls.check(true)?;
+    let registry = super::index::registry_flags(&tls).options()?;
     let validate = a.skip_validation != Some(true);
     olm_catalog::ops::image::unpack_bundle_image(&a.image, &a.out, &registry, &mut |dir| {
         if !validate {
