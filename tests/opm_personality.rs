@@ -1334,11 +1334,23 @@ fn alpha_bundle_unpack_writes_the_bundle_tree() {
     let cwd = tmp.path().join("cwd");
     std::fs::create_dir_all(cwd.join("manifests")).expect("mkdir");
     std::fs::write(cwd.join("manifests/keep.yaml"), "kept: true\n").expect("write");
+    // A link where the image has a file is replaced, not written through.
+    let outside = tmp.path().join("outside.yaml");
+    std::fs::write(&outside, "outside\n").expect("write");
+    std::os::unix::fs::symlink(
+        &outside,
+        cwd.join("manifests/etcdoperator.v0.9.4.clusterserviceversion.yaml"),
+    )
+    .expect("symlink");
     let (code, _, err) = opm_in(&cwd, &["alpha", "bundle", "unpack", &good], None);
     assert_eq!(code, 0, "{err}");
     let mut merged = want.clone();
     merged.insert("manifests/keep.yaml".into(), "kept: true\n".into());
     assert_eq!(tree(&cwd), merged);
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "outside\n"
+    );
 
     // The native form.
     let native = tmp.path().join("native/deeper");

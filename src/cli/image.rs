@@ -636,8 +636,8 @@ pub(super) struct CheckedImage<'a> {
 olm-catalog bundle unpack quay.io/me/mypkg-bundle:v1.0.0 ./mypkg-1.0.0\n  \
 olm-catalog bundle unpack oci:oci-images:mypkg-1.0.0 ./mypkg-1.0.0 && olm-catalog bundle validate ./mypkg-1.0.0\n\n\
 Writes every file of the image's layers (for a bundle image: manifests/ and metadata/) into DIR, \
-made if missing; files already in DIR are kept unless the image has the same path. Nothing is \
-written when the pull fails. The same as `opm alpha bundle unpack IMAGE -o DIR --skip-validation`; \
+made if missing; files already in DIR are kept unless the image has the same path. When the \
+pull fails, nothing is written into DIR. The same as `opm alpha bundle unpack IMAGE -o DIR --skip-validation`; \
 validate the result with `olm-catalog bundle validate DIR`.\n\
 Exit codes: 0 unpacked, 2 usage, registry or I/O failure.")]
 pub struct BundleUnpackArgs {

@@ -462,9 +462,9 @@ pub fn unpack_bundle_image(
 }
 
 /// Copies the content of `from` into `to` (both directories): directories
-/// merged, files and symbolic links replacing what is at their path (a link
-/// at a file's path is replaced, never written through). Errors name `to`'s
-/// paths.
+/// merged; a file or symbolic link replaces what is at its path (a link or
+/// file there is removed first, so nothing is written through a link of
+/// `to`). Errors name the path.
 fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
     let entries =
         std::fs::read_dir(from).map_err(|e| Error::io(format!("reading {}", from.display()), e))?;
@@ -475,32 +475,20 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
         let kind = entry
             .file_type()
             .map_err(|e| Error::io(format!("reading {}", src.display()), e))?;
-        let existing = std::fs::symlink_metadata(&dest).ok();
-        let remove_non_dir = |dest: &Path| -> Result<(), Error> {
-            if existing.as_ref().is_some_and(|m| !m.is_dir()) {
-                std::fs::remove_file(dest)
-                    .map_err(|e| Error::io(format!("replacing {}", dest.display()), e))?;
-            }
-            Ok(())
-        };
+        if std::fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_dir()) {
+            std::fs::remove_file(&dest)
+                .map_err(|e| Error::io(format!("replacing {}", dest.display()), e))?;
+        }
         if kind.is_dir() {
-            if existing
-                .as_ref()
-                .is_some_and(|m| m.file_type().is_symlink())
-            {
-                remove_non_dir(&dest)?;
-            }
             std::fs::create_dir_all(&dest)
                 .map_err(|e| Error::io(format!("creating {}", dest.display()), e))?;
             copy_tree(&src, &dest)?;
         } else if kind.is_symlink() {
             let target = std::fs::read_link(&src)
                 .map_err(|e| Error::io(format!("reading {}", src.display()), e))?;
-            remove_non_dir(&dest)?;
             std::os::unix::fs::symlink(&target, &dest)
                 .map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
         } else {
-            remove_non_dir(&dest)?;
             std::fs::copy(&src, &dest)
                 .map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
         }
