@@ -1306,6 +1306,44 @@ fn assemble_bundle(tmp: &Path, name: &str, manifests: &Path, metadata: &Path) ->
     dir
 }
 
+/// The corpus's etcd 0.9.4 bundle (what operator-registry's
+/// pkg/lib/bundle/testdata/validate bundles are made of), copied to
+/// `tmp/name` and changed by `edit`.
+fn etcd_case(tmp: &Path, name: &str, edit: &dyn Fn(&Path)) -> PathBuf {
+    let etcd = common::corpus().join("operators/etcd/0.9.4");
+    let dir = assemble_bundle(tmp, name, &etcd.join("manifests"), &etcd.join("metadata"));
+    edit(&dir);
+    dir
+}
+
+/// Writes `text` to `dir/rel`.
+fn write_file(dir: &Path, rel: &str, text: &str) {
+    std::fs::write(dir.join(rel), text).expect("write");
+}
+
+/// Replaces `from` (which must be there) by `to` in `dir/rel`.
+fn replace_in(dir: &Path, rel: &str, from: &str, to: &str) {
+    let path = dir.join(rel);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.contains(from), "{rel} lacks {from:?}");
+    std::fs::write(&path, text.replacen(from, to, 1)).expect("write");
+}
+
+/// The etcd CSV's file in a bundle.
+const ETCD_CSV: &str = "manifests/etcdoperator.v0.9.4.clusterserviceversion.yaml";
+
+/// validate_test.go's "invalid csv": the CSV without its install modes.
+fn drop_install_modes(dir: &Path) {
+    replace_in(
+        dir,
+        ETCD_CSV,
+        "  installModes:\n  - supported: true\n    type: OwnNamespace\n  - supported: true\n    \
+         type: SingleNamespace\n  - supported: false\n    type: MultiNamespace\n  - supported: \
+         false\n    type: AllNamespaces\n",
+        "",
+    );
+}
+
 /// `opm alpha bundle unpack IMAGE [-o DIR]` (cmd/opm/alpha/bundle/unpack.go
 /// at v1.73.0): the image's files land in DIR (default `./`, made if
 /// missing, merged with what is there) as the bundle directory it was built
@@ -1360,13 +1398,7 @@ fn alpha_bundle_unpack_writes_the_bundle_tree() {
 
     // A bundle opm's validators fail (validate_test.go "invalid csv": no
     // install modes): nothing written, exit 1; -v skips the validation.
-    let cases = common::fixtures().join("opm-bundle-validate");
-    let bad_dir = assemble_bundle(
-        tmp.path(),
-        "bad-src",
-        &cases.join("invalid_manifests_bundle/invalid_csv"),
-        &cases.join("valid_bundle/metadata"),
-    );
+    let bad_dir = etcd_case(tmp.path(), "bad-src", &drop_install_modes);
     let bad = push_bundle_dir(&reg, &bad_dir, "invalid-csv");
     let (code, _, err) = opm_in(
         tmp.path(),
@@ -1396,11 +1428,10 @@ fn alpha_bundle_unpack_writes_the_bundle_tree() {
     assert_eq!(tree(&tmp.path().join("bad")), tree(&bad_dir));
 
     // A bundle whose annotations fail: the format stage.
-    let annotations = push_bundle_dir(
-        &reg,
-        &cases.join("invalid_annotations_bundle"),
-        "invalid-annotations",
-    );
+    let annotations_dir = etcd_case(tmp.path(), "annotations-src", &|d| {
+        replace_in(d, "metadata/annotations.yaml", "registry+v1", "registry+v2")
+    });
+    let annotations = push_bundle_dir(&reg, &annotations_dir, "invalid-annotations");
     let (code, _, err) = opm_in(
         tmp.path(),
         &["alpha", "bundle", "unpack", &annotations, "-o", "ann"],
@@ -1456,63 +1487,193 @@ fn alpha_bundle_unpack_writes_the_bundle_tree() {
 }
 
 /// `opm alpha bundle validate -t IMAGE -b none` on the bundles of
-/// operator-registry's pkg/lib/bundle/validate_test.go at v1.73.0
-/// (fixtures/opm-bundle-validate), each built into an image: exit 0 where
-/// the Go test expects no error, else 1 with the error it expects. `-b`
-/// takes any tool name (containertools.NewContainerTool: an unknown one is
-/// `none`); `--tag` is required; no positional argument is taken;
-/// `--optional-validators bundle-objects` adds operator-framework/api's
-/// object checks.
+/// operator-registry's pkg/lib/bundle/validate_test.go at v1.73.0, each
+/// made as its testdata is (the etcd 0.9.4 bundle with one change; docs/
+/// opm-tests.md) and built into an image: exit 0 where the Go test expects
+/// no error, else 1 with the error it expects. `-b` takes any tool name
+/// (containertools.NewContainerTool: an unknown one is `none`); `--tag` is
+/// required; no positional argument is taken; `--optional-validators
+/// bundle-objects` adds operator-framework/api's object checks.
 #[test]
 fn alpha_bundle_validate_ports_operator_registry_cases() {
     let reg = Registry::start();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let cases = common::fixtures().join("opm-bundle-validate");
-    let metadata = cases.join("valid_bundle/metadata");
     let validate = |tag: &str, extra: &[&str]| {
         let mut args = vec!["alpha", "bundle", "validate", "-t", tag];
         args.extend_from_slice(extra);
         opm_in(tmp.path(), &args, None)
     };
-    // (bundle, exit code, what the error says): TestValidateBundleFormat,
-    // TestValidateBundleDependencies, TestValidateBundle_InvalidRegistryVersion,
-    // TestValidateBundleContent.
-    let table: &[(&str, i32, &[&str])] = &[
-        ("valid_bundle", 0, &[]),
-        ("invalid_dependencies_bundle/invalid_gvk_dependency", 1, &["olm.gvk"]),
+    let dependencies =
+        |text: &'static str| move |d: &Path| write_file(d, "metadata/dependencies.yaml", text);
+    // valid_bundle's objects besides the etcd bundle's own.
+    let valid_objects = |d: &Path| {
+        write_file(
+            d,
+            "manifests/etcdconfigmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"my-config-map\"\ndata:\n  \
+             allowed: '\"true\"'\n  enemies: aliens\n  lives: \"3\"\n",
+        );
+        write_file(
+            d,
+            "manifests/etcdpdb.yaml",
+            "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: etcd-pdb\n\
+             spec:\n  minAvailable: 2\n  selector:\n    matchLabels:\n      app: etcd",
+        );
+        write_file(
+            d,
+            "manifests/etcdpriorityclass.yaml",
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: \
+             high-priority\nvalue: 1000000\nglobalDefault: false\ndescription: \"This priority \
+             class should be used for XYZ service pods only.\"",
+        );
+        write_file(
+            d,
+            "manifests/etcdsecret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: mysecret\ntype: Opaque\ndata:\n  \
+             username: YWRtaW4=\n  password: MWYyZDFlMmU2N2Rm\n",
+        );
+        write_file(
+            d,
+            "manifests/etcdvpa.yaml",
+            "apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: \
+             my-rec-vpa\nspec:\n  targetRef:\n    apiVersion: \"apps/v1\"\n    kind:       \
+             Deployment\n    name:       my-etcd-deployment\n  updatePolicy:\n    updateMode: \
+             \"Off\"\n",
+        );
+    };
+    type Edit<'a> = Box<dyn Fn(&Path) + 'a>;
+    // (testdata bundle, how it is made, exit code, what the error says):
+    // TestValidateBundleFormat, TestValidateBundleDependencies,
+    // TestValidateBundle_InvalidRegistryVersion, TestValidateBundleContent.
+    let table: Vec<(&str, Edit, i32, &[&str])> = vec![
+        ("valid_bundle", Box::new(valid_objects), 0, &[]),
         (
-            "invalid_dependencies_bundle/invalid_package_dependency",
+            "invalid_gvk_dependency",
+            Box::new(dependencies("dependencies:\n  - type: olm.gvk\n")),
+            1,
+            &["olm.gvk"],
+        ),
+        (
+            "invalid_package_dependency",
+            Box::new(dependencies(
+                "dependencies:\n  - type: olm.package\n    value:\n      version: \"0.2.0\"\n  \
+                 - type: olm.package\n    value:\n      packageName: testoperator\n      \
+                 version: \">!0.2.0\"\n  - type: olm.package\n    value:\n      packageName: \
+                 testoperator2\n",
+            )),
             1,
             &["packageName", ">!0.2.0", "value.version"],
         ),
-        ("invalid_dependencies_bundle/invalid_dependency_type", 1, &["olm.crd"]),
-        ("invalid_dependencies_bundle/invalid_label_dependency", 1, &["value.label"]),
-        ("invalid_annotations_bundle", 1, &["registry+v2"]),
-        ("invalid_manifests_bundle/invalid_csv", 1, &["install modes not found"]),
         (
-            "invalid_manifests_bundle/invalid_crd",
+            "invalid_dependency_type",
+            Box::new(dependencies(
+                "dependencies:\n  - type: olm.crd\n    value:\n      group: test.coreos.com\n      \
+                 version: v1alpha1\n      kind: testcrd\n",
+            )),
+            1,
+            &["olm.crd"],
+        ),
+        (
+            "invalid_label_dependency",
+            Box::new(dependencies("dependencies:\n  - type: olm.label\n    value:\n")),
+            1,
+            &["value.label"],
+        ),
+        (
+            "invalid_annotations_bundle",
+            Box::new(|d: &Path| {
+                replace_in(d, "metadata/annotations.yaml", "registry+v1", "registry+v2")
+            }),
+            1,
+            &["registry+v2"],
+        ),
+        (
+            "invalid_csv",
+            Box::new(drop_install_modes),
+            1,
+            &["install modes not found"],
+        ),
+        (
+            "invalid_crd",
+            Box::new(|d: &Path| {
+                let crd = "manifests/etcdrestores.etcd.database.coreos.com.crd.yaml";
+                let text = std::fs::read_to_string(d.join(crd)).expect("read");
+                write_file(
+                    d,
+                    crd,
+                    &format!("{text}  - name: v1beta2\n    served: true\n    storage: false\n"),
+                );
+            }),
             1,
             &["must contain unique version names"],
         ),
         (
-            "invalid_manifests_bundle/invalid_sa",
+            "invalid_sa",
+            Box::new(|d: &Path| {
+                write_file(
+                    d,
+                    "manifests/etcd.serviceaccount.yaml",
+                    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: etcd\n  namespace: 0",
+                )
+            }),
             1,
             &["json: cannot unmarshal number into Go struct field ObjectMeta.metadata.namespace of type string"],
         ),
         (
-            "invalid_manifests_bundle/invalid_type",
+            "invalid_type",
+            Box::new(|d: &Path| {
+                write_file(
+                    d,
+                    "manifests/etcd.resourcequota.yaml",
+                    "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: etcd\nspec:\n  hard:\n    \
+                     requests.cpu: \"1\"\n    requests.memory: 1Gi\n    limits.cpu: \"2\"\n    \
+                     limits.memory: 2Gi\n",
+                )
+            }),
             1,
             &["ResourceQuota is not a supported type for a registry+v1 bundle"],
         ),
         (
-            "invalid_manifests_bundle/invalid_bundle",
+            "invalid_bundle",
+            Box::new(|d: &Path| {
+                std::fs::remove_file(
+                    d.join("manifests/etcdclusters.etcd.database.coreos.com.crd.yaml"),
+                )
+                .expect("remove")
+            }),
             1,
             &["owned CRD", "EtcdCluster", "not found in bundle"],
         ),
         // A CRD the CSV does not own: a warning in opm's validator.
-        ("invalid_manifests_bundle/invalid_bundle_2", 0, &[]),
         (
-            "invalid_manifests_bundle/invalid_annotation_name",
+            "invalid_bundle_2",
+            Box::new(|d: &Path| {
+                let from = d.join("manifests/etcdclusters.etcd.database.coreos.com.crd.yaml");
+                let text = std::fs::read_to_string(from).expect("read");
+                write_file(
+                    d,
+                    "manifests/etcdwidgets.crd.yaml",
+                    &text
+                        .replace("etcdclusters", "etcdwidgets")
+                        .replace("etcdcluster", "etcdwidget")
+                        .replace("EtcdCluster", "EtcdWidget"),
+                );
+            }),
+            0,
+            &[],
+        ),
+        (
+            "invalid_annotation_name",
+            Box::new(|d: &Path| {
+                replace_in(
+                    d,
+                    ETCD_CSV,
+                    "metadata:\n  annotations:\n",
+                    "metadata:\n  annotations:\n    olm.operatorgroup: global-operators\n    \
+                     olm.operatornamespace: openshift-operators\n    olm.skiprange: '>=4.1.0 \
+                     <4.1.2'\n",
+                )
+            }),
             1,
             &[
                 "provided annotation olm.operatorgroup uses wrong case and should be olm.operatorGroup instead",
@@ -1522,13 +1683,8 @@ fn alpha_bundle_validate_ports_operator_registry_cases() {
         ),
     ];
     let mut valid_tag = String::new();
-    for (i, (case, want_code, says)) in table.iter().enumerate() {
-        let src = cases.join(case);
-        let dir = if src.join("manifests").is_dir() {
-            src
-        } else {
-            assemble_bundle(tmp.path(), &format!("case-{i}"), &src, &metadata)
-        };
+    for (i, (case, edit, want_code, says)) in table.iter().enumerate() {
+        let dir = etcd_case(tmp.path(), &format!("case-{i}"), edit);
         let tag = push_bundle_dir(&reg, &dir, &format!("case-{i}"));
         let (code, out, err) = validate(&tag, &["-b", "none"]);
         assert_eq!(code, *want_code, "{case}: {err}");
@@ -1547,6 +1703,13 @@ fn alpha_bundle_validate_ports_operator_registry_cases() {
         if *case == "valid_bundle" {
             valid_tag = tag;
         }
+        if *case == "invalid_bundle_2" {
+            // operator-framework/api's bundle validator (the native one,
+            // operator-sdk's) does fail it.
+            let (code, out, _) = common::run(&["bundle", "validate", dir.to_str().expect("utf-8")]);
+            assert_eq!(code, 1, "{out}");
+            assert!(out.contains("bundle-crd-not-in-csv"), "{out}");
+        }
     }
 
     // The image builder: docker (the default) and podman are not needed
@@ -1562,20 +1725,16 @@ fn alpha_bundle_validate_ports_operator_registry_cases() {
 
     // --optional-validators bundle-objects: a PriorityClass that is the
     // global default fails only with it (operator-framework/api object.go).
-    let priority_class = assemble_bundle(
-        tmp.path(),
-        "objects",
-        &cases.join("valid_bundle/manifests"),
-        &metadata,
-    )
-    .join("manifests/etcdpriorityclass.yaml");
-    let text = std::fs::read_to_string(&priority_class).expect("read");
-    std::fs::write(
-        &priority_class,
-        text.replace("globalDefault: false", "globalDefault: true"),
-    )
-    .expect("write");
-    let tag = push_bundle_dir(&reg, &tmp.path().join("objects"), "objects");
+    let objects = etcd_case(tmp.path(), "objects", &|d| {
+        valid_objects(d);
+        replace_in(
+            d,
+            "manifests/etcdpriorityclass.yaml",
+            "globalDefault: false",
+            "globalDefault: true",
+        );
+    });
+    let tag = push_bundle_dir(&reg, &objects, "objects");
     let (code, _, err) = validate(&tag, &["-b", "none"]);
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = validate(&tag, &["-b", "none", "-o", "bundle-objects"]);
