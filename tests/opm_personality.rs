@@ -762,9 +762,9 @@ fn version_and_bad_input() {
         err.contains("registry mirror") && err.contains("olm-catalog catalog mirror"),
         "{err}"
     );
-    let (code, _, err) = opm(&["alpha", "bundle", "unpack", "quay.io/x/y:v1"]);
+    let (code, _, err) = opm(&["alpha", "convert-template", "basic", "x.json"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog render"), "{err}");
+    assert!(err.contains("olm-catalog render-template"), "{err}");
     // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
     // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[
@@ -1102,13 +1102,10 @@ fn registry_serve_stops_after_its_timeout() {
 #[test]
 fn alpha_bundle_generate_writes_opm_files() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let manifests = tmp.path().join("bundle/manifests");
-    std::fs::create_dir_all(&manifests).expect("mkdir");
-    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
-    for e in std::fs::read_dir(&from).expect("read corpus") {
-        let p = e.expect("entry").path();
-        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
-    }
+    copy_files(
+        &common::corpus().join("operators/etcd/0.9.4/manifests"),
+        &tmp.path().join("bundle/manifests"),
+    );
     let args = [
         "alpha",
         "bundle",
@@ -1201,13 +1198,10 @@ fn alpha_bundle_generate_writes_opm_files() {
 fn alpha_bundle_build_pushes_the_generated_bundle() {
     let reg = Registry::start();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let manifests = tmp.path().join("bundle/manifests");
-    std::fs::create_dir_all(&manifests).expect("mkdir");
-    let from = common::corpus().join("operators/etcd/0.9.4/manifests");
-    for e in std::fs::read_dir(&from).expect("read corpus") {
-        let p = e.expect("entry").path();
-        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
-    }
+    copy_files(
+        &common::corpus().join("operators/etcd/0.9.4/manifests"),
+        &tmp.path().join("bundle/manifests"),
+    );
     let tag = format!("{}/cop/etcd-generated:v0.9.4", reg.host());
     let build = |channels: &str, extra: &[&str]| {
         let mut args = vec![
@@ -1246,4 +1240,575 @@ fn alpha_bundle_build_pushes_the_generated_bundle() {
     let annotations = std::fs::read_to_string(tmp.path().join("bundle/metadata/annotations.yaml"))
         .expect("annotations");
     assert!(annotations.contains("channels.v1: beta\n"), "{annotations}");
+}
+
+/// Every file under `dir` (links as `-> target`), by path relative to it.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, String>) {
+        for e in std::fs::read_dir(dir).expect("read_dir") {
+            let p = e.expect("entry").path();
+            let rel = p
+                .strip_prefix(root)
+                .expect("under root")
+                .display()
+                .to_string();
+            let meta = std::fs::symlink_metadata(&p).expect("meta");
+            if meta.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).expect("link");
+                out.insert(rel, format!("-> {}", t.display()));
+            } else if meta.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read_to_string(&p).expect("utf-8 file"));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Builds the bundle directory `dir` into `HOST/opm-bundle/NAME:v1` with
+/// the native `bundle build`; its reference.
+fn push_bundle_dir(reg: &Registry, dir: &Path, name: &str) -> String {
+    let tag = format!("{}/opm-bundle/{name}:v1", reg.host());
+    let o = common::olm(&[
+        "bundle",
+        "build",
+        dir.to_str().expect("utf-8"),
+        "--tag",
+        &tag,
+        "-q",
+    ]);
+    assert!(
+        o.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    tag
+}
+
+/// Copies the files of `from` into `to` (made if missing).
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, to.join(p.file_name().expect("name"))).expect("copy");
+    }
+}
+
+/// A bundle directory under `tmp` named `name`: `manifests` copied from
+/// `manifests`, `metadata` from `metadata`.
+fn assemble_bundle(tmp: &Path, name: &str, manifests: &Path, metadata: &Path) -> PathBuf {
+    let dir = tmp.join(name);
+    copy_files(manifests, &dir.join("manifests"));
+    copy_files(metadata, &dir.join("metadata"));
+    dir
+}
+
+/// The corpus's etcd 0.9.4 bundle (what operator-registry's
+/// pkg/lib/bundle/testdata/validate bundles are made of), copied to
+/// `tmp/name` and changed by `edit`.
+fn etcd_case(tmp: &Path, name: &str, edit: &dyn Fn(&Path)) -> PathBuf {
+    let etcd = common::corpus().join("operators/etcd/0.9.4");
+    let dir = assemble_bundle(tmp, name, &etcd.join("manifests"), &etcd.join("metadata"));
+    edit(&dir);
+    dir
+}
+
+/// Writes `text` to `dir/rel`.
+fn write_file(dir: &Path, rel: &str, text: &str) {
+    std::fs::write(dir.join(rel), text).expect("write");
+}
+
+/// Replaces `from` (which must be there) by `to` in `dir/rel`.
+fn replace_in(dir: &Path, rel: &str, from: &str, to: &str) {
+    let path = dir.join(rel);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.contains(from), "{rel} lacks {from:?}");
+    std::fs::write(&path, text.replacen(from, to, 1)).expect("write");
+}
+
+/// The etcd CSV's file in a bundle.
+const ETCD_CSV: &str = "manifests/etcdoperator.v0.9.4.clusterserviceversion.yaml";
+
+/// validate_test.go's "invalid csv": the CSV without its install modes.
+fn drop_install_modes(dir: &Path) {
+    replace_in(
+        dir,
+        ETCD_CSV,
+        "  installModes:\n  - supported: true\n    type: OwnNamespace\n  - supported: true\n    \
+         type: SingleNamespace\n  - supported: false\n    type: MultiNamespace\n  - supported: \
+         false\n    type: AllNamespaces\n",
+        "",
+    );
+}
+
+/// `opm alpha bundle unpack IMAGE [-o DIR]` (cmd/opm/alpha/bundle/unpack.go
+/// at v1.73.0): the image's files land in DIR (default `./`, made if
+/// missing, merged with what is there) as the bundle directory it was built
+/// from; a bundle that fails opm's validation is not written (exit 1)
+/// unless `--skip-validation`; an `--out` that is a file and opm's TLS flag
+/// conflicts (cmd/opm/internal/util.GetTLSOptions) exit 1. The native
+/// `olm-catalog bundle unpack IMAGE DIR` writes the same tree.
+#[test]
+fn alpha_bundle_unpack_writes_the_bundle_tree() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let etcd = common::corpus().join("operators/etcd/0.9.4");
+    let good = push_bundle_dir(&reg, &etcd, "etcd");
+    let want = tree(&etcd);
+
+    let (code, out, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &good, "-o", "out"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "");
+    assert_eq!(tree(&tmp.path().join("out")), want);
+
+    // The default --out is the current directory; what is there stays.
+    let cwd = tmp.path().join("cwd");
+    std::fs::create_dir_all(cwd.join("manifests")).expect("mkdir");
+    std::fs::write(cwd.join("manifests/keep.yaml"), "kept: true\n").expect("write");
+    // A link where the image has a file is replaced, not written through.
+    let outside = tmp.path().join("outside.yaml");
+    std::fs::write(&outside, "outside\n").expect("write");
+    std::os::unix::fs::symlink(
+        &outside,
+        cwd.join("manifests/etcdoperator.v0.9.4.clusterserviceversion.yaml"),
+    )
+    .expect("symlink");
+    let (code, _, err) = opm_in(&cwd, &["alpha", "bundle", "unpack", &good], None);
+    assert_eq!(code, 0, "{err}");
+    let mut merged = want.clone();
+    merged.insert("manifests/keep.yaml".into(), "kept: true\n".into());
+    assert_eq!(tree(&cwd), merged);
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "outside\n"
+    );
+
+    // The native form.
+    let native = tmp.path().join("native/deeper");
+    let (code, _, err) = common::run(&["bundle", "unpack", &good, native.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&native), want);
+
+    // A bundle opm's validators fail (validate_test.go "invalid csv": no
+    // install modes): nothing written, exit 1; -v skips the validation.
+    let bad_dir = etcd_case(tmp.path(), "bad-src", &drop_install_modes);
+    let bad = push_bundle_dir(&reg, &bad_dir, "invalid-csv");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &bad, "-o", "bad"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("bundle content validation failed") && err.contains("install modes not found"),
+        "{err}"
+    );
+    assert!(tree(&tmp.path().join("bad")).is_empty());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "bundle",
+            "unpack",
+            &bad,
+            "-o",
+            "bad",
+            "--skip-validation",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tree(&tmp.path().join("bad")), tree(&bad_dir));
+
+    // A bundle whose annotations fail: the format stage.
+    let annotations_dir = etcd_case(tmp.path(), "annotations-src", &|d| {
+        replace_in(d, "metadata/annotations.yaml", "registry+v1", "registry+v2")
+    });
+    let annotations = push_bundle_dir(&reg, &annotations_dir, "invalid-annotations");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &annotations, "-o", "ann"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("bundle format validation failed"), "{err}");
+
+    // --out a file; opm's TLS flag rules; one image exactly; a missing image.
+    std::fs::write(tmp.path().join("file"), "").expect("write");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &good, "-o", "file"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("out file is not a directory"), "{err}");
+    for (flags, says) in [
+        (
+            &["-s", "--use-http"][..],
+            "cannot use --use-http with --skip-tls",
+        ),
+        (
+            &["--skip-tls", "--skip-tls-verify"][..],
+            "cannot use --skip-tls-verify with --skip-tls",
+        ),
+        (
+            &["--use-http", "--skip-tls-verify"][..],
+            "--use-http and --skip-tls-verify cannot both be true",
+        ),
+    ] {
+        let mut args = vec!["alpha", "bundle", "unpack", good.as_str(), "-o", "tls"];
+        args.extend_from_slice(flags);
+        let (code, _, err) = opm_in(tmp.path(), &args, None);
+        assert_eq!(code, 1, "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+    }
+    let (code, _, err) = opm_in(tmp.path(), &["alpha", "bundle", "unpack"], None);
+    assert_eq!(code, 1, "{err}");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &good, &good],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    let missing = format!("{}/opm-bundle/missing:v1", reg.host());
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "unpack", &missing, "-o", "m"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `opm alpha bundle validate -t IMAGE -b none` on the bundles of
+/// operator-registry's pkg/lib/bundle/validate_test.go at v1.73.0, each
+/// made as its testdata is (the etcd 0.9.4 bundle with one change; docs/
+/// opm-tests.md) and built into an image: exit 0 where the Go test expects
+/// no error, else 1 with the error it expects. `-b` takes any tool name
+/// (containertools.NewContainerTool: an unknown one is `none`); `--tag` is
+/// required; no positional argument is taken; `--optional-validators
+/// bundle-objects` adds operator-framework/api's object checks.
+#[test]
+fn alpha_bundle_validate_ports_operator_registry_cases() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let validate = |tag: &str, extra: &[&str]| {
+        let mut args = vec!["alpha", "bundle", "validate", "-t", tag];
+        args.extend_from_slice(extra);
+        opm_in(tmp.path(), &args, None)
+    };
+    let dependencies =
+        |text: &'static str| move |d: &Path| write_file(d, "metadata/dependencies.yaml", text);
+    // valid_bundle's objects besides the etcd bundle's own.
+    let valid_objects = |d: &Path| {
+        write_file(
+            d,
+            "manifests/etcdconfigmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"my-config-map\"\ndata:\n  \
+             allowed: '\"true\"'\n  enemies: aliens\n  lives: \"3\"\n",
+        );
+        write_file(
+            d,
+            "manifests/etcdpdb.yaml",
+            "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: etcd-pdb\n\
+             spec:\n  minAvailable: 2\n  selector:\n    matchLabels:\n      app: etcd",
+        );
+        write_file(
+            d,
+            "manifests/etcdpriorityclass.yaml",
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: \
+             high-priority\nvalue: 1000000\nglobalDefault: false\ndescription: \"This priority \
+             class should be used for XYZ service pods only.\"",
+        );
+        write_file(
+            d,
+            "manifests/etcdsecret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: mysecret\ntype: Opaque\ndata:\n  \
+             username: YWRtaW4=\n  password: MWYyZDFlMmU2N2Rm\n",
+        );
+        write_file(
+            d,
+            "manifests/etcdvpa.yaml",
+            "apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: \
+             my-rec-vpa\nspec:\n  targetRef:\n    apiVersion: \"apps/v1\"\n    kind:       \
+             Deployment\n    name:       my-etcd-deployment\n  updatePolicy:\n    updateMode: \
+             \"Off\"\n",
+        );
+    };
+    type Edit<'a> = Box<dyn Fn(&Path) + 'a>;
+    // (testdata bundle, how it is made, exit code, what the error says):
+    // TestValidateBundleFormat, TestValidateBundleDependencies,
+    // TestValidateBundle_InvalidRegistryVersion, TestValidateBundleContent.
+    let table: Vec<(&str, Edit, i32, &[&str])> = vec![
+        ("valid_bundle", Box::new(valid_objects), 0, &[]),
+        (
+            "invalid_gvk_dependency",
+            Box::new(dependencies("dependencies:\n  - type: olm.gvk\n")),
+            1,
+            &["olm.gvk"],
+        ),
+        (
+            "invalid_package_dependency",
+            Box::new(dependencies(
+                "dependencies:\n  - type: olm.package\n    value:\n      version: \"0.2.0\"\n  \
+                 - type: olm.package\n    value:\n      packageName: testoperator\n      \
+                 version: \">!0.2.0\"\n  - type: olm.package\n    value:\n      packageName: \
+                 testoperator2\n",
+            )),
+            1,
+            &["packageName", ">!0.2.0", "value.version"],
+        ),
+        (
+            "invalid_dependency_type",
+            Box::new(dependencies(
+                "dependencies:\n  - type: olm.crd\n    value:\n      group: test.coreos.com\n      \
+                 version: v1alpha1\n      kind: testcrd\n",
+            )),
+            1,
+            &["olm.crd"],
+        ),
+        (
+            "invalid_label_dependency",
+            Box::new(dependencies("dependencies:\n  - type: olm.label\n    value:\n")),
+            1,
+            &["value.label"],
+        ),
+        (
+            "invalid_annotations_bundle",
+            Box::new(|d: &Path| {
+                replace_in(d, "metadata/annotations.yaml", "registry+v1", "registry+v2")
+            }),
+            1,
+            &["registry+v2"],
+        ),
+        (
+            "invalid_csv",
+            Box::new(drop_install_modes),
+            1,
+            &["install modes not found"],
+        ),
+        (
+            "invalid_crd",
+            Box::new(|d: &Path| {
+                let crd = "manifests/etcdrestores.etcd.database.coreos.com.crd.yaml";
+                let text = std::fs::read_to_string(d.join(crd)).expect("read");
+                write_file(
+                    d,
+                    crd,
+                    &format!("{text}  - name: v1beta2\n    served: true\n    storage: false\n"),
+                );
+            }),
+            1,
+            &["must contain unique version names"],
+        ),
+        (
+            "invalid_sa",
+            Box::new(|d: &Path| {
+                write_file(
+                    d,
+                    "manifests/etcd.serviceaccount.yaml",
+                    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: etcd\n  namespace: 0",
+                )
+            }),
+            1,
+            &["json: cannot unmarshal number into Go struct field ObjectMeta.metadata.namespace of type string"],
+        ),
+        (
+            "invalid_type",
+            Box::new(|d: &Path| {
+                write_file(
+                    d,
+                    "manifests/etcd.resourcequota.yaml",
+                    "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: etcd\nspec:\n  hard:\n    \
+                     requests.cpu: \"1\"\n    requests.memory: 1Gi\n    limits.cpu: \"2\"\n    \
+                     limits.memory: 2Gi\n",
+                )
+            }),
+            1,
+            &["ResourceQuota is not a supported type for a registry+v1 bundle"],
+        ),
+        (
+            "invalid_bundle",
+            Box::new(|d: &Path| {
+                std::fs::remove_file(
+                    d.join("manifests/etcdclusters.etcd.database.coreos.com.crd.yaml"),
+                )
+                .expect("remove")
+            }),
+            1,
+            &["owned CRD", "EtcdCluster", "not found in bundle"],
+        ),
+        // A CRD the CSV does not own: a warning in opm's validator.
+        (
+            "invalid_bundle_2",
+            Box::new(|d: &Path| {
+                let from = d.join("manifests/etcdclusters.etcd.database.coreos.com.crd.yaml");
+                let text = std::fs::read_to_string(from).expect("read");
+                write_file(
+                    d,
+                    "manifests/etcdwidgets.crd.yaml",
+                    &text
+                        .replace("etcdclusters", "etcdwidgets")
+                        .replace("etcdcluster", "etcdwidget")
+                        .replace("EtcdCluster", "EtcdWidget"),
+                );
+            }),
+            0,
+            &[],
+        ),
+        (
+            "invalid_annotation_name",
+            Box::new(|d: &Path| {
+                replace_in(
+                    d,
+                    ETCD_CSV,
+                    "metadata:\n  annotations:\n",
+                    "metadata:\n  annotations:\n    olm.operatorgroup: global-operators\n    \
+                     olm.operatornamespace: openshift-operators\n    olm.skiprange: '>=4.1.0 \
+                     <4.1.2'\n",
+                )
+            }),
+            1,
+            &[
+                "provided annotation olm.operatorgroup uses wrong case and should be olm.operatorGroup instead",
+                "provided annotation olm.operatornamespace uses wrong case and should be olm.operatorNamespace instead",
+                "provided annotation olm.skiprange uses wrong case and should be olm.skipRange instead",
+            ],
+        ),
+    ];
+    let mut valid_tag = String::new();
+    for (i, (case, edit, want_code, says)) in table.iter().enumerate() {
+        let dir = etcd_case(tmp.path(), &format!("case-{i}"), edit);
+        let tag = push_bundle_dir(&reg, &dir, &format!("case-{i}"));
+        let (code, out, err) = validate(&tag, &["-b", "none"]);
+        assert_eq!(code, *want_code, "{case}: {err}");
+        assert_eq!(out, "", "{case}");
+        for s in *says {
+            assert!(err.contains(s), "{case}: {s:?} not in {err}");
+        }
+        if *want_code == 1 {
+            assert!(err.contains("Bundle validation errors: "), "{case}: {err}");
+        } else {
+            assert!(
+                err.contains("All validation tests have been completed successfully"),
+                "{case}: {err}"
+            );
+        }
+        if *case == "valid_bundle" {
+            valid_tag = tag;
+        }
+        if *case == "invalid_bundle_2" {
+            // operator-framework/api's bundle validator (the native one,
+            // operator-sdk's) does fail it.
+            let (code, out, _) = common::run(&["bundle", "validate", dir.to_str().expect("utf-8")]);
+            assert_eq!(code, 1, "{out}");
+            assert!(out.contains("bundle-crd-not-in-csv"), "{out}");
+        }
+    }
+
+    // The image builder: docker (the default) and podman are not needed
+    // (PATH has neither here), and a name opm does not know is `none`.
+    for b in [
+        &[][..],
+        &["-b", "podman"][..],
+        &["--image-builder", "nerdctl"][..],
+    ] {
+        let (code, _, err) = validate(&valid_tag, b);
+        assert_eq!(code, 0, "{b:?}: {err}");
+    }
+
+    // --optional-validators bundle-objects: a PriorityClass that is the
+    // global default fails only with it (operator-framework/api object.go).
+    let objects = etcd_case(tmp.path(), "objects", &|d| {
+        valid_objects(d);
+        replace_in(
+            d,
+            "manifests/etcdpriorityclass.yaml",
+            "globalDefault: false",
+            "globalDefault: true",
+        );
+    });
+    let tag = push_bundle_dir(&reg, &objects, "objects");
+    let (code, _, err) = validate(&tag, &["-b", "none"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = validate(&tag, &["-b", "none", "-o", "bundle-objects"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("priorityclass-global-default"), "{err}");
+    // Names opm does not know are ignored (parseOptions).
+    let (code, _, err) = validate(&tag, &["-b", "none", "--optional-validators", "nothing"]);
+    assert_eq!(code, 0, "{err}");
+
+    // --tag is required (MarkFlagRequired); no argument (cobra.NoArgs); an
+    // image that is not there.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "validate", "-b", "none"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("required flag(s) \"tag\" not set"), "{err}");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "validate", "-t", &valid_tag, "extra"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    let missing = format!("{}/opm-bundle/missing:v1", reg.host());
+    let (code, _, err) = validate(&missing, &["-b", "none"]);
+    assert_eq!(code, 1, "{err}");
+}
+
+/// `opm alpha bundle validate` on corpus bundles, against what
+/// operator-framework/api's validators said of them
+/// (`../shared/opm-golden/validate/verdicts.json`, operator-sdk's default
+/// set): where they found nothing, opm's validators (a subset) find nothing
+/// either; CRD errors fail both; a ServiceAccount named like a deployment's
+/// is an error of api's bundle validator, which opm does not run
+/// (pkg/lib/bundle/validate.go runs operator-registry's own), so it passes.
+#[test]
+fn alpha_bundle_validate_agrees_with_the_golden_verdicts() {
+    let verdicts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::golden().join("validate/verdicts.json"))
+            .expect("verdicts.json"),
+    )
+    .expect("json");
+    let reg = Registry::start();
+    // (corpus folder, what the golden says, opm's exit code)
+    let table = [
+        ("operators/etcd/0.9.4", false, 0),
+        ("operators/ack-ecr-controller/0.0.11", false, 0),
+        ("operators/aqua/0.0.1", true, 1),
+        ("operators/cockroachdb/2.0.9", true, 1),
+        ("operators/hawtio-operator/0.1.0", true, 1),
+        (
+            "operators/community-windows-machine-config-operator/3.1.0",
+            true,
+            0,
+        ),
+        ("operators/node-healthcheck-operator/0.1.1", true, 0),
+    ];
+    for (i, (folder, golden_error, want)) in table.into_iter().enumerate() {
+        assert_eq!(
+            verdicts[folder]["error"].as_bool(),
+            Some(golden_error),
+            "{folder}: {}",
+            verdicts[folder]
+        );
+        if golden_error && want == 0 {
+            assert_eq!(
+                verdicts[folder]["types"],
+                serde_json::json!(["BundleNotValid"]),
+                "{folder}"
+            );
+        }
+        let tag = push_bundle_dir(&reg, &common::corpus().join(folder), &format!("golden-{i}"));
+        let (code, _, err) = opm(&["alpha", "bundle", "validate", "-t", &tag, "-b", "none"]);
+        assert_eq!(code, want, "{folder}: {err}");
+    }
 }

@@ -408,6 +408,23 @@ fn manifest_rules() {
     let f = Fixture::new();
     f.edit(SVC, "  name: memcached-operator-metrics\n", "");
     assert_rule(&f.report(), "object-metadata-invalid");
+    // A string field of ObjectMeta given a number: Go's decoding fails
+    // (operator-registry validate_test.go, "invalid sa").
+    let f = Fixture::new();
+    f.edit(
+        SVC,
+        "  name: memcached-operator-metrics\n",
+        "  name: memcached-operator-metrics\n  namespace: 0\n",
+    );
+    let report = f.report();
+    assert_rule(&report, "object-metadata-invalid");
+    assert!(
+        report.findings.iter().any(|x| x.message.contains(
+            "cannot unmarshal number into Go struct field ObjectMeta.metadata.namespace of type string"
+        )),
+        "{:?}",
+        report.findings
+    );
 
     let f = Fixture::new();
     f.edit(

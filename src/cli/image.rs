@@ -629,3 +629,45 @@ pub(super) struct CheckedImage<'a> {
     kind: BaseKind<'a>,
     opts: BuildOptions,
 }
+
+/// `bundle unpack`.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+olm-catalog bundle unpack quay.io/me/mypkg-bundle:v1.0.0 ./mypkg-1.0.0\n  \
+olm-catalog bundle unpack oci:oci-images:mypkg-1.0.0 ./mypkg-1.0.0 && olm-catalog bundle validate ./mypkg-1.0.0\n\n\
+Writes every file of the image's layers (for a bundle image: manifests/ and metadata/) into DIR, \
+made if missing; files already in DIR are kept unless the image has the same path. When the \
+pull fails, nothing is written into DIR. The same as `opm alpha bundle unpack IMAGE -o DIR --skip-validation`; \
+validate the result with `olm-catalog bundle validate DIR`.\n\
+Exit codes: 0 unpacked, 2 usage, registry or I/O failure.")]
+pub struct BundleUnpackArgs {
+    /// The bundle image: a registry reference, or oci:DIR:TAG
+    #[arg(value_name = "IMAGE")]
+    pub image: String,
+    /// The directory to write the image's files into
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub registry: RegistryFlags,
+}
+
+impl BundleUnpackArgs {
+    pub fn run(self) -> CmdResult {
+        let unpacked = ops::image::unpack_bundle_image(
+            &self.image,
+            &self.dir,
+            &self.registry.options()?,
+            &mut |_| Ok(()),
+        )?;
+        if !super::common::quiet() {
+            eprintln!(
+                "unpacked {} ({}): {} file(s) into {}",
+                self.image,
+                unpacked.digest,
+                unpacked.paths.len(),
+                self.dir.display()
+            );
+        }
+        Ok(0)
+    }
+}

@@ -122,6 +122,8 @@ enum BundleCommand {
     Validate(validate::ValidateArgs),
     /// Build bundle images from bundle directories (one, or many in one call)
     Build(image::BundleBuildArgs),
+    /// Write a bundle image's files (manifests/, metadata/) into a directory
+    Unpack(image::BundleUnpackArgs),
 }
 
 #[derive(Subcommand)]
@@ -186,6 +188,7 @@ fn dispatch(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Bundle(BundleCommand::Validate(a)) => a.run(),
         Command::Bundle(BundleCommand::Build(a)) => a.run(),
+        Command::Bundle(BundleCommand::Unpack(a)) => a.run(),
         Command::Catalog(c) => c.run(),
         Command::Graph(c) => c.run(),
         Command::RenderTemplate(a) => a.run(),

@@ -5,7 +5,9 @@
 //! (0644 files, 0755 directories), every mtime is the same epoch, and the gzip
 //! header carries no name, mtime 0 and OS "unknown".
 //!
-//! Unpacking never touches the file system: files are collected in memory.
+//! Unpacking never touches the file system: files are collected in memory
+//! ([`LayerFs::write_to`] then writes them under a directory of the
+//! caller's choosing, for `bundle unpack`).
 //! Entries whose names escape the root (`..`) make the layer fail; links are
 //! resolved inside the layer only; the decompressed stream is counted, so a
 //! gzip or zstd bomb stops at the limit instead of filling memory.
@@ -595,6 +597,72 @@ impl LayerFs {
         Ok(())
     }
 
+    /// Writes the merged file system under `dir` (which must exist): files
+    /// and hard links as regular files (a hard link gets its target's
+    /// content), then symbolic links as links, with their targets as
+    /// written. Links come last and never replace a path already written,
+    /// so nothing is written through a link. Paths are root-relative
+    /// without `..` (see [`normalize_entry_path`]), so nothing lands outside
+    /// `dir`. The paths written, sorted.
+    pub fn write_to(&self, dir: &Path) -> Result<Vec<String>, OciError> {
+        let io_err = |what: String| {
+            move |source: io::Error| OciError::Io {
+                context: what,
+                source,
+            }
+        };
+        let mut written = Vec::new();
+        let mut links = Vec::new();
+        for (path, entry) in &self.entries {
+            let data = match entry {
+                Unpacked::File(data) => data.as_slice(),
+                Unpacked::Hardlink(_) => {
+                    self.resolve(path, &|_| true)
+                        .map_err(|reason| OciError::Invalid {
+                            what: format!("layer entry {path}"),
+                            reason,
+                        })?
+                }
+                Unpacked::Symlink(target) => {
+                    links.push((path, target));
+                    continue;
+                }
+            };
+            let dest = dir.join(path);
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(io_err(format!("creating {}", parent.display())))?;
+            }
+            std::fs::write(&dest, data).map_err(io_err(format!("writing {}", dest.display())))?;
+            written.push(path.clone());
+        }
+        for (path, target) in links {
+            // A link under another link would be created through it.
+            let mut ancestor = path.as_str();
+            while let Some((parent, _)) = ancestor.rsplit_once('/') {
+                if matches!(self.entries.get(parent), Some(Unpacked::Symlink(_))) {
+                    return Err(OciError::Invalid {
+                        what: format!("layer entry {path}"),
+                        reason: format!("its parent {parent} is a symbolic link"),
+                    });
+                }
+                ancestor = parent;
+            }
+            let dest = dir.join(path);
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(io_err(format!("creating {}", parent.display())))?;
+            }
+            std::os::unix::fs::symlink(target, &dest).map_err(io_err(format!(
+                "creating the symbolic link {} -> {target}",
+                dest.display()
+            )))?;
+            written.push(path.clone());
+        }
+        written.sort();
+        Ok(written)
+    }
+
     /// The content of `path`, following links inside `allowed` (a predicate on
     /// root-relative paths) for at most 16 hops.
     pub(crate) fn resolve(
@@ -969,5 +1037,73 @@ mod tests {
         fs.apply(&l2, "2", &UnpackLimits::default(), &keep_all)
             .expect("2");
         assert!(fs.entries.is_empty());
+    }
+
+    #[test]
+    fn write_to_writes_files_then_links_and_never_through_a_link() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fs = LayerFs::default();
+        fs.entries.insert(
+            "manifests/a.yaml".into(),
+            Unpacked::File(b"a: 1\n".to_vec()),
+        );
+        fs.entries.insert(
+            "manifests/hard.yaml".into(),
+            Unpacked::Hardlink("manifests/a.yaml".into()),
+        );
+        fs.entries.insert(
+            "manifests/soft.yaml".into(),
+            Unpacked::Symlink("a.yaml".into()),
+        );
+        let written = fs.write_to(dir.path()).expect("write");
+        assert_eq!(
+            written,
+            vec![
+                "manifests/a.yaml",
+                "manifests/hard.yaml",
+                "manifests/soft.yaml"
+            ]
+        );
+        let m = dir.path().join("manifests");
+        assert_eq!(std::fs::read(m.join("hard.yaml")).expect("hard"), b"a: 1\n");
+        assert!(!std::fs::symlink_metadata(m.join("hard.yaml"))
+            .expect("meta")
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_link(m.join("soft.yaml")).expect("link"),
+            std::path::Path::new("a.yaml")
+        );
+        // A link under a link would be created through it, outside the dir.
+        let outside = tempfile::tempdir().expect("tmp");
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fs = LayerFs::default();
+        fs.entries.insert(
+            "escape".into(),
+            Unpacked::Symlink(outside.path().display().to_string()),
+        );
+        fs.entries
+            .insert("escape/x".into(), Unpacked::Symlink("/etc/passwd".into()));
+        let err = fs.write_to(dir.path()).expect_err("refused");
+        assert!(err.to_string().contains("escape/x"), "{err}");
+        assert!(std::fs::read_dir(outside.path())
+            .expect("read")
+            .next()
+            .is_none());
+        // A file under a link: the file is written first, in a directory,
+        // and the link is then refused.
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut fs = LayerFs::default();
+        fs.entries.insert(
+            "d".into(),
+            Unpacked::Symlink(outside.path().display().to_string()),
+        );
+        fs.entries
+            .insert("d/f".into(), Unpacked::File(b"x".to_vec()));
+        assert!(fs.write_to(dir.path()).is_err());
+        assert!(std::fs::read_dir(outside.path())
+            .expect("read")
+            .next()
+            .is_none());
     }
 }

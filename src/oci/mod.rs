@@ -41,7 +41,9 @@ use std::str::FromStr;
 pub use blob::BlobBody;
 pub use build::{build_bundle_image, build_index_image, BuildOptions, BundleImage, ImageSet};
 pub use layout::Layout;
-pub use pull::{pull_bundle, pull_bundle_stream, pull_bundles, PulledBundle};
+pub use pull::{
+    pull_bundle, pull_bundle_stream, pull_bundles, unpack_image, PulledBundle, UnpackedImage,
+};
 pub use registry::{ClientOptions, RegistryClient, Repo, MAX_MANIFEST};
 pub use transfer::{load_base, push_image, push_image_untagged, tag_image};
 

@@ -1,6 +1,7 @@
-//! Pulling bundle images into [`Bundle`]s, many at a time.
+//! Pulling bundle images into [`Bundle`]s, many at a time, and unpacking an
+//! image into a directory ([`unpack_image`]).
 //!
-//! Nothing is written to disk: layers are unpacked in memory with the limits
+//! [`pull_bundle`] writes nothing to disk: layers are unpacked in memory with the limits
 //! of [`UnpackLimits`], only `manifests/` and `metadata/` are kept, links are
 //! resolved inside those directories, and the bundle is built with
 //! [`Bundle::from_files`] and the image labels
@@ -37,14 +38,14 @@ fn in_bundle(path: &str) -> bool {
     path.starts_with("manifests/") || path.starts_with("metadata/")
 }
 
-/// Pulls one bundle image (registry reference or `oci:DIR:TAG`).
-pub async fn pull_bundle(
+/// The layers of `src` (compressed, with their digests), its labels and
+/// its manifest digest, within `limits`.
+async fn fetch_layers(
     client: &RegistryClient,
-    reference: &str,
+    src: &ImageRef,
     limits: &UnpackLimits,
-) -> Result<PulledBundle, OciError> {
-    let src: ImageRef = reference.parse()?;
-    let (manifest, config, digest) = fetch_image(client, &src).await?;
+) -> Result<(Vec<(String, Vec<u8>)>, BTreeMap<String, String>, String), OciError> {
+    let (manifest, config, digest) = fetch_image(client, src).await?;
     let labels: BTreeMap<String, String> = config
         .pointer("/config/Labels")
         .and_then(|l| l.as_object())
@@ -67,35 +68,105 @@ pub async fn pull_bundle(
         }
         blobs.push((
             layer.digest.clone(),
-            fetch_blob(client, &src, layer, limits.max_blob, None).await?,
+            fetch_blob(client, src, layer, limits.max_blob, None).await?,
         ));
     }
+    Ok((blobs, labels, digest))
+}
+
+/// Pulls `reference` and hands its merged layers (the paths `keep`
+/// accepts), labels and digest to `use_fs`, which runs off the async
+/// threads: the one unpacking path of [`pull_bundle`] and [`unpack_image`].
+async fn with_merged_layers<T: Send + 'static>(
+    client: &RegistryClient,
+    reference: &str,
+    limits: &UnpackLimits,
+    keep: fn(&str) -> bool,
+    use_fs: impl FnOnce(LayerFs, BTreeMap<String, String>, String) -> Result<T, OciError>
+        + Send
+        + 'static,
+) -> Result<T, OciError> {
+    let src: ImageRef = reference.parse()?;
+    let (blobs, labels, digest) = fetch_layers(client, &src, limits).await?;
     let limits = *limits;
-    let reference = reference.to_string();
     let src_name = src.to_string();
     tokio::task::spawn_blocking(move || {
         let mut fs = LayerFs::default();
         for (layer_digest, blob) in &blobs {
-            fs.apply(
-                blob,
-                &format!("{src_name}@{layer_digest}"),
-                &limits,
-                &in_bundle,
-            )?;
+            fs.apply(blob, &format!("{src_name}@{layer_digest}"), &limits, &keep)?;
         }
-        let bundle = bundle_from_fs(&reference, &fs, &labels);
-        Ok(PulledBundle {
-            reference,
-            digest,
-            labels,
-            bundle,
-        })
+        drop(blobs);
+        use_fs(fs, labels, digest)
     })
     .await
     .map_err(|e| OciError::Task {
         what: format!("unpacking {src}"),
         reason: e.to_string(),
     })?
+}
+
+/// Pulls one bundle image (registry reference or `oci:DIR:TAG`).
+pub async fn pull_bundle(
+    client: &RegistryClient,
+    reference: &str,
+    limits: &UnpackLimits,
+) -> Result<PulledBundle, OciError> {
+    let owned = reference.to_string();
+    with_merged_layers(
+        client,
+        reference,
+        limits,
+        in_bundle,
+        move |fs, labels, digest| {
+            let bundle = bundle_from_fs(&owned, &fs, &labels);
+            Ok(PulledBundle {
+                reference: owned,
+                digest,
+                labels,
+                bundle,
+            })
+        },
+    )
+    .await
+}
+
+/// An image whose files were written to a directory.
+#[derive(Debug)]
+pub struct UnpackedImage {
+    /// Digest of the image manifest.
+    pub digest: String,
+    /// The image config's labels.
+    pub labels: BTreeMap<String, String>,
+    /// The root-relative paths written (files and links), sorted.
+    pub paths: Vec<String>,
+}
+
+/// Pulls `reference` (registry reference or `oci:DIR:TAG`) and writes the
+/// files of its merged layers under `dir`, which must exist (see
+/// [`LayerFs::write_to`]): what `opm alpha bundle unpack` and the
+/// containerd unpacker leave, within `limits`.
+pub async fn unpack_image(
+    client: &RegistryClient,
+    reference: &str,
+    dir: &Path,
+    limits: &UnpackLimits,
+) -> Result<UnpackedImage, OciError> {
+    let dir = dir.to_path_buf();
+    with_merged_layers(
+        client,
+        reference,
+        limits,
+        |_| true,
+        move |fs, labels, digest| {
+            let paths = fs.write_to(&dir)?;
+            Ok(UnpackedImage {
+                digest,
+                labels,
+                paths,
+            })
+        },
+    )
+    .await
 }
 
 fn bundle_from_fs(reference: &str, fs: &LayerFs, labels: &BTreeMap<String, String>) -> Bundle {

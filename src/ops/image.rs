@@ -1,6 +1,7 @@
 //! Image builds that end in a push: `bundle build` (one bundle, or many in
 //! one call), `index build` (and `index add --tag`) and `catalog build`,
-//! each optionally signed so that no tag moves without its signature.
+//! each optionally signed so that no tag moves without its signature; and
+//! `bundle unpack`, a bundle image's files written to a directory.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -398,4 +399,99 @@ pub fn build_bundles(
         }
     });
     Ok((pushed, failed))
+}
+
+/// Pulls the image `reference` (a registry reference or `oci:DIR:TAG`)
+/// through a client made from `registry` and writes every file of its
+/// layers into a new temporary directory (removed when the returned
+/// [`tempfile::TempDir`] is dropped): where `opm alpha bundle validate`
+/// looks at a bundle image.
+pub fn unpack_image_to_temp(
+    reference: &str,
+    registry: &RegistryOptions,
+) -> Result<(tempfile::TempDir, oci::UnpackedImage), Error> {
+    let image: ImageRef = reference.parse().map_err(Error::registry)?;
+    let hosts = match &registry.credential {
+        Some(_) => super::registry::credential_host_of(&image)?,
+        None => Vec::new(),
+    };
+    let client = super::registry::client(registry, &hosts)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("bundle-")
+        .tempdir()
+        .map_err(|e| Error::io("creating a temporary directory", e))?;
+    let unpacked = runtime()?
+        .block_on(oci::unpack_image(
+            &client,
+            reference,
+            tmp.path(),
+            &oci::layer::UnpackLimits::default(),
+        ))
+        .map_err(|e| Error::registry(e).context(format!("unpacking {reference}")))?;
+    Ok((tmp, unpacked))
+}
+
+/// Pulls the bundle image `reference` as [`unpack_image_to_temp`] does,
+/// runs `check` on the temporary directory (opm validates the bundle
+/// there; pass `|_| Ok(())` for no check), then copies its content into
+/// `out`: what `opm alpha bundle unpack` does. `out` is made first if it
+/// is missing; files already in it are kept unless the image has the same
+/// path. When the pull or `check` fails, nothing is written to `out`.
+pub fn unpack_bundle_image(
+    reference: &str,
+    out: &Path,
+    registry: &RegistryOptions,
+    check: &mut dyn FnMut(&Path) -> Result<(), Error>,
+) -> Result<oci::UnpackedImage, Error> {
+    let shown = out.display();
+    match std::fs::metadata(out) {
+        Ok(m) if !m.is_dir() => {
+            return Err(Error::Destination(format!(
+                "out {shown} is not a directory"
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir_all(out)
+            .map_err(|e| Error::io(format!("creating the output directory {shown}"), e))?,
+        Err(e) => return Err(Error::io(format!("reading {shown}"), e)),
+    }
+    let (tmp, unpacked) = unpack_image_to_temp(reference, registry)?;
+    check(tmp.path())?;
+    copy_tree(tmp.path(), out)?;
+    Ok(unpacked)
+}
+
+/// Copies the content of `from` into `to` (both directories): directories
+/// merged; a file or symbolic link replaces what is at its path (a link or
+/// file there is removed first, so nothing is written through a link of
+/// `to`). Errors name the path.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
+    let entries =
+        std::fs::read_dir(from).map_err(|e| Error::io(format!("reading {}", from.display()), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(format!("reading {}", from.display()), e))?;
+        let src = entry.path();
+        let dest = to.join(entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|e| Error::io(format!("reading {}", src.display()), e))?;
+        if std::fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_dir()) {
+            std::fs::remove_file(&dest)
+                .map_err(|e| Error::io(format!("replacing {}", dest.display()), e))?;
+        }
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dest)
+                .map_err(|e| Error::io(format!("creating {}", dest.display()), e))?;
+            copy_tree(&src, &dest)?;
+        } else if kind.is_symlink() {
+            let target = std::fs::read_link(&src)
+                .map_err(|e| Error::io(format!("reading {}", src.display()), e))?;
+            std::os::unix::fs::symlink(&target, &dest)
+                .map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
+        } else {
+            std::fs::copy(&src, &dest)
+                .map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
+        }
+    }
+    Ok(())
 }

@@ -561,6 +561,31 @@ fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
         return;
     }
     let meta = m.root.get("metadata");
+    // Go decodes metadata into ObjectMeta (opm's validateKubectlable, the
+    // API server): a string field given a number, boolean, list or mapping
+    // fails the whole object.
+    for field in ["name", "generateName", "namespace"] {
+        let Some(node) = meta.and_then(|md| md.get(field)) else {
+            continue;
+        };
+        let json_type = match &node.value {
+            Value::Null | Value::Str(_) => continue,
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::UInt(_) | Value::Float(_) => "number",
+            Value::Seq(_) => "array",
+            Value::Map(_) => "object",
+        };
+        out.push(
+            finding(
+                "object-metadata-invalid",
+                format!(
+                    "{} `metadata.{field}` is not a string (json: cannot unmarshal {json_type} into Go struct field ObjectMeta.metadata.{field} of type string)",
+                    m.kind
+                ),
+            )
+            .at(m.location(&path!["metadata", field])),
+        );
+    }
     let name = meta.and_then(|md| md.get("name"));
     let generate = meta.and_then(|md| md.get("generateName"));
     if name.and_then(Node::as_str).unwrap_or("").is_empty()

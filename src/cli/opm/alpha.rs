@@ -1,7 +1,8 @@
 //! `opm alpha ...` (cmd/opm/alpha at v1.73.0): `render-template` as the
 //! native `render-template`, `list` as opm's tables over any catalog
-//! source, `convert-template` as the native `convert-template`; the rest
-//! refused with their native forms.
+//! source, `convert-template` as the native `convert-template`, `bundle
+//! unpack|validate` as the native `bundle unpack` and `bundle validate` with
+//! opm's validators deciding the exit code.
 use std::io::Write as _;
 use std::path::PathBuf;
 
@@ -38,18 +39,12 @@ impl AlphaCommand {
             AlphaCommand::List(c) => c.run(tls),
             AlphaCommand::RenderGraph(a) => a.run(tls),
             AlphaCommand::ConvertTemplate(c) => c.run(),
-            AlphaCommand::Bundle(c) => Err(match c {
-                BundleCommand::Validate(_) => unsupported(
-                    "alpha bundle validate",
-                    "validate the bundle directory with `olm-catalog bundle validate DIR`",
-                ),
-                BundleCommand::Build(a) => return build_bundle(&a, tls),
-                BundleCommand::Generate(a) => return generate_bundle(&a, true).map(|_| 0),
-                BundleCommand::Unpack(_) => unsupported(
-                    "alpha bundle unpack",
-                    "render the bundle image with `olm-catalog render IMAGE`, or copy it with `olm-catalog catalog mirror`",
-                ),
-            }),
+            AlphaCommand::Bundle(c) => match c {
+                BundleCommand::Validate(a) => validate_bundle_image(&a, tls),
+                BundleCommand::Build(a) => build_bundle(&a, tls),
+                BundleCommand::Generate(a) => generate_bundle(&a, true).map(|_| 0),
+                BundleCommand::Unpack(a) => unpack_bundle_image(&a, tls),
+            },
         }
     }
 }
@@ -454,29 +449,35 @@ pub struct BundleDirArgs {
     base_image: Option<String>,
 }
 
-/// `opm alpha bundle validate`.
+/// `opm alpha bundle validate` (cmd/opm/alpha/bundle/validate.go).
 #[derive(Args)]
 pub struct BundleValidateArgs {
-    /// The path of a registry to pull from, image name and its tag
+    /// The path of a registry to pull from, image name and its tag that present the bundle image (e.g. quay.io/test/test-operator:latest)
     #[arg(long, short = 't')]
     tag: Option<String>,
-    /// Tool used to pull and unpack bundle images
-    #[arg(long, short = 'b')]
-    image_builder: Option<String>,
-    /// Specifies optional validations to be run
-    #[arg(long, short = 'o')]
-    optional_validators: Option<String>,
+    /// Tool used to pull and unpack bundle images. One of: [none, docker, podman]
+    #[arg(long, short = 'b', default_value = "docker")]
+    image_builder: String,
+    /// Specifies optional validations to be run. One or more of: [operatorhub, bundle-objects]
+    #[arg(long, short = 'o', default_value = "")]
+    optional_validators: String,
 }
 
-/// `opm alpha bundle unpack BUNDLE_NAME[:TAG|@DIGEST]`.
+/// `opm alpha bundle unpack BUNDLE_NAME[:TAG|@DIGEST]`
+/// (cmd/opm/alpha/bundle/unpack.go).
 #[derive(Args)]
 pub struct BundleUnpackArgs {
     /// The bundle image
+    #[arg(value_name = "BUNDLE_NAME[:TAG|@DIGEST]")]
     image: String,
-    /// Use plain HTTP (deprecated)
+    /// Use plain HTTP (deprecated: use --use-http and --skip-tls-verify)
     #[arg(short = 's', num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
     skip_tls_short: Option<bool>,
+    /// Enable debug log output (the global --debug)
+    #[arg(short = 'd', num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
+    debug_short: Option<bool>,
     /// Disable bundle validation
     #[arg(long, short = 'v', num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
@@ -487,6 +488,157 @@ pub struct BundleUnpackArgs {
     /// Directory in which to unpack operator bundle content
     #[arg(long, short = 'o', default_value = "./")]
     out: PathBuf,
+}
+
+/// Rules of the native validator that opm's image validator does not run
+/// as errors (pkg/lib/bundle/validate.go at v1.73.0 runs
+/// operator-registry's own bundle validator, pkg/lib/validation, not
+/// operator-framework/api's): a CRD the CSV does not own is a warning there
+/// (validate_test.go, "extra crd": no error), and duplicate CRDs, service
+/// account conflicts and the bundle size are not checked.
+const NOT_IN_OPM_IMAGE_VALIDATOR: &[&str] = &[
+    "bundle-crd-not-in-csv",
+    "bundle-crd-duplicate",
+    "bundle-service-account-conflict",
+    "bundle-size-exceeded",
+];
+
+/// Whether opm's `ValidateBundleFormat`/`ValidateBundleContent` (with the
+/// optional validators `bundle_objects` says) fail on `f`: errors of the
+/// reference and loading rules, operator-framework/api's object rules
+/// with `bundle-objects`, and the optional suites run; never the blind
+/// spots (rules opm does not have).
+fn fails_opm(f: &olm_catalog::diag::Finding, bundle_objects: bool) -> bool {
+    use olm_catalog::validate::rules::{self, Origin};
+    if f.level != olm_catalog::diag::Level::Error
+        || NOT_IN_OPM_IMAGE_VALIDATOR.contains(&f.rule.as_str())
+    {
+        return false;
+    }
+    match rules::rule(&f.rule).map(|r| r.origin) {
+        Some(Origin::BlindSpot) => false,
+        Some(Origin::NotSdkDefault) => bundle_objects,
+        // The reference and loading rules, and the optional suites asked for.
+        _ => true,
+    }
+}
+
+/// Whether a rule is one of opm's `ValidateBundleFormat` (layout,
+/// annotations, dependencies) rather than `ValidateBundleContent`.
+fn is_format_rule(rule: &str) -> bool {
+    rule.starts_with("annotation")
+        || rule.starts_with("dependency")
+        || matches!(rule, "bundle-no-manifests-dir" | "bundle-no-metadata-dir")
+}
+
+/// Validates the unpacked bundle `dir` as opm's image validator does with
+/// `optional` (opm's `--optional-validators`: comma-separated,
+/// `operatorhub` and `bundle-objects`; other names ignored, as opm's
+/// `parseOptions` does): the native validator's findings, of which those
+/// opm would report decide. The error is opm's `ValidationError` text
+/// (`Bundle validation errors: A,B`) with each finding's file inside the
+/// bundle, behind `bundle format|content validation failed: ` when
+/// `prefixed` (unpack's wording).
+fn validate_as_opm(dir: &std::path::Path, optional: &str, prefixed: bool) -> anyhow::Result<()> {
+    let keys: Vec<&str> = optional.split(',').map(str::trim).collect();
+    let mut options = olm_catalog::validate::Options::default();
+    if keys.contains(&"operatorhub") {
+        options.optional.push("operatorhub".to_string());
+    }
+    let bundle_objects = keys.contains(&"bundle-objects");
+    let report = olm_catalog::validate::validate_dir(dir, &options);
+    let failing: Vec<&olm_catalog::diag::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| fails_opm(f, bundle_objects))
+        .collect();
+    // opm stops after the format checks when they fail.
+    let format: Vec<_> = failing
+        .iter()
+        .copied()
+        .filter(|f| is_format_rule(&f.rule))
+        .collect();
+    let (stage, shown) = if format.is_empty() {
+        ("content", failing)
+    } else {
+        ("format", format)
+    };
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let texts: Vec<String> = shown
+        .iter()
+        .map(|f| {
+            let place = f.location.as_ref().map(|l| {
+                let file = l.file.strip_prefix(dir).unwrap_or(&l.file).display();
+                if l.line > 0 {
+                    format!("{file}:{}: ", l.line)
+                } else {
+                    format!("{file}: ")
+                }
+            });
+            format!("{}{} [{}]", place.unwrap_or_default(), f.message, f.rule)
+        })
+        .collect();
+    let text = format!("Bundle validation errors: {}", texts.join(","));
+    if prefixed {
+        anyhow::bail!("bundle {stage} validation failed: {text}")
+    }
+    anyhow::bail!("{text}")
+}
+
+/// `opm alpha bundle validate -t IMAGE [-b none|docker|podman] [-o
+/// operatorhub,bundle-objects]` (cmd/opm/alpha/bundle/validate.go): pulls
+/// and unpacks the image into a temporary directory
+/// (`ops::image::unpack_image_to_temp`) and validates it there; exit 0
+/// when opm's validators find no error, else 1. opm pulls with the tool
+/// `-b` names (`none`: containers/image; a name it does not know is
+/// `none` too, containertools.NewContainerTool); here the image is always
+/// pulled without a daemon.
+fn validate_bundle_image(a: &BundleValidateArgs, tls: &TlsFlags) -> CmdResult {
+    eprintln!(
+        "Command \"validate\" is deprecated, This subcommand is deprecated and will be removed in a future release. Migrate to operator-sdk bundle validate"
+    );
+    let Some(tag) = a.tag.as_deref() else {
+        anyhow::bail!("required flag(s) \"tag\" not set");
+    };
+    let registry = super::index::registry_flags(tls).options()?;
+    let (tmp, _) = olm_catalog::ops::image::unpack_image_to_temp(tag, &registry)?;
+    if matches!(a.image_builder.as_str(), "docker" | "podman") {
+        eprintln!("pulled {tag} without {}", a.image_builder);
+    }
+    validate_as_opm(tmp.path(), &a.optional_validators, false)?;
+    eprintln!("All validation tests have been completed successfully");
+    Ok(0)
+}
+
+/// `opm alpha bundle unpack IMAGE [-o DIR] [-v] [-c CA] [-s]`
+/// (cmd/opm/alpha/bundle/unpack.go): `ops::image::unpack_bundle_image`
+/// (the native `bundle unpack`), with opm's bundle validation in between
+/// unless `--skip-validation`. opm's TLS flag rules
+/// (cmd/opm/internal/util.GetTLSOptions) are checked first.
+fn unpack_bundle_image(a: &BundleUnpackArgs, tls: &TlsFlags) -> CmdResult {
+    // unpack's own -s/--skip-tls and -c/--root-ca, over the root flags.
+    let tls = TlsFlags {
+        skip_tls: a.skip_tls_short.or(tls.skip_tls),
+        ca_file: a
+            .root_ca
+            .clone()
+            .filter(|p| !p.as_os_str().is_empty())
+            .or_else(|| tls.ca_file.clone()),
+        ..tls.clone()
+    };
+    tls.check(true)?;
+    let registry = super::index::registry_flags(&tls).options()?;
+    let validate = a.skip_validation != Some(true);
+    olm_catalog::ops::image::unpack_bundle_image(&a.image, &a.out, &registry, &mut |dir| {
+        if !validate {
+            eprintln!("skipping bundle validation");
+            return Ok(());
+        }
+        validate_as_opm(dir, "", true).map_err(|e| olm_catalog::ops::Error::Source(e.to_string()))
+    })?;
+    Ok(0)
 }
 
 /// The annotation keys of a bundle (pkg/lib/bundle/constants.go), in the

@@ -250,16 +250,32 @@ pub struct TlsFlags {
 }
 
 impl TlsFlags {
-    /// The native registry flags: `--insecure` for `--use-http`,
-    /// `--skip-tls-verify` or `--skip-tls`; `--ca-file`. (opm checks
-    /// `--skip-tls` against the two others.)
-    pub fn native(&self) -> anyhow::Result<Vec<String>> {
-        let on = |f: Option<bool>| f == Some(true);
-        if self.skip_tls.is_some() && (self.use_http.is_some() || self.skip_tls_verify.is_some()) {
+    /// opm's `util.GetTLSOptions` checks (cmd/opm/internal/util/util.go at
+    /// v1.73.0): `--skip-tls` given together with `--use-http` or
+    /// `--skip-tls-verify`; with `both_true`, also `--use-http` and
+    /// `--skip-tls-verify` both true (what the commands that call
+    /// GetTLSOptions refuse).
+    pub fn check(&self, both_true: bool) -> anyhow::Result<()> {
+        if self.skip_tls.is_some() && self.use_http.is_some() {
+            anyhow::bail!("invalid flag combination: cannot use --use-http with --skip-tls");
+        }
+        if self.skip_tls.is_some() && self.skip_tls_verify.is_some() {
+            anyhow::bail!("invalid flag combination: cannot use --skip-tls-verify with --skip-tls");
+        }
+        if both_true && self.use_http == Some(true) && self.skip_tls_verify == Some(true) {
             anyhow::bail!(
-                "invalid flag combination: --skip-tls cannot be used with --use-http or --skip-tls-verify"
+                "invalid flag combination: --use-http and --skip-tls-verify cannot both be true"
             );
         }
+        Ok(())
+    }
+
+    /// The native registry flags: `--insecure` for `--use-http`,
+    /// `--skip-tls-verify` or `--skip-tls`; `--ca-file`. (`--skip-tls` is
+    /// checked against the two others, as [`TlsFlags::check`] says.)
+    pub fn native(&self) -> anyhow::Result<Vec<String>> {
+        let on = |f: Option<bool>| f == Some(true);
+        self.check(false)?;
         let mut out = Vec::new();
         if on(self.use_http) || on(self.skip_tls_verify) || on(self.skip_tls) {
             out.push("--insecure".to_string());
