@@ -762,9 +762,9 @@ fn version_and_bad_input() {
         err.contains("registry mirror") && err.contains("olm-catalog catalog mirror"),
         "{err}"
     );
-    let (code, _, err) = opm(&["alpha", "convert-template", "basic", "x.json"]);
+    let (code, _, err) = opm(&["alpha", "render-graph", "x", "--minimum-edge", "a.v1"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog render-template"), "{err}");
+    assert!(err.contains("--minimum-edge"), "{err}");
     // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
     // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[
