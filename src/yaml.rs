@@ -759,6 +759,49 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
     Ok(docs)
 }
 
+/// Positions of byte offsets in one text, asked in increasing order (the
+/// objects of a JSON stream, say): each answer walks on from the previous
+/// one, so a whole file costs one pass instead of one pass per object.
+/// An offset before the previous one starts again from the beginning.
+pub struct PositionCursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    line: u32,
+    column: u32,
+}
+
+impl<'a> PositionCursor<'a> {
+    /// A cursor at the start of `text`.
+    pub fn new(text: &'a str) -> PositionCursor<'a> {
+        PositionCursor {
+            bytes: text.as_bytes(),
+            at: 0,
+            line: 1,
+            column: 1,
+        }
+    }
+
+    /// The line and column (in characters) of byte `offset`, as
+    /// [`position_of_byte`] gives them.
+    pub fn position(&mut self, offset: usize) -> Span {
+        let offset = offset.min(self.bytes.len());
+        if offset < self.at {
+            (self.at, self.line, self.column) = (0, 1, 1);
+        }
+        for &b in &self.bytes[self.at..offset] {
+            if b == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else if b & 0xC0 != 0x80 {
+                // Not a UTF-8 continuation byte: a new character.
+                self.column += 1;
+            }
+        }
+        self.at = offset;
+        Span::point(self.line, self.column)
+    }
+}
+
 /// Converts a byte offset problem in non-UTF-8 input into a position.
 pub fn position_of_byte(bytes: &[u8], offset: usize) -> Span {
     let before = &bytes[..offset.min(bytes.len())];
@@ -901,6 +944,26 @@ mod tests {
         let mut docs = parse_documents(text).expect("parses");
         assert_eq!(docs.len(), 1);
         docs.remove(0)
+    }
+
+    #[test]
+    fn position_cursor_agrees_with_position_of_byte() {
+        let text = "{\"a\": 1}\n  {\"é\": \"ü\"} {\"b\": 2}\n\n{}";
+        let mut cursor = PositionCursor::new(text);
+        let offsets: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        for &o in &offsets {
+            assert_eq!(
+                cursor.position(o),
+                position_of_byte(text.as_bytes(), o),
+                "{o}"
+            );
+        }
+        // Going back starts over.
+        assert_eq!(cursor.position(1), position_of_byte(text.as_bytes(), 1));
+        assert_eq!(
+            cursor.position(text.len()),
+            position_of_byte(text.as_bytes(), text.len())
+        );
     }
 
     #[test]

@@ -125,13 +125,14 @@ fn located_objects(text: &str, path: &Path) -> Result<Vec<(Value, Option<Node>, 
     let mut out = Vec::new();
     if text.trim_start().starts_with('{') {
         let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        let mut cursor = yaml::PositionCursor::new(text);
         loop {
             let before = stream.byte_offset();
             let Some(obj) = stream.next() else { break };
             let obj =
                 obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
             let after = stream.byte_offset();
-            let at = super::json_object_start(text, before, after);
+            let at = super::json_object_start(text, before, after, &mut cursor);
             let start = before + text[before..after].len() - text[before..after].trim_start().len();
             let node = yaml::parse_documents(&text[start..after])
                 .ok()

@@ -414,10 +414,15 @@ pub(crate) fn not_content_hint(e: FbcError, file: &std::path::Path) -> FbcError 
 
 /// Where the JSON object read from `text[before..after]` starts (after
 /// the whitespace before it).
-pub(crate) fn json_object_start(text: &str, before: usize, after: usize) -> crate::yaml::Span {
+pub(crate) fn json_object_start(
+    text: &str,
+    before: usize,
+    after: usize,
+    cursor: &mut crate::yaml::PositionCursor<'_>,
+) -> crate::yaml::Span {
     let slice = &text[before..after];
     let start = before + slice.len() - slice.trim_start().len();
-    crate::yaml::position_of_byte(text.as_bytes(), start)
+    cursor.position(start)
 }
 
 /// What kind of JSON value `v` is, for messages.
@@ -492,12 +497,13 @@ pub fn for_each_object(
     if is_json {
         // A JSON stream: objects one after the other, not YAML documents.
         let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        let mut cursor = crate::yaml::PositionCursor::new(text);
         loop {
             let before = stream.byte_offset();
             let Some(obj) = stream.next() else { break };
             let obj =
                 obj.map_err(|e| invalid(e.line() as u32, e.column() as u32, e.to_string()))?;
-            let at = json_object_start(text, before, stream.byte_offset());
+            let at = json_object_start(text, before, stream.byte_offset(), &mut cursor);
             each(obj).map_err(|m| invalid(at.line, at.column, m.to_string()))?;
         }
         return Ok(());
