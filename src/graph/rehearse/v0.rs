@@ -385,16 +385,21 @@ impl<'a> V0<'a> {
     ///
     /// Items are taken in a loop; only a real choice (two or more
     /// candidates that do not conflict with what is chosen) recurses, so
-    /// a long chain of dependencies costs neither stack nor copies.
+    /// a long chain of dependencies costs no stack. `chosen` is one vector
+    /// for the whole search: a choice is pushed and, when it fails,
+    /// truncated away again (on failure `chosen` is as it was on entry),
+    /// so the depth of the search does not multiply its memory.
     fn search(
         &mut self,
         subs: &[SubReq],
-        mut chosen: Vec<Chosen>,
+        chosen: &mut Vec<Chosen>,
         mut queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
+        let mark = chosen.len();
         let mut forced: Vec<Forced> = Vec::new();
-        self.search_in_place(subs, &mut chosen, &mut queue, &mut forced)
+        self.search_in_place(subs, chosen, &mut queue, &mut forced)
             .map_err(|mut e| {
+                chosen.truncate(mark);
                 // Explain the failure through the forced choices that led
                 // to it, innermost first, as the recursion once did.
                 for f in forced.into_iter().rev() {
@@ -438,7 +443,7 @@ impl<'a> V0<'a> {
                             s.name, have.name
                         ));
                     }
-                    return self.search_sub(subs, i, std::mem::take(chosen), std::mem::take(queue));
+                    return self.search_sub(subs, i, chosen, std::mem::take(queue));
                 }
                 Item::Dep(owner, index) => (owner, index),
             };
@@ -502,12 +507,15 @@ impl<'a> V0<'a> {
                 c.requirement = Some(req.describe());
                 let mut q = queue.clone();
                 q.extend(self.deps_of(&c));
-                let mut next = chosen.clone();
                 let name = c.name.clone();
-                next.push(c);
-                match self.search(subs, next, q) {
+                let mark = chosen.len();
+                chosen.push(c);
+                match self.search(subs, chosen, q) {
                     Ok(done) => return Ok(done),
-                    Err(e) => failures.push((name, e)),
+                    Err(e) => {
+                        chosen.truncate(mark);
+                        failures.push((name, e));
+                    }
                 }
             }
             return Err(combine(&lead, failures));
@@ -518,14 +526,14 @@ impl<'a> V0<'a> {
         &mut self,
         subs: &[SubReq],
         i: usize,
-        chosen: Vec<Chosen>,
+        chosen: &mut Vec<Chosen>,
         queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
         let s = &subs[i];
         let mut failures: Vec<PassedOver> = Vec::new();
         for c in &s.candidates {
-            let why = self.conflict(&chosen, c).or_else(|| {
-                let h = self.hopeless(&chosen, c);
+            let why = self.conflict(chosen, c).or_else(|| {
+                let h = self.hopeless(chosen, c);
                 (!h.is_empty()).then(|| h.join("; "))
             });
             if let Some(why) = why {
@@ -535,19 +543,22 @@ impl<'a> V0<'a> {
                 });
                 continue;
             }
-            let mut next = chosen.clone();
-            next.push(c.clone());
             let mut q = queue.clone();
             q.extend(self.deps_of(c));
-            match self.search(subs, next, q) {
+            let mark = chosen.len();
+            chosen.push(c.clone());
+            match self.search(subs, chosen, q) {
                 Ok(done) => {
                     self.passed.insert(i, failures);
                     return Ok(done);
                 }
-                Err(e) => failures.push(PassedOver {
-                    bundle: c.name.clone(),
-                    reason: e,
-                }),
+                Err(e) => {
+                    chosen.truncate(mark);
+                    failures.push(PassedOver {
+                        bundle: c.name.clone(),
+                        reason: e,
+                    });
+                }
             }
         }
         let msg = match failures.as_slice() {
@@ -583,7 +594,7 @@ impl<'a> V0<'a> {
         for f in fixed {
             queue.extend(self.deps_of(f));
         }
-        self.search(subs, fixed.to_vec(), queue)
+        self.search(subs, &mut fixed.to_vec(), queue)
     }
 }
 
