@@ -82,7 +82,9 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let Some(m) = ctx.bundle.csv_manifest() else {
         return;
     };
-    if let Some(Err(e)) = ctx.bundle.csv() {
+    // `ctx.csv` is the CSV when it decodes: decode it again only to say why
+    // it does not (every bundle's CSV was decoded twice).
+    if let Some(Err(e)) = ctx.csv.is_none().then(|| ctx.bundle.csv()).flatten() {
         out.push(
             finding(
                 "csv-decode",

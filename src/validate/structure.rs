@@ -360,10 +360,11 @@ fn check_properties(ctx: &Context, out: &mut Vec<Finding>) {
     };
     let mut from_csv: Vec<(String, String)> = Vec::new();
     if let Some(m) = ctx.bundle.csv_manifest() {
+        // Read from the located tree, not from a JSON copy of the whole CSV.
         let ann = m
-            .json()
-            .pointer("/metadata/annotations/olm.properties")
-            .and_then(|v| v.as_str());
+            .root
+            .at(&path!["metadata", "annotations", "olm.properties"])
+            .and_then(Node::as_str);
         if let Some(list) = ann.and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()) {
             let here = m.location(&path!["metadata", "annotations", "olm.properties"]);
             for item in list.as_array().map(Vec::as_slice).unwrap_or_default() {
