@@ -324,16 +324,26 @@ impl Node {
 /// for a value decoded into Go's `interface{}` as `sigs.k8s.io/yaml` does:
 /// a timestamp stays its text, an integer beyond 64 bits becomes the
 /// nearest float (Go's JSON writes its exact digits).
-fn resolve_plain(text: &str) -> Value {
+fn resolve_plain(text: &str) -> Scalar {
     use crate::goyaml::Resolved;
-    match crate::goyaml::resolve_plain(text) {
-        Resolved::Str | Resolved::Timestamp => Value::Str(text.to_string()),
+    Scalar::Other(match crate::goyaml::resolve_plain(text) {
+        Resolved::Str | Resolved::Timestamp => return Scalar::Text,
         Resolved::Null => Value::Null,
         Resolved::Bool(b) => Value::Bool(b),
         Resolved::Int(i) => Value::Int(i),
         Resolved::UInt(u) => Value::UInt(u),
         Resolved::Float(f) | Resolved::BigInt(f) => Value::Float(f),
-    }
+    })
+}
+
+/// What a scalar resolved to.
+#[derive(Debug, PartialEq)]
+enum Scalar {
+    /// The string it was written as: the caller moves the parser's text into
+    /// the node instead of copying it (most scalars of a manifest are this).
+    Text,
+    /// Anything else (a string too for `!!binary`).
+    Other(Value),
 }
 
 /// Resolves a scalar with its style and tag as go-yaml v2's decoder does: an
@@ -346,16 +356,16 @@ fn resolve_scalar(
     text: &str,
     quoted: bool,
     tag: Option<&saphyr_parser::Tag>,
-) -> Result<Value, String> {
+) -> Result<Scalar, String> {
     let Some(tag) = tag else {
         return Ok(if quoted {
-            Value::Str(text.to_string())
+            Scalar::Text
         } else {
             resolve_plain(text)
         });
     };
     if !tag.is_yaml_core_schema() {
-        return Ok(Value::Str(text.to_string()));
+        return Ok(Scalar::Text);
     }
     let v = resolve_plain(text);
     let ok = match (tag.suffix.as_str(), &v) {
@@ -364,17 +374,19 @@ fn resolve_scalar(
             let data: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
             return base64::engine::general_purpose::STANDARD
                 .decode(data)
-                .map(|b| Value::Str(String::from_utf8_lossy(&b).into_owned()))
+                .map(|b| Scalar::Other(Value::Str(String::from_utf8_lossy(&b).into_owned())))
                 .map_err(|_| "!!binary value contains invalid base64 data".to_string());
         }
-        ("int", Value::Int(_) | Value::UInt(_))
-        | ("float", Value::Float(_))
-        | ("bool", Value::Bool(_))
-        | ("null", Value::Null) => true,
-        ("float", Value::Int(i)) => return Ok(Value::Float(*i as f64)),
-        ("timestamp", Value::Str(_)) => crate::goyaml::parse_timestamp(text),
+        ("int", Scalar::Other(Value::Int(_) | Value::UInt(_)))
+        | ("float", Scalar::Other(Value::Float(_)))
+        | ("bool", Scalar::Other(Value::Bool(_)))
+        | ("null", Scalar::Other(Value::Null)) => true,
+        ("float", Scalar::Other(Value::Int(i))) => {
+            return Ok(Scalar::Other(Value::Float(*i as f64)))
+        }
+        ("timestamp", Scalar::Text) => crate::goyaml::parse_timestamp(text),
         ("int" | "float" | "bool" | "null" | "timestamp", _) => false,
-        _ => return Ok(Value::Str(text.to_string())),
+        _ => return Ok(Scalar::Text),
     };
     if ok {
         Ok(v)
@@ -673,11 +685,13 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
             Event::Scalar(value, style, anchor, tag) => {
                 builder.add_nodes(1, here)?;
                 let quoted = !matches!(style, ScalarStyle::Plain);
-                let resolved =
-                    resolve_scalar(&value, quoted, tag.as_deref()).map_err(|m| err(m, here))?;
-                let raw = match resolved {
-                    Value::Str(_) => None,
-                    _ => Some(value.as_ref().into()),
+                let (resolved, raw) = match resolve_scalar(&value, quoted, tag.as_deref())
+                    .map_err(|m| err(m, here))?
+                {
+                    // The parser's string becomes the node's: no copy.
+                    Scalar::Text => (Value::Str(value.into_owned()), None),
+                    Scalar::Other(v @ Value::Str(_)) => (v, None),
+                    Scalar::Other(v) => (v, Some(value.as_ref().into())),
                 };
                 let node = Node {
                     raw,
