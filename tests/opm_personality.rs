@@ -993,8 +993,191 @@ fn alpha_render_graph_draws_mermaid() {
     assert_eq!(code, 0);
     assert!(!other.contains("%% package"), "{other}");
     let (code, _, err) = opm(&["alpha", "render-graph", dir, "--minimum-edge", "x"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("olm-catalog catalog filter"), "{err}");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown minimum edge name: \"x\""), "{err}");
+}
+
+/// The catalog of opm's `buildValidDeclarativeConfig` (alpha/declcfg
+/// helpers_test.go at v1.73.0) as far as the graph goes: our own YAML.
+const MERMAID_CATALOG: &str = "\
+schema: olm.package
+name: anakin
+defaultChannel: dark
+---
+schema: olm.channel
+package: anakin
+name: dark
+entries:
+- {name: anakin.v0.0.1}
+- {name: anakin.v0.1.0, replaces: anakin.v0.0.1}
+- {name: anakin.v0.1.1, replaces: anakin.v0.0.1, skips: [anakin.v0.1.0]}
+---
+schema: olm.channel
+package: anakin
+name: light
+entries:
+- {name: anakin.v0.0.1}
+- {name: anakin.v0.1.0, replaces: anakin.v0.0.1}
+---
+schema: olm.bundle
+package: anakin
+name: anakin.v0.0.1
+image: anakin-bundle:v0.0.1
+properties: [{type: olm.package, value: {packageName: anakin, version: 0.0.1}}]
+---
+schema: olm.bundle
+package: anakin
+name: anakin.v0.1.0
+image: anakin-bundle:v0.1.0
+properties: [{type: olm.package, value: {packageName: anakin, version: 0.1.0}}]
+---
+schema: olm.bundle
+package: anakin
+name: anakin.v0.1.1
+image: anakin-bundle:v0.1.1
+properties: [{type: olm.package, value: {packageName: anakin, version: 0.1.1}}]
+---
+schema: olm.deprecations
+package: anakin
+entries:
+- {reference: {schema: olm.bundle, name: anakin.v0.0.1}, message: This bundle version is deprecated}
+- {reference: {schema: olm.channel, name: light}, message: This channel is deprecated}
+- {reference: {schema: olm.package}, message: This package is deprecated}
+---
+schema: olm.package
+name: boba-fett
+defaultChannel: mando
+---
+schema: olm.channel
+package: boba-fett
+name: mando
+entries:
+- {name: boba-fett.v1.0.0}
+- {name: boba-fett.v2.0.0, replaces: boba-fett.v1.0.0}
+---
+schema: olm.bundle
+package: boba-fett
+name: boba-fett.v1.0.0
+image: boba-fett-bundle:v1.0.0
+properties: [{type: olm.package, value: {packageName: boba-fett, version: 1.0.0}}]
+---
+schema: olm.bundle
+package: boba-fett
+name: boba-fett.v2.0.0
+image: boba-fett-bundle:v2.0.0
+properties: [{type: olm.package, value: {packageName: boba-fett, version: 2.0.0}}]
+";
+
+const MERMAID_HEAD: &str = "graph LR
+  classDef deprecated fill:#E8960F
+  classDef skipped stroke:#FF0000,stroke-width:4px
+  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px
+";
+
+/// opm's `TestWriteMermaidChannels` (alpha/declcfg/write_test.go at
+/// v1.73.0): the writer's default draws v0 semantics, which `render-graph`
+/// asks for with `--draw-v0-semantics`; `--minimum-edge` and `-p` filter.
+/// Without `--draw-v0-semantics`, render-graph's default, no bundle is
+/// marked skipped.
+#[test]
+fn render_graph_go_table_cases() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("catalog.yaml"), MERMAID_CATALOG).expect("write");
+    let dir = tmp.path().to_str().expect("utf-8");
+    let anakin_boba = "  %% package \"anakin\"
+  subgraph \"anakin\"
+    %% channel \"dark\"
+    subgraph anakin-dark[\"dark\"]
+      anakin-dark-anakin.v0.1.1[\"anakin.v0.1.1\"]
+      anakin-dark-anakin.v0.1.0[\"anakin.v0.1.0\"]-- skip --> anakin-dark-anakin.v0.1.1[\"anakin.v0.1.1\"]
+      anakin-dark-anakin.v0.0.1[\"anakin.v0.0.1\"]-- replace --> anakin-dark-anakin.v0.1.1[\"anakin.v0.1.1\"]
+      anakin-dark-anakin.v0.1.0[\"anakin.v0.1.0\"]
+      anakin-dark-anakin.v0.0.1[\"anakin.v0.0.1\"]-- replace --> anakin-dark-anakin.v0.1.0[\"anakin.v0.1.0\"]
+      anakin-dark-anakin.v0.0.1[\"anakin.v0.0.1\"]
+    end
+    %% channel \"light\"
+    subgraph anakin-light[\"light\"]
+      anakin-light-anakin.v0.1.0[\"anakin.v0.1.0\"]
+      anakin-light-anakin.v0.0.1[\"anakin.v0.0.1\"]-- replace --> anakin-light-anakin.v0.1.0[\"anakin.v0.1.0\"]
+      anakin-light-anakin.v0.0.1[\"anakin.v0.0.1\"]
+    end
+  end
+";
+    let boba = "  %% package \"boba-fett\"
+  subgraph \"boba-fett\"
+    %% channel \"mando\"
+    subgraph boba-fett-mando[\"mando\"]
+      boba-fett-mando-boba-fett.v2.0.0[\"boba-fett.v2.0.0\"]
+      boba-fett-mando-boba-fett.v1.0.0[\"boba-fett.v1.0.0\"]-- replace --> boba-fett-mando-boba-fett.v2.0.0[\"boba-fett.v2.0.0\"]
+      boba-fett-mando-boba-fett.v1.0.0[\"boba-fett.v1.0.0\"]
+    end
+  end
+";
+    let deprecated = "style anakin fill:#989695
+style anakin-light fill:#DCD0FF
+class anakin-dark-anakin.v0.0.1,anakin-light-anakin.v0.0.1 deprecated
+";
+    // SuccessNoFilters
+    let (code, out, err) = opm(&["alpha", "render-graph", dir, "--draw-v0-semantics"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "{MERMAID_HEAD}{anakin_boba}{boba}{deprecated}class anakin-dark-anakin.v0.1.0 skipped
+linkStyle 2 stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;
+"
+        )
+    );
+    // render-graph's own default: the same graph, nothing marked skipped.
+    let (code, plain, err) = opm(&["alpha", "render-graph", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        plain,
+        format!("{MERMAID_HEAD}{anakin_boba}{boba}{deprecated}")
+    );
+    // SuccessMinEdgeFilter
+    let (code, out, err) = opm(&[
+        "alpha",
+        "render-graph",
+        dir,
+        "--draw-v0-semantics",
+        "--minimum-edge",
+        "anakin.v0.1.0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "{MERMAID_HEAD}  %% package \"anakin\"
+  subgraph \"anakin\"
+    %% channel \"dark\"
+    subgraph anakin-dark[\"dark\"]
+      anakin-dark-anakin.v0.1.1[\"anakin.v0.1.1\"]
+      anakin-dark-anakin.v0.1.0[\"anakin.v0.1.0\"]-- skip --> anakin-dark-anakin.v0.1.1[\"anakin.v0.1.1\"]
+      anakin-dark-anakin.v0.1.0[\"anakin.v0.1.0\"]
+    end
+    %% channel \"light\"
+    subgraph anakin-light[\"light\"]
+      anakin-light-anakin.v0.1.0[\"anakin.v0.1.0\"]
+    end
+  end
+style anakin fill:#989695
+style anakin-light fill:#DCD0FF
+class anakin-dark-anakin.v0.1.0 skipped
+"
+        )
+    );
+    // SuccessPackageNameFilter
+    let (code, out, err) = opm(&[
+        "alpha",
+        "render-graph",
+        dir,
+        "--draw-v0-semantics",
+        "-p",
+        "boba-fett",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("{MERMAID_HEAD}{boba}"));
 }
 
 /// opm's own exit codes of an add (cmd/opm/main.go at v1.73.0: the

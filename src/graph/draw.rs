@@ -69,6 +69,85 @@ pub fn draw(graphs: &[PackageGraph], format: DrawFormat) -> Result<String, Error
 /// with no bundle counts as version 0.0.0. Where opm's unstable sort leaves
 /// equal versions in an unspecified order, this keeps channel order.
 pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
+    mermaid_with(graphs, &MermaidOptions::default())
+}
+
+/// The options of opm's `MermaidWriter` (`opm alpha render-graph`'s flags).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MermaidOptions {
+    /// `--minimum-edge`: only the channels of the package holding this
+    /// entry, and in them only the edges from bundles of at least its
+    /// version (the entry itself drawn without its own edges).
+    pub min_edge: Option<String>,
+    /// A package filter was applied (`-p`): channels left without entries
+    /// are not drawn.
+    pub package_filter: bool,
+    /// Mark skipped bundles and the edges into them (opm's "v0
+    /// semantics"); the writer's default, while `render-graph` turns it on
+    /// only with `--draw-v0-semantics`.
+    pub v0_semantics: bool,
+}
+
+impl Default for MermaidOptions {
+    fn default() -> MermaidOptions {
+        MermaidOptions {
+            min_edge: None,
+            package_filter: false,
+            v0_semantics: true,
+        }
+    }
+}
+
+/// The entries of a channel as opm's `filterChannel` leaves them; `None`
+/// when none is left (the channel is then not drawn).
+fn filter_channel(
+    g: &PackageGraph,
+    ch: &super::Channel,
+    opts: &MermaidOptions,
+    floor: &Version,
+    floor_package: &str,
+) -> Option<Vec<super::Entry>> {
+    if opts.min_edge.is_none() && !opts.package_filter {
+        return Some(ch.entries.clone());
+    }
+    if !floor_package.is_empty() && g.package != floor_package {
+        return None;
+    }
+    let Some(min_edge) = opts.min_edge.as_deref() else {
+        return (!ch.entries.is_empty()).then(|| ch.entries.clone());
+    };
+    let zero = Version::new(0, 0, 0);
+    let at_least = |name: &str| compare(g.version(name).unwrap_or(&zero), floor).is_ge();
+    let mut out = Vec::new();
+    for e in &ch.entries {
+        let mut kept = e.clone();
+        kept.replaces.clear();
+        kept.skips.clear();
+        kept.skip_range.clear();
+        if e.name != min_edge {
+            if !e.replaces.is_empty() && at_least(&e.replaces) {
+                kept.replaces = e.replaces.clone();
+            }
+            kept.skips = e.skips.iter().filter(|s| at_least(s)).cloned().collect();
+            if !e.skip_range.is_empty()
+                && crate::semver_range::Range::parse(&e.skip_range).is_ok_and(|r| r.admits(floor))
+            {
+                kept.skip_range = e.skip_range.clone();
+            }
+            let has_edges =
+                !kept.replaces.is_empty() || !kept.skips.is_empty() || !kept.skip_range.is_empty();
+            let never_had = e.replaces.is_empty() && e.skips.is_empty() && e.skip_range.is_empty();
+            if !has_edges && !(never_had && at_least(&e.name)) {
+                continue;
+            }
+        }
+        out.push(kept);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// [`mermaid`] with opm's writer options.
+pub fn mermaid_with(graphs: &[PackageGraph], opts: &MermaidOptions) -> Result<String, Error> {
     for g in graphs {
         for b in g.bundles.values() {
             if b.version.is_none() {
@@ -82,6 +161,15 @@ pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
     }
     let zero = Version::new(0, 0, 0);
     let version = |g: &PackageGraph, name: &str| g.version(name).unwrap_or(&zero).clone();
+    // The floor: the minimum edge's version (a bundle of any package, as
+    // opm keys versions by bundle name alone).
+    let floor = match opts.min_edge.as_deref() {
+        None => zero.clone(),
+        Some(m) => graphs
+            .iter()
+            .find_map(|g| g.bundles.get(m).and_then(|b| b.version.clone()))
+            .ok_or_else(|| Error::Draw(format!("unknown minimum edge name: {}", go_quote(m))))?,
+    };
     // opm keys deprecated channels and bundles by name alone, across
     // packages.
     let dep_channels: BTreeSet<&str> = graphs
@@ -98,6 +186,16 @@ pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
         .flat_map(|g| g.channels.iter().map(move |c| (g, c)))
         .collect();
     channels.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+    let floor_package = opts
+        .min_edge
+        .as_deref()
+        .and_then(|m| {
+            channels
+                .iter()
+                .find(|(_, c)| c.entries.iter().any(|e| e.name == m))
+                .map(|(g, _)| g.package.as_str())
+        })
+        .unwrap_or("");
     let mut pkgs: BTreeMap<&str, String> = BTreeMap::new();
     let mut deprecated_package = "";
     let mut deprecated_channel_ids: Vec<String> = Vec::new();
@@ -105,7 +203,11 @@ pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
     let mut link_id = 0usize;
     let mut skipped_links: Vec<String> = Vec::new();
     for (g, ch) in channels {
-        // opm draws a channel even when it has no entries.
+        // opm draws a channel even when it has no entries, unless a filter
+        // is on.
+        let Some(entries) = filter_channel(g, ch, opts, &floor, floor_package) else {
+            continue;
+        };
         let out = pkgs.entry(g.package.as_str()).or_default();
         let cid = format!("{}-{}", g.package, ch.name);
         let _ = writeln!(out, "    %% channel {}", go_quote(&ch.name));
@@ -116,7 +218,7 @@ pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
         if dep_channels.contains(ch.name.as_str()) {
             deprecated_channel_ids.push(cid.clone());
         }
-        let mut sorted: Vec<&super::Entry> = ch.entries.iter().collect();
+        let mut sorted: Vec<&super::Entry> = entries.iter().collect();
         sorted.sort_by(|a, b| compare(&version(g, &b.name), &version(g, &a.name)));
         let mut skipped: BTreeSet<&str> = BTreeSet::new();
         for e in sorted {
@@ -137,7 +239,7 @@ pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
             }
             for s in &e.skips {
                 let _ = writeln!(out, "      {}-- skip --> {}", node(s), node(&e.name));
-                if !skipped.insert(s.as_str()) {
+                if opts.v0_semantics && !skipped.insert(s.as_str()) {
                     skipped_links.push(link_id.to_string());
                 }
                 link_id += 1;
@@ -145,7 +247,7 @@ pub fn mermaid(graphs: &[PackageGraph]) -> Result<String, Error> {
             if !e.skip_range.is_empty() {
                 match crate::semver_range::Range::parse(&e.skip_range) {
                     Ok(r) => {
-                        for other in &ch.entries {
+                        for other in &entries {
                             if r.admits(&version(g, &other.name)) {
                                 let _ = writeln!(
                                     out,

@@ -323,23 +323,19 @@ impl RenderGraphArgs {
     /// Loads the catalog and draws its channels as Mermaid, with the graph
     /// writer of `render-template -o mermaid` (opm's one MermaidWriter).
     fn run(self, tls: &TlsFlags) -> CmdResult {
-        if self.minimum_edge.as_deref().is_some_and(|e| !e.is_empty()) {
-            return Err(unsupported(
-                "alpha render-graph --minimum-edge",
-                "cut the catalog first with `olm-catalog catalog filter` (its version range), then draw it",
-            ));
-        }
-        if self.draw_v0_semantics == Some(true) {
-            return Err(unsupported(
-                "alpha render-graph --draw-v0-semantics",
-                "`olm-catalog graph path --olm v0` prints the upgrade steps OLM v0 takes",
-            ));
-        }
+        use olm_catalog::graph::draw::{mermaid_with, MermaidOptions};
+        let package = self.package_name.as_deref().filter(|p| !p.is_empty());
+        let opts = MermaidOptions {
+            min_edge: self.minimum_edge.filter(|e| !e.is_empty()),
+            package_filter: package.is_some(),
+            // opm's render-graph draws v0 semantics only when asked.
+            v0_semantics: self.draw_v0_semantics == Some(true),
+        };
         let flags = super::index::registry_flags(tls);
         let mut out = String::new();
         for r in &self.refs {
             let mut cfg = flags.load_catalog(r)?;
-            if let Some(p) = self.package_name.as_deref().filter(|p| !p.is_empty()) {
+            if let Some(p) = package {
                 cfg.packages.retain(|x| x.name == p);
                 cfg.channels.retain(|x| x.package == p);
                 cfg.bundles.retain(|x| x.package == p);
@@ -347,13 +343,7 @@ impl RenderGraphArgs {
                 cfg.others.clear();
             }
             let graphs = olm_catalog::graph::PackageGraph::from_fbc(&cfg, std::path::Path::new(r));
-            out.push_str(
-                &olm_catalog::graph::draw::draw(
-                    &graphs,
-                    olm_catalog::graph::draw::DrawFormat::Mermaid,
-                )
-                .map_err(anyhow::Error::msg)?,
-            );
+            out.push_str(&mermaid_with(&graphs, &opts).map_err(anyhow::Error::msg)?);
         }
         std::io::stdout().lock().write_all(out.as_bytes())?;
         Ok(0)
