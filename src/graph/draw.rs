@@ -137,7 +137,8 @@ fn filter_channel(
             let has_edges =
                 !kept.replaces.is_empty() || !kept.skips.is_empty() || !kept.skip_range.is_empty();
             let never_had = e.replaces.is_empty() && e.skips.is_empty() && e.skip_range.is_empty();
-            if !has_edges && !(never_had && at_least(&e.name)) {
+            let kept_anyway = never_had && at_least(&e.name);
+            if !(has_edges || kept_anyway) {
                 continue;
             }
         }
