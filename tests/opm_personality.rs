@@ -1363,13 +1363,169 @@ fn alpha_bundle_generate_writes_opm_files() {
     );
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("contains no yaml files"), "{err}");
-    // What is not implemented is refused with exit 2.
+    // Without -p and -c, and no package manifest above the bundle: opm's
+    // error, exit 1.
     let (code, _, err) = opm_in(
         tmp.path(),
         &["alpha", "bundle", "generate", "-d", "bundle/manifests"],
         None,
     );
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("please manually input channels and packageName"),
+        "{err}"
+    );
+}
+
+/// A CSV named `name` replacing `replaces` and skipping `skips`.
+fn package_manifest_csv(name: &str, replaces: &str, skips: &[&str]) -> String {
+    let mut s = format!(
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
+         metadata:\n  name: {name}\nspec:\n  version: {}\n",
+        name.trim_start_matches("app.v")
+    );
+    if !replaces.is_empty() {
+        s.push_str(&format!("  replaces: {replaces}\n"));
+    }
+    if !skips.is_empty() {
+        s.push_str(&format!("  skips: [{}]\n", skips.join(", ")));
+    }
+    s
+}
+
+/// `opm alpha bundle generate -d PKG/VERSION` without `-p`/`-c`
+/// (pkg/lib/bundle/interpreter.go at v1.73.0): the package name, the
+/// channels whose graph (from each `currentCSV` through `replaces` and
+/// `skips`) holds the bundle, and the default channel come from the
+/// package manifest beside the bundle directories. With `-u/--output-dir`
+/// the manifests are copied to OUT/manifests and the metadata written in
+/// OUT/metadata, and the Dockerfile copies from there.
+#[test]
+fn alpha_bundle_generate_infers_from_a_package_manifest() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join("app");
+    for (dir, csv) in [
+        ("1.0.0", package_manifest_csv("app.v1.0.0", "", &[])),
+        (
+            "1.1.0",
+            package_manifest_csv("app.v1.1.0", "app.v1.0.0", &[]),
+        ),
+        (
+            "2.0.0",
+            package_manifest_csv("app.v2.0.0", "app.v1.0.0", &["app.v1.1.0"]),
+        ),
+        ("3.0.0", package_manifest_csv("app.v3.0.0", "", &[])),
+    ] {
+        std::fs::create_dir_all(pkg.join(dir)).expect("mkdir");
+        std::fs::write(pkg.join(dir).join("app.clusterserviceversion.yaml"), csv).expect("csv");
+    }
+    std::fs::write(
+        pkg.join("2.0.0/crd.yaml"),
+        "kind: CustomResourceDefinition\n",
+    )
+    .expect("crd");
+    std::fs::write(
+        pkg.join("app.package.yaml"),
+        "packageName: app\ndefaultChannel: stable\nchannels:\n\
+         - {name: stable, currentCSV: app.v2.0.0}\n- {name: fast, currentCSV: app.v1.1.0}\n\
+         - {name: next, currentCSV: app.v3.0.0}\n",
+    )
+    .expect("package.yaml");
+    let p = "operators.operatorframework.io.bundle";
+    let annotations = |dir: &std::path::Path| {
+        std::fs::read_to_string(dir.join("metadata/annotations.yaml")).expect("annotations")
+    };
+    for (version, channels) in [
+        ("1.0.0", "fast,stable"),
+        ("1.1.0", "fast,stable"),
+        ("2.0.0", "stable"),
+    ] {
+        let d = format!("app/{version}");
+        let (code, _, err) = opm_in(tmp.path(), &["alpha", "bundle", "generate", "-d", &d], None);
+        assert_eq!(code, 0, "{version}: {err}");
+        assert_eq!(
+            annotations(&pkg),
+            format!(
+                "annotations:\n  {p}.channel.default.v1: stable\n  {p}.channels.v1: {channels}\n  \
+                 {p}.manifests.v1: manifests/\n  {p}.mediatype.v1: registry+v1\n  \
+                 {p}.metadata.v1: metadata/\n  {p}.package.v1: app\n"
+            ),
+            "{version}"
+        );
+        // metadata/ lands beside the bundle directories, where opm, as we
+        // do, would then look for a CSV: it goes before the next run.
+        std::fs::remove_dir_all(pkg.join("metadata")).expect("rm metadata");
+    }
+    // -p given, -c inferred; -e given wins.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "bundle",
+            "generate",
+            "-d",
+            "app/3.0.0",
+            "-p",
+            "other",
+            "-e",
+            "next",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let a = annotations(&pkg);
+    assert!(a.contains(&format!("{p}.channels.v1: next\n")), "{a}");
+    assert!(a.contains(&format!("{p}.package.v1: other\n")), "{a}");
+    assert!(
+        a.contains(&format!("{p}.channel.default.v1: next\n")),
+        "{a}"
+    );
+    std::fs::remove_dir_all(pkg.join("metadata")).expect("rm metadata");
+
+    // --output-dir: the manifests copied, metadata and Dockerfile there.
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "bundle",
+            "generate",
+            "-d",
+            "app/2.0.0",
+            "-u",
+            "out",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let out = tmp.path().join("out");
+    for f in ["app.clusterserviceversion.yaml", "crd.yaml"] {
+        assert_eq!(
+            std::fs::read(out.join("manifests").join(f)).expect("copied"),
+            std::fs::read(pkg.join("2.0.0").join(f)).expect("source"),
+            "{f}"
+        );
+    }
+    assert!(annotations(&out).contains(&format!("{p}.channels.v1: stable\n")));
+    let dockerfile =
+        std::fs::read_to_string(tmp.path().join("bundle.Dockerfile")).expect("Dockerfile");
+    assert!(
+        dockerfile.ends_with("COPY out/manifests /manifests/\nCOPY out/metadata /metadata/\n"),
+        "{dockerfile}"
+    );
+
+    // A bundle directory without a CSV in the package: opm's error.
+    std::fs::create_dir_all(pkg.join("junk")).expect("mkdir");
+    std::fs::write(pkg.join("junk/readme.txt"), "hello\n").expect("write");
+    let (code, _, err) = opm_in(
+        tmp.path(),
+        &["alpha", "bundle", "generate", "-d", "app/1.0.0"],
+        None,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error getting CSVs from bundles in the package directory"),
+        "{err}"
+    );
 }
 
 /// `opm alpha bundle build -d DIR -t TAG -p PKG -c CH -e DEF`

@@ -649,35 +649,51 @@ fn generate_bundle(a: &BundleDirArgs, overwrite: bool) -> anyhow::Result<PathBuf
     let Some(directory) = a.directory.as_ref().filter(|d| !d.as_os_str().is_empty()) else {
         anyhow::bail!("required flag(s) \"directory\" not set");
     };
-    if a.output_dir
-        .as_ref()
-        .is_some_and(|d| !d.as_os_str().is_empty())
-    {
-        return Err(unsupported(
-            "alpha bundle generate --output-dir",
-            "copy the manifests into OUT/manifests yourself and run `opm alpha bundle generate -d OUT/manifests ...` there",
-        ));
-    }
     let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
-    let (Some(package), Some(channels)) = (given(&a.package), given(&a.channels)) else {
-        return Err(unsupported(
-            "alpha bundle generate without --package and --channels",
-            "give both (-p PKG -c CH1,CH2); olm-catalog does not infer them from a package manifest",
-        ));
-    };
-    let default_channel = given(&a.default).unwrap_or_default();
     let base_image = a
         .base_image
         .clone()
         .unwrap_or_else(|| "scratch".to_string());
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let directory = clean(&cwd.join(directory));
+    let output_dir = a
+        .output_dir
+        .as_ref()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| clean(&cwd.join(d)));
     anyhow::ensure!(
         directory.exists(),
         "stat {}: no such file or directory",
         directory.display()
     );
     let media_type = media_type(&directory)?;
+    let (mut package, mut channels, mut default_channel) =
+        (given(&a.package), given(&a.channels), given(&a.default));
+    if package.is_none() || channels.is_none() {
+        // opm reads them from the package manifest beside the bundle.
+        let inferred = infer_from_package_dir(&directory).map_err(|e| {
+            anyhow::anyhow!(
+                "please manually input channels and packageName, error interpreting bundle from directory {}, {e}",
+                directory.display()
+            )
+        })?;
+        if channels.is_none() {
+            anyhow::ensure!(
+                !inferred.channels.is_empty(),
+                "error interpreting channels, please manually input channels instead"
+            );
+            channels = Some(inferred.channels.join(","));
+        }
+        if package.is_none() {
+            package = Some(inferred.package);
+        }
+        if default_channel.is_none() {
+            default_channel = Some(inferred.default_channel);
+        }
+    }
+    let package = package.unwrap_or_default();
+    let channels = channels.unwrap_or_default();
+    let default_channel = default_channel.unwrap_or_default();
     // GenerateAnnotations: yaml.v3 with 2-space indent, keys sorted.
     let mut annotations: Vec<(&str, &str)> = vec![
         (MEDIATYPE_LABEL, media_type),
@@ -695,8 +711,19 @@ fn generate_bundle(a: &BundleDirArgs, overwrite: bool) -> anyhow::Result<PathBuf
     for (k, v) in &sorted {
         yaml.push_str(&format!("  {k}: {}\n", yaml_scalar(v)));
     }
-    // CopyYamlOutput: the metadata directory beside the manifests one.
-    let parent = directory.parent().unwrap_or(&directory).to_path_buf();
+    // CopyYamlOutput: the metadata directory beside the manifests one, or,
+    // with --output-dir, both under it (the manifests copied there).
+    let (parent, manifests) = match &output_dir {
+        None => (
+            directory.parent().unwrap_or(&directory).to_path_buf(),
+            directory.clone(),
+        ),
+        Some(out) => {
+            let manifests = out.join("manifests");
+            copy_manifest_dir(&directory, &manifests, overwrite)?;
+            (out.clone(), manifests)
+        }
+    };
     let metadata = parent.join("metadata");
     std::fs::create_dir_all(&metadata)
         .with_context(|| format!("creating {}", metadata.display()))?;
@@ -732,7 +759,7 @@ fn generate_bundle(a: &BundleDirArgs, overwrite: bool) -> anyhow::Result<PathBuf
     }
     dockerfile.push_str(&format!(
         "COPY {} /manifests/\nCOPY {} /metadata/\n",
-        relative(&cwd, &directory),
+        relative(&cwd, &manifests),
         relative(&cwd, &metadata)
     ));
     let out = cwd.join("bundle.Dockerfile");
@@ -827,6 +854,160 @@ fn yaml_scalar(v: &str) -> String {
     } else {
         serde_json::to_string(v).unwrap_or_else(|_| format!("{v:?}"))
     }
+}
+
+/// What opm's `bundleDirInterpreter` reads from a package-manifest layout
+/// (`PKG/x.package.yaml` beside one directory per bundle).
+struct InferredBundle {
+    package: String,
+    channels: Vec<String>,
+    default_channel: String,
+}
+
+/// The first YAML or JSON document of a file, as opm's decoders read one.
+fn first_document(path: &std::path::Path) -> Option<yaml_serde::Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc = yaml_serde::Deserializer::from_str(&text).next()?;
+    serde::Deserialize::deserialize(doc).ok()
+}
+
+/// A bundle directory's CSV (`ReadCSVFromBundleDirectory`): the one file
+/// of the directory whose first document is a ClusterServiceVersion;
+/// (name, replaces and skips).
+fn read_csv(dir: &std::path::Path) -> anyhow::Result<(String, Vec<String>)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("error reading bundle directory {}", dir.display()))?
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let mut found = None;
+    for f in files {
+        let Some(doc) = first_document(&f) else {
+            continue;
+        };
+        if doc["kind"].as_str() != Some("ClusterServiceVersion") {
+            continue;
+        }
+        anyhow::ensure!(
+            found.is_none(),
+            "more than one ClusterServiceVersion is found in bundle"
+        );
+        let name = doc["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut edges: Vec<String> = doc["spec"]["skips"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        if let Some(r) = doc["spec"]["replaces"].as_str().filter(|r| !r.is_empty()) {
+            edges.push(r.to_string());
+        }
+        found = Some((name, edges));
+    }
+    found.ok_or_else(|| {
+        anyhow::anyhow!("no ClusterServiceVersion object found in {}", dir.display())
+    })
+}
+
+/// opm's `NewBundleDirInterperter`: the bundle's CSV, the package manifest
+/// of the directory above, and the channels whose graph (from each
+/// channel's `currentCSV` through every `replaces` and `skips` of the
+/// package's bundle directories) holds the bundle, sorted.
+fn infer_from_package_dir(bundle_dir: &std::path::Path) -> anyhow::Result<InferredBundle> {
+    let (csv_name, _) = read_csv(bundle_dir)
+        .map_err(|e| anyhow::anyhow!("error loading CSV from bundle directory, {e}"))?;
+    let pkg_dir = bundle_dir.join("..");
+    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(&pkg_dir)
+        .with_context(|| format!("error reading from {} directory", pkg_dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
+    entries.sort();
+    let mut edges: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (dir, _) in entries.iter().filter(|(_, is_dir)| *is_dir) {
+        let (name, e) = read_csv(dir).map_err(|e| {
+            anyhow::anyhow!("error getting CSVs from bundles in the package directory, {e}")
+        })?;
+        edges.insert(name, e);
+    }
+    let manifest = entries
+        .iter()
+        .filter(|(_, is_dir)| !*is_dir)
+        .filter_map(|(f, _)| first_document(f))
+        .find(|d| d["packageName"].as_str().is_some_and(|n| !n.is_empty()))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "error parsing package.yaml file in the package root directory, valid PackageManifest YAML file not found in {}",
+                pkg_dir.display()
+            )
+        })?;
+    let mut channels = Vec::new();
+    for ch in manifest["channels"].as_sequence().into_iter().flatten() {
+        let (Some(name), Some(head)) = (ch["name"].as_str(), ch["currentCSV"].as_str()) else {
+            continue;
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = vec![head.to_string()];
+        while let Some(n) = todo.pop() {
+            if seen.insert(n.clone()) {
+                todo.extend(edges.get(&n).into_iter().flatten().cloned());
+            }
+        }
+        if seen.contains(&csv_name) {
+            channels.push(name.to_string());
+        }
+    }
+    channels.sort();
+    Ok(InferredBundle {
+        package: manifest["packageName"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        channels,
+        default_channel: manifest["defaultChannel"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    })
+}
+
+/// opm's `copyManifestDir`: the files of `from` into `to` (made if
+/// missing; an existing file kept unless `overwrite`), and, as opm does,
+/// each subdirectory's files into `to/<from's name>`.
+fn copy_manifest_dir(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    overwrite: bool,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(from)
+        .with_context(|| format!("reading {}", from.display()))?
+        .filter_map(Result::ok)
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
+    entries.sort();
+    for (path, is_dir) in entries {
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        if is_dir {
+            let nested = to.join(from.file_name().unwrap_or_default());
+            copy_manifest_dir(&path, &nested, overwrite)?;
+            continue;
+        }
+        let dest = to.join(name);
+        if dest.exists() && !overwrite {
+            continue;
+        }
+        std::fs::copy(&path, &dest)
+            .with_context(|| format!("copying {} to {}", path.display(), dest.display()))?;
+    }
+    Ok(())
 }
 
 /// Go's `filepath.Clean` of an absolute path: `.` and `..` resolved
