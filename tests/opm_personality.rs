@@ -1234,6 +1234,34 @@ fn index_add_exit_codes_as_opm_main() {
         None,
     );
     assert_eq!(code, 1);
+    // With --permissive opm logs populate's error and succeeds
+    // (AddToRegistry returns nil): exit 0, a warning, the database as it
+    // was (index add shares the mapping).
+    for args in [
+        vec![
+            "registry",
+            "add",
+            "-b",
+            retagged.as_str(),
+            "-d",
+            "index.db",
+            "--permissive",
+        ],
+        vec![
+            "registry",
+            "add",
+            "-b",
+            missing.as_str(),
+            "-d",
+            "index.db",
+            "--permissive",
+        ],
+    ] {
+        let (code, _, err) = opm_in(tmp.path(), &args, None);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(err.contains("permissive mode enabled"), "{err}");
+        assert_eq!(render_db(&db), before, "{args:?}");
+    }
     // Natively the same failures are exit 2 (usage or input), one code.
     let (code, _, _) = common::run(&[
         "index",

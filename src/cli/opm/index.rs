@@ -252,7 +252,7 @@ impl IndexCommand {
                     |db| {
                         let mut argv = native;
                         argv.push(format!("--database={}", db.display()));
-                        run_native(argv)
+                        add_permissively(argv, on(a.permissive))
                     },
                 )
             }
@@ -541,6 +541,24 @@ fn build_image(
     Ok(code)
 }
 
+/// Runs a native `index add`; with opm's `--permissive`, a failed add is a
+/// warning and the command goes on (pkg/lib/registry `AddToRegistry` logs
+/// populate's error and returns nil): the database stays as it was (our
+/// add is one transaction), and `index add --tag` still builds the image.
+fn add_permissively(argv: Vec<String>, permissive: bool) -> CmdResult {
+    match run_native(argv) {
+        Ok(code) if code != 0 && permissive => {
+            eprintln!("warning: permissive mode enabled: the add found problems (above); the database is unchanged");
+            Ok(0)
+        }
+        Err(e) if permissive => {
+            eprintln!("warning: permissive mode enabled: {e:#}; the database is unchanged");
+            Ok(0)
+        }
+        other => other,
+    }
+}
+
 /// `opm registry` subcommands.
 #[derive(Subcommand)]
 pub enum RegistryCommand {
@@ -684,7 +702,7 @@ impl RegistryCommand {
                         .iter()
                         .map(|b| format!("--bundles={b}")),
                 );
-                run_native(argv)
+                add_permissively(argv, on(a.permissive))
             }
             RegistryCommand::Rm(a) => {
                 let mut argv = vec![
