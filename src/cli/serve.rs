@@ -60,6 +60,10 @@ pub struct ServeArgs {
     /// Largest response message, in MiB
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_size: usize,
+    /// Stop serving (exit 0) after this many seconds, finishing calls in
+    /// flight as on SIGTERM (opm registry serve's --timeout-seconds)
+    #[arg(long, value_name = "SECONDS")]
+    pub stop_after: Option<u64>,
     // How to reach the registry of an image catalog.
     #[command(flatten)]
     pub registry: super::image::RegistryFlags,
@@ -108,6 +112,7 @@ impl ServeArgs {
             max_request_bytes: 64 * 1024,
             max_response_bytes: self.max_message_size.max(1) * 1024 * 1024,
             drain_timeout: Duration::from_secs(10),
+            stop_after: self.stop_after.map(Duration::from_secs),
         };
         runtime.block_on(serve(source, opts))?;
         Ok(0)

@@ -110,6 +110,9 @@ pub struct ServeOptions {
     pub max_response_bytes: usize,
     /// How long to wait for calls in flight after SIGTERM.
     pub drain_timeout: Duration,
+    /// Stop by itself after this long, as on SIGTERM (opm's `registry serve
+    /// --timeout-seconds`); `None`: serve until a signal.
+    pub stop_after: Option<Duration>,
 }
 
 /// A fingerprint of the catalog on disk: changes when a file is replaced or written.
@@ -205,8 +208,17 @@ pub async fn serve(source: CatalogSource, opts: ServeOptions) -> Result<()> {
 
     // One stop signal for both servers; health Watch streams end on it too.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stop_after = opts.stop_after;
     tokio::spawn(async move {
-        shutdown_signal().await;
+        match stop_after {
+            Some(after) => tokio::select! {
+                _ = shutdown_signal() => {}
+                _ = tokio::time::sleep(after) => {
+                    eprintln!("served for {after:?}, as asked: stopping");
+                }
+            },
+            None => shutdown_signal().await,
+        }
         eprintln!("shutting down: finishing calls in flight");
         let _ = stop_tx.send(true);
     });

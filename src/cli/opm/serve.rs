@@ -234,20 +234,17 @@ impl RegistryServeArgs {
             "unable to open database {}: no such file",
             self.database.display()
         );
-        if let Some(seconds) = timeout {
-            eprintln!("Keeping server open for {seconds} seconds");
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_secs(seconds.into()));
-                eprintln!("Timeout expired. Gracefully stopping.");
-                std::process::exit(0);
-            });
-        }
-        run_native([
+        let mut argv = vec![
             "serve".to_string(),
             "--address=0.0.0.0".to_string(),
             format!("--port={port}"),
-            "--".to_string(),
-            self.database.display().to_string(),
-        ])
+        ];
+        if let Some(seconds) = timeout {
+            eprintln!("Keeping server open for {seconds} seconds");
+            argv.push(format!("--stop-after={seconds}"));
+        }
+        argv.push("--".to_string());
+        argv.push(self.database.display().to_string());
+        run_native(argv)
     }
 }
