@@ -331,3 +331,79 @@ fn a_linked_directory_is_refused_unless_ignored() {
     let (code, out) = run(&["validate", dir]);
     assert_eq!(code, 0, "ignored, the link is not read: {out}");
 }
+
+/// opm decodes FBC objects with Go's `encoding/json`, which matches a
+/// struct field by a key equal to its name regardless of case (opm keeps
+/// this for its docs' upper-camel-case examples): such a catalog validates
+/// and renders as the same catalog spelled in lower camel case.
+#[test]
+fn field_names_match_regardless_of_case_as_go_decodes_them() {
+    let lower = "\
+schema: olm.package
+name: foo
+defaultChannel: stable
+icon: {base64data: PHN2Zz48L3N2Zz4=, mediatype: image/svg+xml}
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+- {name: foo.v0.1.0}
+- {name: foo.v0.2.0, replaces: foo.v0.1.0, skipRange: '<0.2.0'}
+---
+schema: olm.bundle
+package: foo
+name: foo.v0.1.0
+image: quay.io/x/foo-bundle:v0.1.0
+properties: [{type: olm.package, value: {packageName: foo, version: 0.1.0}}]
+relatedImages: [{name: operator, image: 'quay.io/x/foo:v0.1.0'}]
+---
+schema: olm.bundle
+package: foo
+name: foo.v0.2.0
+image: quay.io/x/foo-bundle:v0.2.0
+properties: [{type: olm.package, value: {packageName: foo, version: 0.2.0}}]
+---
+schema: olm.deprecations
+package: foo
+entries:
+- {reference: {schema: olm.bundle, name: foo.v0.1.0}, message: old}
+";
+    let upper = lower
+        .replace("schema:", "Schema:")
+        .replace("name:", "Name:")
+        .replace("package:", "Package:")
+        .replace("defaultChannel:", "DefaultChannel:")
+        .replace("icon:", "Icon:")
+        .replace("base64data:", "Base64Data:")
+        .replace("mediatype:", "MediaType:")
+        .replace("entries:", "Entries:")
+        .replace("replaces:", "Replaces:")
+        .replace("skipRange:", "SkipRange:")
+        .replace("image:", "Image:")
+        .replace("properties:", "Properties:")
+        .replace("type:", "Type:")
+        .replace("value:", "Value:")
+        .replace("relatedImages:", "RelatedImages:")
+        .replace("reference:", "Reference:")
+        .replace("message:", "Message:")
+        // Inside a property's value the keys are the property's own.
+        .replace("PackageName:", "packageName:");
+    assert_ne!(upper, lower);
+    let t = tempfile::tempdir().expect("tmp");
+    let render = |text: &str, name: &str| {
+        let dir = t.path().join(name);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("catalog.yaml"), text).expect("write");
+        let d = dir.to_str().expect("utf-8").to_string();
+        let (code, out, err) = common::run(&["validate", &d]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        let (code, out, err) = common::run(&["render", &d, "-o", "json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        out
+    };
+    let want = render(lower, "lower");
+    assert!(want.contains("\"defaultChannel\": \"stable\""), "{want}");
+    assert!(want.contains("\"skipRange\": \"<0.2.0\""), "{want}");
+    assert_eq!(render(&upper, "upper"), want);
+}

@@ -332,8 +332,9 @@ impl DeclarativeConfig {
     /// and `name`, where present, must be strings, and no two keys may
     /// differ only in case. Objects of other schemas are kept as they are,
     /// with or without a name.
-    pub fn push_object(&mut self, obj: Value) -> Result<(), FbcError> {
+    pub fn push_object(&mut self, mut obj: Value) -> Result<(), FbcError> {
         check_meta(&obj)?;
+        go_field_names(&mut obj);
         let schema = obj.get("schema").and_then(Value::as_str).unwrap_or("");
         if schema.is_empty() {
             return Err(FbcError::InvalidObject(
@@ -434,6 +435,108 @@ fn kind_of(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
+    }
+}
+
+/// The JSON field names of the model's types, per schema, as opm's
+/// `declcfg` structs spell them: a name and, where its value is an object
+/// or a list of objects of a known shape, that shape's fields.
+struct Field(&'static str, Option<Fields>);
+type Fields = &'static [Field];
+
+const PROPERTY: Fields = &[Field("type", None), Field("value", None)];
+const ICON: Fields = &[Field("base64data", None), Field("mediatype", None)];
+const ENTRY: Fields = &[
+    Field("name", None),
+    Field("replaces", None),
+    Field("skips", None),
+    Field("skipRange", None),
+];
+const RELATED_IMAGE: Fields = &[Field("name", None), Field("image", None)];
+const REFERENCE: Fields = &[Field("schema", None), Field("name", None)];
+const DEPRECATION_ENTRY: Fields = &[Field("reference", Some(REFERENCE)), Field("message", None)];
+const PACKAGE: Fields = &[
+    Field("schema", None),
+    Field("name", None),
+    Field("defaultChannel", None),
+    Field("icon", Some(ICON)),
+    Field("description", None),
+    Field("properties", Some(PROPERTY)),
+];
+const CHANNEL: Fields = &[
+    Field("schema", None),
+    Field("name", None),
+    Field("package", None),
+    Field("entries", Some(ENTRY)),
+    Field("properties", Some(PROPERTY)),
+];
+const BUNDLE: Fields = &[
+    Field("schema", None),
+    Field("name", None),
+    Field("package", None),
+    Field("image", None),
+    Field("properties", Some(PROPERTY)),
+    Field("relatedImages", Some(RELATED_IMAGE)),
+];
+const DEPRECATIONS: Fields = &[
+    Field("schema", None),
+    Field("package", None),
+    Field("entries", Some(DEPRECATION_ENTRY)),
+];
+
+/// Go's `encoding/json` fills a struct field from the key spelled as its
+/// JSON name or, failing that, from one equal to it regardless of case
+/// (opm keeps this for the upper-camel-case examples of its docs:
+/// `DefaultChannel:`, `Entries:`); serde matches names exactly. This
+/// renames such keys of an object of a known schema, and of its nested
+/// objects, to the model's spelling before it is decoded. A key spelled
+/// exactly wins over a differently cased one.
+fn go_field_names(obj: &mut Value) {
+    let schema = obj.as_object().and_then(|m| {
+        m.get("schema")
+            .or_else(|| {
+                m.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("schema"))
+                    .map(|(_, v)| v)
+            })
+            .and_then(Value::as_str)
+    });
+    let fields = match schema {
+        Some(SCHEMA_PACKAGE) => PACKAGE,
+        Some(SCHEMA_CHANNEL) => CHANNEL,
+        Some(SCHEMA_BUNDLE) => BUNDLE,
+        Some(SCHEMA_DEPRECATIONS) => DEPRECATIONS,
+        _ => return,
+    };
+    canonical_keys(obj, fields);
+}
+
+fn canonical_keys(v: &mut Value, fields: Fields) {
+    match v {
+        Value::Array(items) => items.iter_mut().for_each(|i| canonical_keys(i, fields)),
+        Value::Object(map) => {
+            let renames: Vec<(String, &'static str)> = map
+                .keys()
+                .filter(|k| !fields.iter().any(|f| f.0 == k.as_str()))
+                .filter_map(|k| {
+                    fields
+                        .iter()
+                        .find(|f| f.0.eq_ignore_ascii_case(k))
+                        .map(|f| (k.clone(), f.0))
+                })
+                .collect();
+            for (from, to) in renames {
+                if let Some(value) = map.remove(&from) {
+                    map.entry(to.to_string()).or_insert(value);
+                }
+            }
+            for Field(f, nested) in fields {
+                if let (Some(nested), Some(value)) = (nested, map.get_mut(*f)) {
+                    canonical_keys(value, nested);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
