@@ -762,9 +762,19 @@ fn version_and_bad_input() {
         err.contains("registry mirror") && err.contains("olm-catalog catalog mirror"),
         "{err}"
     );
-    let (code, _, err) = opm(&["alpha", "render-graph", "x", "--minimum-edge", "a.v1"]);
+    let (code, _, err) = opm(&[
+        "alpha",
+        "bundle",
+        "build",
+        "-d",
+        "x",
+        "-t",
+        "quay.io/x/b:v1",
+        "--base-image",
+        "quay.io/x/base:v1",
+    ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--minimum-edge"), "{err}");
+    assert!(err.contains("--base-image"), "{err}");
     // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
     // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[
