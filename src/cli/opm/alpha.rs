@@ -828,10 +828,7 @@ fn media_type(dir: &std::path::Path) -> anyhow::Result<&'static str> {
     for f in &files {
         let text = std::fs::read_to_string(f)
             .map_err(|_| anyhow::anyhow!("Unable to read file {} in bundle", f.display()))?;
-        let first = yaml_serde::Deserializer::from_str(&text)
-            .next()
-            .and_then(|d| <yaml_serde::Value as serde::Deserialize>::deserialize(d).ok());
-        if first.is_some_and(|v| v["kind"] == "ClusterServiceVersion") {
+        if first_document(&text).is_some_and(|v| v["kind"] == "ClusterServiceVersion") {
             return Ok("registry+v1");
         }
     }
@@ -864,11 +861,16 @@ struct InferredBundle {
     default_channel: String,
 }
 
-/// The first YAML or JSON document of a file, as opm's decoders read one.
-fn first_document(path: &std::path::Path) -> Option<yaml_serde::Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let doc = yaml_serde::Deserializer::from_str(&text).next()?;
+/// The first YAML or JSON document of a text, as opm's decoders read one
+/// (`YAMLOrJSONDecoder.Decode` once).
+fn first_document(text: &str) -> Option<yaml_serde::Value> {
+    let doc = yaml_serde::Deserializer::from_str(text).next()?;
     serde::Deserialize::deserialize(doc).ok()
+}
+
+/// [`first_document`] of a file; `None` when it cannot be read either.
+fn first_document_of(path: &std::path::Path) -> Option<yaml_serde::Value> {
+    first_document(&std::fs::read_to_string(path).ok()?)
 }
 
 /// A bundle directory's CSV (`ReadCSVFromBundleDirectory`): the one file
@@ -884,7 +886,7 @@ fn read_csv(dir: &std::path::Path) -> anyhow::Result<(String, Vec<String>)> {
     files.sort();
     let mut found = None;
     for f in files {
-        let Some(doc) = first_document(&f) else {
+        let Some(doc) = first_document_of(&f) else {
             continue;
         };
         if doc["kind"].as_str() != Some("ClusterServiceVersion") {
@@ -938,7 +940,7 @@ fn infer_from_package_dir(bundle_dir: &std::path::Path) -> anyhow::Result<Inferr
     let manifest = entries
         .iter()
         .filter(|(_, is_dir)| !*is_dir)
-        .filter_map(|(f, _)| first_document(f))
+        .filter_map(|(f, _)| first_document_of(f))
         .find(|d| d["packageName"].as_str().is_some_and(|n| !n.is_empty()))
         .ok_or_else(|| {
             anyhow::anyhow!(
