@@ -95,6 +95,18 @@ fn write_indented(out: &mut String, value: &Value, indent: &str, depth: usize) {
     }
 }
 
+/// The field `name` of an object as Go's `json.Unmarshal` into a struct
+/// finds it: the key spelled exactly so, else one equal to it regardless of
+/// case. `None` for a value that is not an object.
+pub fn struct_field<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
+    let map = obj.as_object()?;
+    map.get(name).or_else(|| {
+        map.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    })
+}
+
 /// Every number of `value` as a float64, as Go's `json.Unmarshal` into
 /// `interface{}` decodes it (`3` stays `3`; `12345678901234567890` becomes
 /// `12345678901234567000`).

@@ -492,15 +492,7 @@ const DEPRECATIONS: Fields = &[
 /// objects, to the model's spelling before it is decoded. A key spelled
 /// exactly wins over a differently cased one.
 fn go_field_names(obj: &mut Value) {
-    let schema = obj.as_object().and_then(|m| {
-        m.get("schema")
-            .or_else(|| {
-                m.iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case("schema"))
-                    .map(|(_, v)| v)
-            })
-            .and_then(Value::as_str)
-    });
+    let schema = crate::gojson::struct_field(obj, "schema").and_then(Value::as_str);
     let fields = match schema {
         Some(SCHEMA_PACKAGE) => PACKAGE,
         Some(SCHEMA_CHANNEL) => CHANNEL,

@@ -59,7 +59,7 @@ pub fn convert(kind: Kind, text: &str, path: &Path) -> Result<ConvertedTemplate,
     fbc::for_each_object(text, path, |mut obj| {
         fbc::check_meta(&obj)?;
         crate::gojson::numbers_as_floats(&mut obj);
-        let entry = match field(&obj, "schema") {
+        let entry = match crate::gojson::struct_field(&obj, "schema") {
             Some(Value::String(s)) if kind == Kind::Basic && s == fbc::SCHEMA_BUNDLE => {
                 Entry::BundleImage {
                     schema: s.clone(),
@@ -77,22 +77,10 @@ pub fn convert(kind: Kind, text: &str, path: &Path) -> Result<ConvertedTemplate,
     })
 }
 
-/// The field `name` of an object as Go's `json.Unmarshal` into a struct
-/// finds it: the key spelled exactly so, else one equal to it regardless of
-/// case.
-fn field<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
-    let map = obj.as_object()?;
-    map.get(name).or_else(|| {
-        map.iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    })
-}
-
 /// A string field of a bundle as `declcfg.Bundle` decodes it: absent or
 /// null is "", anything but a string is opm's "parse bundle" error.
 fn bundle_string(obj: &Value, name: &str) -> Result<String, FbcError> {
-    match field(obj, name) {
+    match crate::gojson::struct_field(obj, name) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(FbcError::InvalidObject(format!(
