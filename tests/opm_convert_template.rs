@@ -8,42 +8,17 @@
 //! byte.
 use crate::common;
 
-use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
-/// Runs the binary as `opm` (through a link) or natively, with `stdin`.
+/// Runs `olm-catalog opm ARGS` (the opm personality, as a link named
+/// `opm` runs it) or the native `olm-catalog ARGS`, with `stdin`.
 fn run(as_opm: bool, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let exe = if as_opm {
-        let link = dir.path().join("opm");
-        std::os::unix::fs::symlink(common::bin(), &link).expect("symlink opm");
-        link
-    } else {
-        common::bin()
-    };
-    let mut child = Command::new(exe)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let argv: Vec<&str> = as_opm
+        .then_some("opm")
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    common::run_cli(&argv, &[], stdin)
 }
 
 /// The corpus catalogs the real pipeline made: (package, catalog file).
@@ -81,14 +56,6 @@ fn corpus_catalogs() -> Vec<(String, PathBuf)> {
     out
 }
 
-/// The objects of a JSON stream.
-fn stream(text: &str) -> Vec<serde_json::Value> {
-    serde_json::Deserializer::from_str(text)
-        .into_iter::<serde_json::Value>()
-        .map(|v| v.expect("JSON object"))
-        .collect()
-}
-
 #[test]
 fn basic_template_of_each_corpus_catalog_renders_back_to_it() {
     for (pkg, catalog) in corpus_catalogs() {
@@ -107,7 +74,7 @@ fn basic_template_of_each_corpus_catalog_renders_back_to_it() {
         let entries = v["entries"].as_array().expect("entries");
         let (code, rendered, err) = run(false, &["render", file, "-o", "json"], None);
         assert_eq!(code, 0, "{pkg}: {err}");
-        let objects = stream(&rendered);
+        let objects = common::json_stream(&rendered);
         let bundles = objects
             .iter()
             .filter(|o| o["schema"] == "olm.bundle")
@@ -197,7 +164,7 @@ fn stdin_dash_file_and_native_forms_agree_and_yaml_is_the_json_read_back() {
     let v: serde_json::Value = serde_json::from_str(&from_file).expect("JSON");
     assert_eq!(v["schema"], "olm.template.substitutes");
     let (_, rendered, _) = run(false, &["render", file, "-o", "json"], None);
-    let mut objects = stream(&rendered);
+    let mut objects = common::json_stream(&rendered);
     let mut entries = v["entries"].as_array().expect("entries").clone();
     let key = |o: &serde_json::Value| o.to_string();
     objects.sort_by_key(key);
