@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+mod fast;
 mod prune;
 mod quoted;
 
@@ -541,16 +542,6 @@ fn apply_merge(
     Ok(())
 }
 
-fn end_span(start: Span, end: saphyr_parser::Span, shifts: &quoted::Shifts) -> Span {
-    let e = Span::from_saphyr(end, shifts);
-    Span {
-        line: start.line,
-        column: start.column,
-        end_line: e.end_line,
-        end_column: e.end_column,
-    }
-}
-
 /// What saphyr-parser says of a quoted scalar that go-yaml reads (see [`quoted`]).
 const UNDER_INDENTED_QUOTE: &str = "invalid indentation in quoted scalar";
 
@@ -560,6 +551,18 @@ const UNDER_INDENTED_QUOTE: &str = "invalid indentation in quoted scalar";
 /// continuation lines of a quoted scalar may stand left of its block (see
 /// `yaml/quoted.rs`). Positions are those of `text`.
 pub fn parse_documents(text: &str) -> Result<Vec<Document>, YamlError> {
+    // Most manifests are block-style YAML, which the fast reader takes in
+    // one pass; it gives up on anything else, and saphyr-parser reads that.
+    let mut sink = Sink::default();
+    if fast::parse(text, &mut sink).is_ok() {
+        return Ok(sink.docs);
+    }
+    parse_with_saphyr(text)
+}
+
+/// [`parse_documents`] by saphyr-parser alone: the reference the fast reader
+/// is tested against.
+fn parse_with_saphyr(text: &str) -> Result<Vec<Document>, YamlError> {
     let mut shifts = quoted::Shifts::default();
     let mut padded: Option<String> = None;
     let mut rounds: usize = 0;
@@ -618,17 +621,10 @@ impl From<YamlError> for Fail {
     }
 }
 
-/// One parse of `text`; on failure, the error and what to retry.
+/// One parse of `text` by saphyr-parser; on failure, the error and what to
+/// retry.
 fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail> {
-    let mut docs = Vec::new();
-    let mut builder = Builder {
-        anchors: Default::default(),
-        nodes: 0,
-        duplicate_keys: Vec::new(),
-    };
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root: Option<Node> = None;
-    let mut in_doc = false;
+    let mut sink = Sink::default();
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| {
             let m = e.marker();
@@ -648,16 +644,56 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
                 retry,
             }
         })?;
-        let here = Span::from_saphyr(span, shifts);
+        sink.event(event, Span::from_saphyr(span, shifts))?;
+    }
+    Ok(sink.docs)
+}
+
+/// Builds documents from parser events: saphyr-parser's, or those of the
+/// fast reader of block-style text ([`fast`]), which are the same.
+struct Sink {
+    builder: Builder,
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    in_doc: bool,
+    docs: Vec<Document>,
+}
+
+impl Default for Sink {
+    fn default() -> Sink {
+        Sink {
+            builder: Builder {
+                anchors: Default::default(),
+                nodes: 0,
+                duplicate_keys: Vec::new(),
+            },
+            stack: Vec::new(),
+            root: None,
+            in_doc: false,
+            docs: Vec::new(),
+        }
+    }
+}
+
+impl Sink {
+    /// Takes one event, which stands at `here` in the source.
+    fn event(&mut self, event: Event<'_>, here: Span) -> Result<(), YamlError> {
+        let Sink {
+            builder,
+            stack,
+            root,
+            in_doc,
+            docs,
+        } = self;
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
             Event::DocumentStart(_) => {
-                in_doc = true;
-                root = None;
+                *in_doc = true;
+                *root = None;
                 builder.duplicate_keys.clear();
             }
             Event::DocumentEnd => {
-                if in_doc {
+                if *in_doc {
                     let node = root.take().unwrap_or(Node {
                         value: Value::Null,
                         span: here,
@@ -669,17 +705,17 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
                         duplicate_keys: std::mem::take(&mut builder.duplicate_keys),
                     });
                 }
-                in_doc = false;
+                *in_doc = false;
             }
             Event::Alias(id) => {
                 let Some(target) = builder.anchors.get(&id).cloned() else {
-                    return Err(err("alias to an unknown anchor", here).into());
+                    return Err(err("alias to an unknown anchor", here));
                 };
                 builder.add_nodes(count_nodes(&target), here)?;
                 let mut node = target;
                 node.span = here;
-                if let Some(n) = builder.attach(&mut stack, node)? {
-                    root = Some(n);
+                if let Some(n) = builder.attach(stack, node)? {
+                    *root = Some(n);
                 }
             }
             Event::Scalar(value, style, anchor, tag) => {
@@ -702,14 +738,14 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
                 if anchor > 0 {
                     builder.anchors.insert(anchor, node.clone());
                 }
-                if let Some(n) = builder.attach(&mut stack, node)? {
-                    root = Some(n);
+                if let Some(n) = builder.attach(stack, node)? {
+                    *root = Some(n);
                 }
             }
             Event::SequenceStart(anchor, _) => {
                 builder.add_nodes(1, here)?;
                 if stack.len() >= MAX_DEPTH {
-                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here).into());
+                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here));
                 }
                 stack.push(Frame::Seq {
                     start: here,
@@ -720,7 +756,7 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
             Event::MappingStart(anchor, _) => {
                 builder.add_nodes(1, here)?;
                 if stack.len() >= MAX_DEPTH {
-                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here).into());
+                    return Err(err(format!("nesting deeper than {MAX_DEPTH} levels"), here));
                 }
                 stack.push(Frame::Map {
                     start: here,
@@ -731,6 +767,14 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
+                // A collection spans from its start event to the end of its
+                // end event.
+                let span_to = |start: Span| Span {
+                    line: start.line,
+                    column: start.column,
+                    end_line: here.end_line,
+                    end_column: here.end_column,
+                };
                 let (node, anchor) = match stack.pop() {
                     Some(Frame::Seq {
                         start,
@@ -739,7 +783,7 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
                     }) => (
                         Node {
                             value: Value::Seq(items),
-                            span: end_span(start, span, shifts),
+                            span: span_to(start),
                             raw: None,
                             quoted: false,
                         },
@@ -753,24 +797,24 @@ fn parse_text(text: &str, shifts: &quoted::Shifts) -> Result<Vec<Document>, Fail
                     }) => (
                         Node {
                             value: Value::Map(entries),
-                            span: end_span(start, span, shifts),
+                            span: span_to(start),
                             raw: None,
                             quoted: false,
                         },
                         anchor,
                     ),
-                    None => return Err(err("unbalanced collection end", here).into()),
+                    None => return Err(err("unbalanced collection end", here)),
                 };
                 if anchor > 0 {
                     builder.anchors.insert(anchor, node.clone());
                 }
-                if let Some(n) = builder.attach(&mut stack, node)? {
-                    root = Some(n);
+                if let Some(n) = builder.attach(stack, node)? {
+                    *root = Some(n);
                 }
             }
         }
+        Ok(())
     }
-    Ok(docs)
 }
 
 /// Positions of byte offsets in one text, asked in increasing order (the
