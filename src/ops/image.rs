@@ -38,7 +38,7 @@ fn check_layout_format(dest: &ImageRef, build: &BuildOptions) -> Result<(), Erro
     Ok(())
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -492,6 +492,49 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
             std::fs::copy(&src, &dest)
                 .map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
         }
+    }
+    Ok(())
+}
+
+/// Whether the container tool `tool` (docker, podman) is on PATH and its
+/// daemon, if it has one, answers (`TOOL info` succeeds).
+pub fn container_tool_answers(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Hands the image `layout_tag` of the OCI layout `layout` to the
+/// container tool `tool` as `tag`: written as a docker-archive next to the
+/// layout, then `TOOL load -i ARCHIVE`. What opm's builds leave in the
+/// tool's local store, made without its daemon building anything.
+pub fn load_into_container_tool(
+    layout: &Path,
+    layout_tag: &str,
+    tag: &str,
+    tool: &str,
+) -> Result<(), Error> {
+    let dir = tempfile::tempdir().map_err(|e| Error::io("making a directory for the image", e))?;
+    let archive = dir.path().join("image.tar");
+    oci::Layout::new(layout)
+        .write_docker_archive(layout_tag, tag, &archive)
+        .map_err(Error::build)?;
+    let out = std::process::Command::new(tool)
+        .arg("load")
+        .arg("-i")
+        .arg(&archive)
+        .output()
+        .map_err(|e| Error::io(format!("running {tool} load"), e))?;
+    if !out.status.success() {
+        return Err(Error::Destination(format!(
+            "{tool} load -i {}: {}",
+            archive.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }
