@@ -247,23 +247,73 @@ pub fn build_bundle(
     signing: Option<&Signing>,
     reporter: &dyn Reporter,
 ) -> Result<(ImageRef, String), Error> {
-    let built = oci::build_bundle_image(dir, build).map_err(|e| {
-        Error::build(e).context(format!("building the bundle image of {}", dir.display()))
-    })?;
-    let dest = match dest {
-        Some(d) => d,
+    build_bundle_on(dir, dest, None, build, registry, signing, reporter)
+}
+
+/// [`build_bundle`] on the base image `base` (a registry reference or OCI
+/// layout, read through the same client; `None`: FROM scratch): the base's
+/// layers and config, then the bundle layer and labels
+/// ([`oci::build::build_bundle_image_on`]). An explicit credential goes to
+/// the destination's registry, else the base's.
+pub fn build_bundle_on(
+    dir: &Path,
+    dest: Option<ImageRef>,
+    base: Option<&ImageRef>,
+    build: &BuildOptions,
+    registry: &RegistryOptions,
+    signing: Option<&Signing>,
+    reporter: &dyn Reporter,
+) -> Result<(ImageRef, String), Error> {
+    let building = |loaded: Option<&oci::build::BaseImage>| {
+        oci::build_bundle_image_on(dir, loaded, build).map_err(|e| {
+            Error::build(e).context(format!("building the bundle image of {}", dir.display()))
+        })
+    };
+    let rt = runtime()?;
+    let (built, dest, client) = match base {
+        None => {
+            let built = building(None)?;
+            let dest = bundle_dest(dest, dir, &built)?;
+            check_layout_format(&dest, build)?;
+            let hosts = match &registry.credential {
+                Some(_) => super::registry::credential_host_of(&dest)?,
+                None => Vec::new(),
+            };
+            (built, dest, super::registry::client(registry, &hosts)?)
+        }
+        Some(src) => {
+            let hosts = match &registry.credential {
+                Some(_) => {
+                    super::registry::credential_hosts(dest.as_ref(), std::slice::from_ref(src))?
+                }
+                None => Vec::new(),
+            };
+            let client = super::registry::client(registry, &hosts)?;
+            let loaded = rt
+                .block_on(oci::load_base(&client, src))
+                .map_err(|e| Error::registry(e).context(format!("reading the base image {src}")))?;
+            let built = building(Some(&loaded))?;
+            let dest = bundle_dest(dest, dir, &built)?;
+            check_layout_format(&dest, build)?;
+            (built, dest, client)
+        }
+    };
+    let digest = push_on(&rt, &client, &built.image, &dest, signing, reporter)?;
+    Ok((dest, digest))
+}
+
+/// `dest`, or the default tag of the bundle `built` from `dir`.
+fn bundle_dest(
+    dest: Option<ImageRef>,
+    dir: &Path,
+    built: &oci::BundleImage,
+) -> Result<ImageRef, Error> {
+    match dest {
+        Some(d) => Ok(d),
         None => default_bundle_tag(dir, &built.labels)
             .parse()
-            .map_err(|e| Error::Usage(format!("{e}")))?,
-    };
-    check_layout_format(&dest, build)?;
-    let hosts = match &registry.credential {
-        Some(_) => super::registry::credential_host_of(&dest)?,
-        None => Vec::new(),
-    };
-    let client = super::registry::client(registry, &hosts)?;
-    let digest = push(&client, &built.image, &dest, signing, reporter)?;
-    Ok((dest, digest))
+            .map_err(|e| Error::Usage(format!("{e}"))),
+    }
 }
 
 /// Reads a bundle list: `DIR` or `DIR REF` per line (`#` comments, blank

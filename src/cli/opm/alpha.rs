@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::super::{run_native, CmdResult};
-use super::{unsupported, TlsFlags};
+use super::TlsFlags;
 
 /// `opm alpha` subcommands.
 #[derive(Subcommand)]
@@ -577,18 +577,17 @@ fn build_bundle(a: &BundleDirArgs, tls: &TlsFlags) -> CmdResult {
         matches!(tool.as_str(), "docker" | "podman" | "buildah"),
         "{tool} is not supported image builder"
     );
-    if a.base_image.as_deref().is_some_and(|b| b != "scratch") {
-        return Err(unsupported(
-            "alpha bundle build --base-image",
-            "bundle images are built FROM scratch; build bundle.Dockerfile with a container tool for another base",
-        ));
-    }
-    let root = generate_bundle(a, a.overwrite == Some(true))?.root;
+    let generated = generate_bundle(a, a.overwrite == Some(true))?;
+    let root = generated.root;
     let mut argv = vec![
         "bundle".to_string(),
         "build".to_string(),
         format!("--tag={tag}"),
     ];
+    // The FROM of bundle.Dockerfile: the base's layers and config first.
+    if generated.base_image != "scratch" {
+        argv.push(format!("--base={}", generated.base_image));
+    }
     argv.extend(tls.native()?);
     argv.push("--".to_string());
     argv.push(root.display().to_string());
