@@ -766,6 +766,11 @@ fn version_and_bad_input() {
         err.contains("registry mirror") && err.contains("olm-catalog catalog mirror"),
         "{err}"
     );
+    // Why: opm v1.73.0 never registers the command (no behaviour to match).
+    assert!(
+        err.contains("opm v1.73.0 has no such command") && err.contains("mirroring nothing"),
+        "{err}"
+    );
     // registry serve --timeout-seconds (cmd/opm/registry/serve.go): a
     // 16-bit count of seconds, else strconv's error (exit 1).
     let (code, _, err) = opm(&[

@@ -578,7 +578,10 @@ pub struct RegistryDeprecateArgs {
     allow_package_removal: Option<bool>,
 }
 
-/// `opm registry mirror [src image] [dest image]` (hidden and deprecated in opm).
+/// `opm registry mirror [src image] [dest image]`: defined in opm v1.73.0
+/// (cmd/opm/registry/mirror.go, hidden and deprecated) but never added to
+/// `opm registry`, so opm answers it with its help; refused here
+/// (docs/from-opm.md says why).
 #[derive(Args)]
 pub struct RegistryMirrorArgs {
     /// Source index image
@@ -658,7 +661,10 @@ impl RegistryCommand {
             RegistryCommand::Serve(a) => a.run(),
             RegistryCommand::Mirror(a) => Err(unsupported(
                 format!("registry mirror {} {}", a.src, a.dest),
-                "use `olm-catalog catalog mirror SRC --to DEST`",
+                "opm v1.73.0 has no such command (cmd/opm/registry/mirror.go defines it, but \
+`opm registry` never adds it: opm prints `opm registry`'s help and exits 0, mirroring nothing), \
+so there is no behaviour to match; to copy a catalog's images to another registry use \
+`olm-catalog catalog mirror SRC --to DEST`",
             )),
         }
     }
