@@ -373,3 +373,97 @@ fn migrate_refuses_bundles_and_bundle_lists_name_their_line() {
         ["127.0.0.1:5000", "quay.io"]
     );
 }
+
+/// The serve cache of `opm serve --cache-dir` as a library call: the
+/// digest recorded by a rebuild is trusted, a changed catalog is refused
+/// as stale, and integrity without a cache directory is a typed error.
+#[test]
+fn serve_cache_rebuilds_checks_and_refuses_a_stale_digest() {
+    use ops::serve::{prepare, CacheError, CacheFault, CacheOptions};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let catalog = tmp.path().join("catalog");
+    let src = common::corpus().join("catalogs/v4.18/kepler-operator");
+    std::fs::create_dir_all(&catalog).expect("mkdir");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let p = e.expect("entry").path();
+        if p.is_file() {
+            std::fs::copy(&p, catalog.join(p.file_name().expect("name"))).expect("copy");
+        }
+    }
+    let cache = tmp.path().join("cache");
+    let mut opts = CacheOptions {
+        source: catalog.clone(),
+        cache_dir: Some(cache.clone()),
+        cache_only: true,
+        enforce_integrity: None,
+    };
+    assert!(
+        !prepare(&opts).expect("cache-only rebuild"),
+        "cache-only does not serve"
+    );
+    let recorded =
+        std::fs::read_to_string(cache.join(ops::serve::CACHE_DIGEST_FILE)).expect("digest file");
+    assert_eq!(
+        recorded.trim(),
+        ops::serve::catalog_digest(&catalog).expect("digest")
+    );
+    opts.cache_only = false;
+    assert!(prepare(&opts).expect("integrity holds"));
+    std::fs::write(catalog.join("extra.json"), "{}").expect("change the catalog");
+    match prepare(&opts) {
+        Err(ops::Error::Cache(CacheError::Integrity(CacheFault::Stale { .. }))) => {}
+        other => panic!("expected a stale cache, got {other:?}"),
+    }
+    opts.cache_dir = None;
+    opts.enforce_integrity = Some(true);
+    assert!(matches!(
+        prepare(&opts),
+        Err(ops::Error::Cache(CacheError::NoCacheDir))
+    ));
+}
+
+/// `opm alpha bundle generate` as a library call: the annotations and
+/// Dockerfile written, and opm's refusals as typed errors.
+#[test]
+fn bundle_generate_writes_opm_files_and_types_its_refusals() {
+    use ops::bundle::{generate, GenerateError, GenerateOptions};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let manifests = tmp.path().join("bundle/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let src = common::corpus().join("operators/etcd/0.9.4/manifests");
+    for e in std::fs::read_dir(&src).expect("read") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, manifests.join(p.file_name().expect("name"))).expect("copy");
+    }
+    let mut opts = GenerateOptions {
+        directory: "bundle/manifests".into(),
+        package: Some("etcd".into()),
+        channels: Some("alpha".into()),
+        base_image: Some("quay.io/me/base:v1".into()),
+        work_dir: tmp.path().to_path_buf(),
+        ..Default::default()
+    };
+    let generated = generate(&opts).expect("generate");
+    assert_eq!(generated.root, tmp.path().join("bundle"));
+    assert!(generated
+        .labels
+        .contains(&(ops::bundle::MEDIATYPE_LABEL.into(), "registry+v1".into())));
+    let dockerfile = std::fs::read_to_string(&generated.dockerfile).expect("Dockerfile");
+    assert!(
+        dockerfile.starts_with("FROM quay.io/me/base:v1\n"),
+        "{dockerfile}"
+    );
+    // Other channels, without overwrite: opm's ValidateAnnotations.
+    opts.channels = Some("beta".into());
+    match generate(&opts) {
+        Err(ops::Error::Generate(GenerateError::Annotations(problems))) => {
+            assert_eq!(problems.len(), 1, "{problems:?}")
+        }
+        other => panic!("expected disagreeing annotations, got {other:?}"),
+    }
+    opts.directory = "missing".into();
+    assert!(matches!(
+        generate(&opts),
+        Err(ops::Error::Generate(GenerateError::Missing(_)))
+    ));
+}

@@ -288,6 +288,7 @@ pub(super) fn parse_dest(tag: &str) -> anyhow::Result<ImageRef> {
   olm-catalog bundle build operators/etcd/0.9.4 --tag quay.io/me/etcd-bundle:v0.9.4
   olm-catalog bundle build operators/etcd/0.9.4 --tag oci:out/bundles:etcd-v0.9.4
   olm-catalog bundle build operators/etcd/0.9.4 --tag 127.0.0.1:5000/etcd-bundle:v0.9.4 --format docker
+  olm-catalog bundle build operators/etcd/0.9.4 --tag quay.io/me/etcd-bundle:v0.9.4 --base registry.access.redhat.com/ubi9/ubi-micro
   olm-catalog bundle build operators/*/*/ --tag-template 'quay.io/me/{package}-bundle:v{version}' --jobs 8
   olm-catalog bundle build --bundles-file bundles.txt --tag-template 'quay.io/me/{package}-bundle:{dir}'
 
@@ -295,7 +296,10 @@ The image has one layer with manifests/ and metadata/ at its root and the
 annotations of metadata/annotations.yaml as labels. Builds are reproducible:
 the same bundle gives the same digest on every machine (timestamps are
 SOURCE_DATE_EPOCH, or 1970-01-01). Without --tag the image is written to the
-OCI layout oci:oci-images:bundle-<package>-<directory name>.
+OCI layout oci:oci-images:bundle-<package>-<directory name>. With --base IMAGE
+(one bundle) the image is IMAGE's layers and config, then that layer, with the
+annotations added to IMAGE's labels: what `docker build` of opm's
+bundle.Dockerfile with `FROM IMAGE` gives, built without a daemon.
 
 Many bundles in one call: give several directories (or --bundles-file, one
 `DIR` or `DIR REF` per line, `-` for stdin) and --tag-template, whose
@@ -322,6 +326,11 @@ pub struct BundleBuildArgs {
     /// Bundles built and pushed at once
     #[arg(long, short, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
+    /// Base image of a single bundle: a registry reference or oci:DIR:TAG
+    /// (its layers and config first, then the bundle's layer and labels);
+    /// `scratch`, the default, is none
+    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["tag_template", "bundles_file"])]
+    pub base: Option<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
     #[command(flatten)]
@@ -360,6 +369,10 @@ impl BundleBuildArgs {
         if !many {
             return self.run_one();
         }
+        anyhow::ensure!(
+            self.base.is_none(),
+            "--base is for one bundle (with --tag); build several bundles FROM scratch"
+        );
         anyhow::ensure!(
             !(self.registry.flags.password_stdin
                 && self.bundles_file.as_deref() == Some(std::path::Path::new("-"))),
@@ -440,8 +453,19 @@ impl BundleBuildArgs {
         // stdin; a key password not in COSIGN_PASSWORD the next one.
         let registry = self.registry.flags.options()?;
         let signer = self.signing.signer()?;
-        let (dest, digest) =
-            ops::image::build_bundle(&dir, dest, &opts, &registry, signer.as_ref(), &CliReporter)?;
+        let base = match self.base.as_deref() {
+            None | Some("scratch") => None,
+            Some(b) => Some(b.parse::<ImageRef>()?),
+        };
+        let (dest, digest) = ops::image::build_bundle_on(
+            &dir,
+            dest,
+            base.as_ref(),
+            &opts,
+            &registry,
+            signer.as_ref(),
+            &CliReporter,
+        )?;
         println!("{dest}@{digest}");
         Ok(0)
     }

@@ -339,6 +339,20 @@ impl BundleImage {
 /// parsed (the manifests are copied as they are: validating them is
 /// `bundle validate`'s job).
 pub fn build_bundle_image(dir: &Path, opts: &BuildOptions) -> Result<BundleImage, OciError> {
+    build_bundle_image_on(dir, None, opts)
+}
+
+/// [`build_bundle_image`] on `base`: the base's layers, then the bundle
+/// layer; the base's config (entrypoint, command, environment, user) kept,
+/// the bundle's annotations added to its labels, as `docker build` of a
+/// `bundle.Dockerfile` whose `FROM` is the base does. Every platform of a
+/// multi-platform base gets the layer and the result is an index. Without
+/// a base, the image is [`build_bundle_image`]'s.
+pub fn build_bundle_image_on(
+    dir: &Path,
+    base: Option<&BaseImage>,
+    opts: &BuildOptions,
+) -> Result<BundleImage, OciError> {
     let meta = std::fs::metadata(dir).map_err(|e| io_err(dir, e))?;
     if !meta.is_dir() {
         return Err(io_err(
@@ -369,6 +383,17 @@ pub fn build_bundle_image(dir: &Path, opts: &BuildOptions) -> Result<BundleImage
         }
     };
     let built = files.layer.build(opts.epoch)?;
+    if let Some(base) = base {
+        let image = layer_on_base(built, Some(base), opts, &|config, diff_id, what| {
+            bundle_config(config, diff_id, opts, what, &labels)
+        })?;
+        return Ok(BundleImage {
+            image,
+            labels,
+            dir: dir.to_path_buf(),
+            csv_candidates: files.csv_candidates,
+        });
+    }
     let config = json!({
         "architecture": opts.platform.architecture,
         "os": opts.platform.os,
@@ -534,11 +559,93 @@ pub fn build_on_base(
     base: Option<&BaseImage>,
     opts: &BuildOptions,
 ) -> Result<ImageSet, OciError> {
+    layer_on_base(built, base, opts, &|config, diff_id, what| {
+        index_config(config, diff_id, opts, what, payload)
+    })
+}
+
+/// The config of an image made of a base config (`None`: scratch), a layer
+/// of diff id `diff_id`, for the image called `what` in errors.
+type ConfigFn<'a> = dyn Fn(Option<&Value>, &str, &str) -> Result<Value, OciError> + 'a;
+
+/// The bundle image's config on a base: the base's, with `created`, the
+/// annotations added to its labels, the layer and its history entry.
+fn bundle_config(
+    base: Option<&Value>,
+    diff_id: &str,
+    opts: &BuildOptions,
+    what: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<Value, OciError> {
+    let mut config = base.cloned().unwrap_or_else(|| {
+        json!({
+            "architecture": opts.platform.architecture,
+            "os": opts.platform.os,
+            "config": {},
+            "rootfs": {"type": "layers", "diff_ids": []},
+            "history": [],
+        })
+    });
+    let invalid = |reason: &str| OciError::Invalid {
+        what: format!("config of {what}"),
+        reason: reason.to_string(),
+    };
+    let obj = config
+        .as_object_mut()
+        .ok_or_else(|| invalid("not a JSON object"))?;
+    obj.insert("created".into(), json!(rfc3339(opts.epoch)));
+    let cfg = obj.entry("config").or_insert_with(|| json!({}));
+    if cfg.is_null() {
+        *cfg = json!({});
+    }
+    let cfg = cfg
+        .as_object_mut()
+        .ok_or_else(|| invalid("`config` is not an object"))?;
+    let have = cfg.entry("Labels").or_insert_with(|| json!({}));
+    if have.is_null() {
+        *have = json!({});
+    }
+    let have = have
+        .as_object_mut()
+        .ok_or_else(|| invalid("`config.Labels` is not an object"))?;
+    for (k, v) in labels {
+        have.insert(k.clone(), json!(v));
+    }
+    let rootfs = obj
+        .entry("rootfs")
+        .or_insert_with(|| json!({"type": "layers", "diff_ids": []}));
+    rootfs
+        .get_mut("diff_ids")
+        .and_then(Value::as_array_mut)
+        .ok_or_else(|| invalid("`rootfs.diff_ids` is not a list"))?
+        .push(json!(diff_id));
+    let hist = obj.entry("history").or_insert_with(|| json!([]));
+    if hist.is_null() {
+        *hist = json!([]);
+    }
+    hist.as_array_mut()
+        .ok_or_else(|| invalid("`history` is not a list"))?
+        .push(history(
+            opts.epoch,
+            "olm-catalog bundle build: COPY manifests/ metadata/ /",
+        ));
+    Ok(config)
+}
+
+/// `base` (or nothing) plus the layer `built`, each image's config made by
+/// `config` from the base's.
+fn layer_on_base(
+    built: BuiltLayer,
+    base: Option<&BaseImage>,
+    opts: &BuildOptions,
+    config: &ConfigFn<'_>,
+) -> Result<ImageSet, OciError> {
+    let make_config = config;
     let diff_id = built.diff_id.clone();
     let mut set = empty_set();
     let db_layer = layer_item(&mut set, built, opts.format);
     let Some(base) = base else {
-        let config = index_config(None, &diff_id, opts, "scratch", payload)?;
+        let config = make_config(None, &diff_id, "scratch")?;
         let (top, bytes) = single_image(&mut set, &config, vec![db_layer], opts.format);
         set.top = top;
         set.top_bytes = bytes;
@@ -585,7 +692,7 @@ pub fn build_on_base(
             layers.push(d);
         }
         layers.push(db_layer.clone());
-        let config = index_config(Some(&entry.config), &diff_id, opts, &what, payload)?;
+        let config = make_config(Some(&entry.config), &diff_id, &what)?;
         let (mut desc, bytes) = single_image(&mut set, &config, layers, opts.format);
         desc.platform = entry.descriptor.platform.clone();
         desc.annotations = entry.descriptor.annotations.clone();

@@ -39,7 +39,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use blob::BlobBody;
-pub use build::{build_bundle_image, build_index_image, BuildOptions, BundleImage, ImageSet};
+pub use build::{
+    build_bundle_image, build_bundle_image_on, build_index_image, BuildOptions, BundleImage,
+    ImageSet,
+};
 pub use layout::Layout;
 pub use pull::{
     pull_bundle, pull_bundle_stream, pull_bundles, unpack_image, PulledBundle, UnpackedImage,

@@ -38,7 +38,7 @@ fn check_layout_format(dest: &ImageRef, build: &BuildOptions) -> Result<(), Erro
     Ok(())
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -247,23 +247,73 @@ pub fn build_bundle(
     signing: Option<&Signing>,
     reporter: &dyn Reporter,
 ) -> Result<(ImageRef, String), Error> {
-    let built = oci::build_bundle_image(dir, build).map_err(|e| {
-        Error::build(e).context(format!("building the bundle image of {}", dir.display()))
-    })?;
-    let dest = match dest {
-        Some(d) => d,
+    build_bundle_on(dir, dest, None, build, registry, signing, reporter)
+}
+
+/// [`build_bundle`] on the base image `base` (a registry reference or OCI
+/// layout, read through the same client; `None`: FROM scratch): the base's
+/// layers and config, then the bundle layer and labels
+/// ([`oci::build::build_bundle_image_on`]). An explicit credential goes to
+/// the destination's registry, else the base's.
+pub fn build_bundle_on(
+    dir: &Path,
+    dest: Option<ImageRef>,
+    base: Option<&ImageRef>,
+    build: &BuildOptions,
+    registry: &RegistryOptions,
+    signing: Option<&Signing>,
+    reporter: &dyn Reporter,
+) -> Result<(ImageRef, String), Error> {
+    let building = |loaded: Option<&oci::build::BaseImage>| {
+        oci::build_bundle_image_on(dir, loaded, build).map_err(|e| {
+            Error::build(e).context(format!("building the bundle image of {}", dir.display()))
+        })
+    };
+    let rt = runtime()?;
+    let (built, dest, client) = match base {
+        None => {
+            let built = building(None)?;
+            let dest = bundle_dest(dest, dir, &built)?;
+            check_layout_format(&dest, build)?;
+            let hosts = match &registry.credential {
+                Some(_) => super::registry::credential_host_of(&dest)?,
+                None => Vec::new(),
+            };
+            (built, dest, super::registry::client(registry, &hosts)?)
+        }
+        Some(src) => {
+            let hosts = match &registry.credential {
+                Some(_) => {
+                    super::registry::credential_hosts(dest.as_ref(), std::slice::from_ref(src))?
+                }
+                None => Vec::new(),
+            };
+            let client = super::registry::client(registry, &hosts)?;
+            let loaded = rt
+                .block_on(oci::load_base(&client, src))
+                .map_err(|e| Error::registry(e).context(format!("reading the base image {src}")))?;
+            let built = building(Some(&loaded))?;
+            let dest = bundle_dest(dest, dir, &built)?;
+            check_layout_format(&dest, build)?;
+            (built, dest, client)
+        }
+    };
+    let digest = push_on(&rt, &client, &built.image, &dest, signing, reporter)?;
+    Ok((dest, digest))
+}
+
+/// `dest`, or the default tag of the bundle `built` from `dir`.
+fn bundle_dest(
+    dest: Option<ImageRef>,
+    dir: &Path,
+    built: &oci::BundleImage,
+) -> Result<ImageRef, Error> {
+    match dest {
+        Some(d) => Ok(d),
         None => default_bundle_tag(dir, &built.labels)
             .parse()
-            .map_err(|e| Error::Usage(format!("{e}")))?,
-    };
-    check_layout_format(&dest, build)?;
-    let hosts = match &registry.credential {
-        Some(_) => super::registry::credential_host_of(&dest)?,
-        None => Vec::new(),
-    };
-    let client = super::registry::client(registry, &hosts)?;
-    let digest = push(&client, &built.image, &dest, signing, reporter)?;
-    Ok((dest, digest))
+            .map_err(|e| Error::Usage(format!("{e}"))),
+    }
 }
 
 /// Reads a bundle list: `DIR` or `DIR REF` per line (`#` comments, blank
@@ -492,6 +542,49 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
             std::fs::copy(&src, &dest)
                 .map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
         }
+    }
+    Ok(())
+}
+
+/// Whether the container tool `tool` (docker, podman) is on PATH and its
+/// daemon, if it has one, answers (`TOOL info` succeeds).
+pub fn container_tool_answers(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Hands the image `layout_tag` of the OCI layout `layout` to the
+/// container tool `tool` as `tag`: written as a docker-archive next to the
+/// layout, then `TOOL load -i ARCHIVE`. What opm's builds leave in the
+/// tool's local store, made without its daemon building anything.
+pub fn load_into_container_tool(
+    layout: &Path,
+    layout_tag: &str,
+    tag: &str,
+    tool: &str,
+) -> Result<(), Error> {
+    let dir = tempfile::tempdir().map_err(|e| Error::io("making a directory for the image", e))?;
+    let archive = dir.path().join("image.tar");
+    oci::Layout::new(layout)
+        .write_docker_archive(layout_tag, tag, &archive)
+        .map_err(Error::build)?;
+    let out = std::process::Command::new(tool)
+        .arg("load")
+        .arg("-i")
+        .arg(&archive)
+        .output()
+        .map_err(|e| Error::io(format!("running {tool} load"), e))?;
+    if !out.status.success() {
+        return Err(Error::Destination(format!(
+            "{tool} load -i {}: {}",
+            archive.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }

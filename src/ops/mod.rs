@@ -12,6 +12,11 @@
 //! Progress and notes go to a [`Reporter`] the caller passes, never straight
 //! to the terminal.
 //!
+//! - [`build_context`]: opm's index build context (`--from-index`, the
+//!   database and `index.Dockerfile` of `opm index add|rm|...`).
+//! - [`bundle`]: opm's `alpha bundle generate` (annotations and
+//!   `bundle.Dockerfile` of a manifests directory) and its bundle image
+//!   validation verdict.
 //! - [`catalog_source`]: any catalog source (FBC, SQLite index, bundle
 //!   directory, bundle/index/catalog image) into a [`DeclarativeConfig`].
 //! - [`image`]: bundle, index and catalog images built, pushed and
@@ -26,9 +31,12 @@
 //!   registry and rewriting its references.
 //! - [`registry`]: the registry client of a command, and which registry
 //!   gets an explicit credential.
+//! - [`serve`]: the serve cache of `opm serve --cache-dir`.
 //!
 //! [`DeclarativeConfig`]: crate::fbc::DeclarativeConfig
 
+pub mod build_context;
+pub mod bundle;
 pub mod catalog_source;
 pub mod fbc;
 pub mod image;
@@ -36,6 +44,7 @@ pub mod index;
 pub mod mirror;
 pub mod registry;
 pub mod render;
+pub mod serve;
 pub mod sign;
 pub mod template;
 
@@ -95,6 +104,14 @@ pub enum Error {
     /// A catalog image could not be fetched or unpacked.
     #[error(transparent)]
     Catalog(crate::serve::Error),
+    /// The serve cache could not be made or trusted (`opm serve
+    /// --cache-dir`).
+    #[error(transparent)]
+    Cache(serve::CacheError),
+    /// opm's bundle generation refused a manifests directory (`opm alpha
+    /// bundle generate|build`).
+    #[error(transparent)]
+    Generate(bundle::GenerateError),
     /// `source` failed while doing `context`.
     #[error("{context}")]
     Context {

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::super::{run_native, CmdResult};
-use super::{unsupported, TlsFlags};
+use super::TlsFlags;
 
 /// `opm alpha` subcommands.
 #[derive(Subcommand)]
@@ -480,103 +480,6 @@ pub struct BundleUnpackArgs {
     out: PathBuf,
 }
 
-/// Rules of the native validator that opm's image validator does not run
-/// as errors (pkg/lib/bundle/validate.go at v1.73.0 runs
-/// operator-registry's own bundle validator, pkg/lib/validation, not
-/// operator-framework/api's): a CRD the CSV does not own is a warning there
-/// (validate_test.go, "extra crd": no error), and duplicate CRDs, service
-/// account conflicts and the bundle size are not checked.
-const NOT_IN_OPM_IMAGE_VALIDATOR: &[&str] = &[
-    "bundle-crd-not-in-csv",
-    "bundle-crd-duplicate",
-    "bundle-service-account-conflict",
-    "bundle-size-exceeded",
-];
-
-/// Whether opm's `ValidateBundleFormat`/`ValidateBundleContent` (with the
-/// optional validators `bundle_objects` says) fail on `f`: errors of the
-/// reference and loading rules, operator-framework/api's object rules
-/// with `bundle-objects`, and the optional suites run; never the blind
-/// spots (rules opm does not have).
-fn fails_opm(f: &olm_catalog::diag::Finding, bundle_objects: bool) -> bool {
-    use olm_catalog::validate::rules::{self, Origin};
-    if f.level != olm_catalog::diag::Level::Error
-        || NOT_IN_OPM_IMAGE_VALIDATOR.contains(&f.rule.as_str())
-    {
-        return false;
-    }
-    match rules::rule(&f.rule).map(|r| r.origin) {
-        Some(Origin::BlindSpot) => false,
-        Some(Origin::NotSdkDefault) => bundle_objects,
-        // The reference and loading rules, and the optional suites asked for.
-        _ => true,
-    }
-}
-
-/// Whether a rule is one of opm's `ValidateBundleFormat` (layout,
-/// annotations, dependencies) rather than `ValidateBundleContent`.
-fn is_format_rule(rule: &str) -> bool {
-    rule.starts_with("annotation")
-        || rule.starts_with("dependency")
-        || matches!(rule, "bundle-no-manifests-dir" | "bundle-no-metadata-dir")
-}
-
-/// Validates the unpacked bundle `dir` as opm's image validator does with
-/// `optional` (opm's `--optional-validators`: comma-separated,
-/// `operatorhub` and `bundle-objects`; other names ignored, as opm's
-/// `parseOptions` does): the native validator's findings, of which those
-/// opm would report decide. The error is opm's `ValidationError` text
-/// (`Bundle validation errors: A,B`) with each finding's file inside the
-/// bundle, behind `bundle format|content validation failed: ` when
-/// `prefixed` (unpack's wording).
-fn validate_as_opm(dir: &std::path::Path, optional: &str, prefixed: bool) -> anyhow::Result<()> {
-    let keys: Vec<&str> = optional.split(',').map(str::trim).collect();
-    let mut options = olm_catalog::validate::Options::default();
-    if keys.contains(&"operatorhub") {
-        options.optional.push("operatorhub".to_string());
-    }
-    let bundle_objects = keys.contains(&"bundle-objects");
-    let report = olm_catalog::validate::validate_dir(dir, &options);
-    let failing: Vec<&olm_catalog::diag::Finding> = report
-        .findings
-        .iter()
-        .filter(|f| fails_opm(f, bundle_objects))
-        .collect();
-    // opm stops after the format checks when they fail.
-    let format: Vec<_> = failing
-        .iter()
-        .copied()
-        .filter(|f| is_format_rule(&f.rule))
-        .collect();
-    let (stage, shown) = if format.is_empty() {
-        ("content", failing)
-    } else {
-        ("format", format)
-    };
-    if shown.is_empty() {
-        return Ok(());
-    }
-    let texts: Vec<String> = shown
-        .iter()
-        .map(|f| {
-            let place = f.location.as_ref().map(|l| {
-                let file = l.file.strip_prefix(dir).unwrap_or(&l.file).display();
-                if l.line > 0 {
-                    format!("{file}:{}: ", l.line)
-                } else {
-                    format!("{file}: ")
-                }
-            });
-            format!("{}{} [{}]", place.unwrap_or_default(), f.message, f.rule)
-        })
-        .collect();
-    let text = format!("Bundle validation errors: {}", texts.join(","));
-    if prefixed {
-        anyhow::bail!("bundle {stage} validation failed: {text}")
-    }
-    anyhow::bail!("{text}")
-}
-
 /// `opm alpha bundle validate -t IMAGE [-b none|docker|podman] [-o
 /// operatorhub,bundle-objects]` (cmd/opm/alpha/bundle/validate.go): pulls
 /// and unpacks the image into a temporary directory
@@ -597,7 +500,7 @@ fn validate_bundle_image(a: &BundleValidateArgs, tls: &TlsFlags) -> CmdResult {
     if matches!(a.image_builder.as_str(), "docker" | "podman") {
         eprintln!("pulled {tag} without {}", a.image_builder);
     }
-    validate_as_opm(tmp.path(), &a.optional_validators, false)?;
+    olm_catalog::ops::bundle::validate_as_opm(tmp.path(), &a.optional_validators)?;
     eprintln!("All validation tests have been completed successfully");
     Ok(0)
 }
@@ -626,147 +529,37 @@ fn unpack_bundle_image(a: &BundleUnpackArgs, tls: &TlsFlags) -> CmdResult {
             eprintln!("skipping bundle validation");
             return Ok(());
         }
-        validate_as_opm(dir, "", true).map_err(|e| olm_catalog::ops::Error::Source(e.to_string()))
+        olm_catalog::ops::bundle::validate_as_opm(dir, "").map_err(|e| {
+            olm_catalog::ops::Error::Source(format!(
+                "bundle {} validation failed: {e}",
+                e.stage.as_str()
+            ))
+        })
     })?;
     Ok(0)
 }
 
-/// The annotation keys of a bundle (pkg/lib/bundle/constants.go), in the
-/// order opm's `GenerateDockerfile` writes their labels.
-const MEDIATYPE_LABEL: &str = "operators.operatorframework.io.bundle.mediatype.v1";
-const MANIFESTS_LABEL: &str = "operators.operatorframework.io.bundle.manifests.v1";
-const METADATA_LABEL: &str = "operators.operatorframework.io.bundle.metadata.v1";
-const PACKAGE_LABEL: &str = "operators.operatorframework.io.bundle.package.v1";
-const CHANNELS_LABEL: &str = "operators.operatorframework.io.bundle.channels.v1";
-const CHANNEL_DEFAULT_LABEL: &str = "operators.operatorframework.io.bundle.channel.default.v1";
-
 /// `opm alpha bundle generate -d DIR -p PKG -c CHANNELS [-e DEFAULT]
-/// [--base-image IMG]` (pkg/lib/bundle/generate.go `GenerateFunc` at
-/// v1.73.0, which the command calls with overwrite on): writes
-/// `metadata/annotations.yaml` beside DIR and `bundle.Dockerfile` in the
-/// current directory, text for text as opm writes them.
-fn generate_bundle(a: &BundleDirArgs, overwrite: bool) -> anyhow::Result<PathBuf> {
+/// [--base-image IMG]` (`ops::bundle::generate`, which opm's command calls
+/// with overwrite on; `build` only with `-o`).
+fn generate_bundle(
+    a: &BundleDirArgs,
+    overwrite: bool,
+) -> anyhow::Result<olm_catalog::ops::bundle::Generated> {
     let Some(directory) = a.directory.as_ref().filter(|d| !d.as_os_str().is_empty()) else {
         anyhow::bail!("required flag(s) \"directory\" not set");
     };
-    let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
-    let base_image = a
-        .base_image
-        .clone()
-        .unwrap_or_else(|| "scratch".to_string());
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    let directory = clean(&cwd.join(directory));
-    let output_dir = a
-        .output_dir
-        .as_ref()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| clean(&cwd.join(d)));
-    anyhow::ensure!(
-        directory.exists(),
-        "stat {}: no such file or directory",
-        directory.display()
-    );
-    let media_type = media_type(&directory)?;
-    let (mut package, mut channels, mut default_channel) =
-        (given(&a.package), given(&a.channels), given(&a.default));
-    if package.is_none() || channels.is_none() {
-        // opm reads them from the package manifest beside the bundle.
-        let inferred = infer_from_package_dir(&directory).map_err(|e| {
-            anyhow::anyhow!(
-                "please manually input channels and packageName, error interpreting bundle from directory {}, {e}",
-                directory.display()
-            )
-        })?;
-        if channels.is_none() {
-            anyhow::ensure!(
-                !inferred.channels.is_empty(),
-                "error interpreting channels, please manually input channels instead"
-            );
-            channels = Some(inferred.channels.join(","));
-        }
-        if package.is_none() {
-            package = Some(inferred.package);
-        }
-        if default_channel.is_none() {
-            default_channel = Some(inferred.default_channel);
-        }
-    }
-    let package = package.unwrap_or_default();
-    let channels = channels.unwrap_or_default();
-    let default_channel = default_channel.unwrap_or_default();
-    // GenerateAnnotations: yaml.v3 with 2-space indent, keys sorted.
-    let mut annotations: Vec<(&str, &str)> = vec![
-        (MEDIATYPE_LABEL, media_type),
-        (MANIFESTS_LABEL, "manifests/"),
-        (METADATA_LABEL, "metadata/"),
-        (PACKAGE_LABEL, &package),
-        (CHANNELS_LABEL, &channels),
-    ];
-    if !default_channel.is_empty() {
-        annotations.push((CHANNEL_DEFAULT_LABEL, &default_channel));
-    }
-    let mut sorted = annotations.clone();
-    sorted.sort();
-    let mut yaml = String::from("annotations:\n");
-    for (k, v) in &sorted {
-        yaml.push_str(&format!("  {k}: {}\n", yaml_scalar(v)));
-    }
-    // CopyYamlOutput: the metadata directory beside the manifests one, or,
-    // with --output-dir, both under it (the manifests copied there).
-    let (parent, manifests) = match &output_dir {
-        None => (
-            directory.parent().unwrap_or(&directory).to_path_buf(),
-            directory.clone(),
-        ),
-        Some(out) => {
-            let manifests = out.join("manifests");
-            copy_manifest_dir(&directory, &manifests, overwrite)?;
-            (out.clone(), manifests)
-        }
+    let opts = olm_catalog::ops::bundle::GenerateOptions {
+        directory: directory.clone(),
+        package: a.package.clone(),
+        channels: a.channels.clone(),
+        default_channel: a.default.clone(),
+        output_dir: a.output_dir.clone(),
+        base_image: a.base_image.clone(),
+        overwrite,
+        work_dir: std::env::current_dir().context("reading the current directory")?,
     };
-    let metadata = parent.join("metadata");
-    std::fs::create_dir_all(&metadata)
-        .with_context(|| format!("creating {}", metadata.display()))?;
-    let annotations_file = metadata.join("annotations.yaml");
-    if overwrite || !annotations_file.exists() {
-        std::fs::write(&annotations_file, yaml)
-            .with_context(|| format!("writing {}", annotations_file.display()))?;
-    } else {
-        // ValidateAnnotations: each expected annotation, with its value.
-        let text = std::fs::read_to_string(&annotations_file)
-            .with_context(|| format!("reading {}", annotations_file.display()))?;
-        let existing: yaml_serde::Value = yaml_serde::from_str(&text)
-            .with_context(|| format!("parsing {}", annotations_file.display()))?;
-        let mut errs = Vec::new();
-        for (k, v) in &sorted {
-            match existing["annotations"][*k].as_str() {
-                None => errs.push(format!("Missing field: {k}")),
-                Some(have) if have != *v => errs.push(format!(
-                    "Expect field {k:?} to have value {v:?} instead of {have:?}"
-                )),
-                Some(_) => {}
-            }
-        }
-        anyhow::ensure!(errs.is_empty(), "[{}]", errs.join(", "));
-    }
-    // GenerateDockerfile.
-    let mut dockerfile = format!("FROM {base_image}\n\n");
-    for (k, v) in &annotations {
-        dockerfile.push_str(&format!("LABEL {k}={v}\n"));
-    }
-    if !default_channel.is_empty() {
-        dockerfile.push('\n');
-    }
-    dockerfile.push_str(&format!(
-        "COPY {} /manifests/\nCOPY {} /metadata/\n",
-        relative(&cwd, &manifests),
-        relative(&cwd, &metadata)
-    ));
-    let out = cwd.join("bundle.Dockerfile");
-    if overwrite || !out.exists() {
-        std::fs::write(&out, dockerfile).with_context(|| format!("writing {}", out.display()))?;
-    }
-    Ok(parent)
+    Ok(olm_catalog::ops::bundle::generate(&opts)?)
 }
 
 /// `opm alpha bundle build -d DIR -t TAG -p PKG -c CH [-e DEF] [-b TOOL]
@@ -784,18 +577,17 @@ fn build_bundle(a: &BundleDirArgs, tls: &TlsFlags) -> CmdResult {
         matches!(tool.as_str(), "docker" | "podman" | "buildah"),
         "{tool} is not supported image builder"
     );
-    if a.base_image.as_deref().is_some_and(|b| b != "scratch") {
-        return Err(unsupported(
-            "alpha bundle build --base-image",
-            "bundle images are built FROM scratch; build bundle.Dockerfile with a container tool for another base",
-        ));
-    }
-    let root = generate_bundle(a, a.overwrite == Some(true))?;
+    let generated = generate_bundle(a, a.overwrite == Some(true))?;
+    let root = generated.root;
     let mut argv = vec![
         "bundle".to_string(),
         "build".to_string(),
         format!("--tag={tag}"),
     ];
+    // The FROM of bundle.Dockerfile: the base's layers and config first.
+    if generated.base_image != "scratch" {
+        argv.push(format!("--base={}", generated.base_image));
+    }
     argv.extend(tls.native()?);
     argv.push("--".to_string());
     argv.push(root.display().to_string());
@@ -804,246 +596,4 @@ fn build_bundle(a: &BundleDirArgs, tls: &TlsFlags) -> CmdResult {
         eprintln!("built {tag} without {tool} and pushed it");
     }
     Ok(code)
-}
-
-/// opm's `GetMediaType`: helm for a chart directory, registry+v1 when a
-/// file of the directory (not its subdirectories) is a
-/// ClusterServiceVersion, else plain; no file at all is an error.
-fn media_type(dir: &std::path::Path) -> anyhow::Result<&'static str> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            files.push(entry.path());
-        }
-    }
-    anyhow::ensure!(
-        !files.is_empty(),
-        "The directory {} contains no yaml files",
-        dir.display()
-    );
-    if dir.join("Chart.yaml").is_file() {
-        return Ok("helm");
-    }
-    for f in &files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|_| anyhow::anyhow!("Unable to read file {} in bundle", f.display()))?;
-        if first_document(&text).is_some_and(|v| v["kind"] == "ClusterServiceVersion") {
-            return Ok("registry+v1");
-        }
-    }
-    Ok("plain")
-}
-
-/// A string as yaml.v3 writes it: plain when it reads back as the same
-/// string, else double-quoted.
-fn yaml_scalar(v: &str) -> String {
-    let plain = !v.is_empty()
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._/+,-".contains(c))
-        && v.starts_with(|c: char| c.is_ascii_alphabetic())
-        && !matches!(
-            v.to_ascii_lowercase().as_str(),
-            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
-        );
-    if plain {
-        v.to_string()
-    } else {
-        serde_json::to_string(v).unwrap_or_else(|_| format!("{v:?}"))
-    }
-}
-
-/// What opm's `bundleDirInterpreter` reads from a package-manifest layout
-/// (`PKG/x.package.yaml` beside one directory per bundle).
-struct InferredBundle {
-    package: String,
-    channels: Vec<String>,
-    default_channel: String,
-}
-
-/// The first YAML or JSON document of a text, as opm's decoders read one
-/// (`YAMLOrJSONDecoder.Decode` once).
-fn first_document(text: &str) -> Option<yaml_serde::Value> {
-    let doc = yaml_serde::Deserializer::from_str(text).next()?;
-    serde::Deserialize::deserialize(doc).ok()
-}
-
-/// [`first_document`] of a file; `None` when it cannot be read either.
-fn first_document_of(path: &std::path::Path) -> Option<yaml_serde::Value> {
-    first_document(&std::fs::read_to_string(path).ok()?)
-}
-
-/// A bundle directory's CSV (`ReadCSVFromBundleDirectory`): the one file
-/// of the directory whose first document is a ClusterServiceVersion;
-/// (name, replaces and skips).
-fn read_csv(dir: &std::path::Path) -> anyhow::Result<(String, Vec<String>)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("error reading bundle directory {}", dir.display()))?
-        .filter_map(Result::ok)
-        .filter(|e| !e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    let mut found = None;
-    for f in files {
-        let Some(doc) = first_document_of(&f) else {
-            continue;
-        };
-        if doc["kind"].as_str() != Some("ClusterServiceVersion") {
-            continue;
-        }
-        anyhow::ensure!(
-            found.is_none(),
-            "more than one ClusterServiceVersion is found in bundle"
-        );
-        let name = doc["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let mut edges: Vec<String> = doc["spec"]["skips"]
-            .as_sequence()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
-        if let Some(r) = doc["spec"]["replaces"].as_str().filter(|r| !r.is_empty()) {
-            edges.push(r.to_string());
-        }
-        found = Some((name, edges));
-    }
-    found.ok_or_else(|| {
-        anyhow::anyhow!("no ClusterServiceVersion object found in {}", dir.display())
-    })
-}
-
-/// opm's `NewBundleDirInterperter`: the bundle's CSV, the package manifest
-/// of the directory above, and the channels whose graph (from each
-/// channel's `currentCSV` through every `replaces` and `skips` of the
-/// package's bundle directories) holds the bundle, sorted.
-fn infer_from_package_dir(bundle_dir: &std::path::Path) -> anyhow::Result<InferredBundle> {
-    let (csv_name, _) = read_csv(bundle_dir)
-        .map_err(|e| anyhow::anyhow!("error loading CSV from bundle directory, {e}"))?;
-    let pkg_dir = bundle_dir.join("..");
-    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(&pkg_dir)
-        .with_context(|| format!("error reading from {} directory", pkg_dir.display()))?
-        .filter_map(Result::ok)
-        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
-        .collect();
-    entries.sort();
-    let mut edges: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (dir, _) in entries.iter().filter(|(_, is_dir)| *is_dir) {
-        let (name, e) = read_csv(dir).map_err(|e| {
-            anyhow::anyhow!("error getting CSVs from bundles in the package directory, {e}")
-        })?;
-        edges.insert(name, e);
-    }
-    let manifest = entries
-        .iter()
-        .filter(|(_, is_dir)| !*is_dir)
-        .filter_map(|(f, _)| first_document_of(f))
-        .find(|d| d["packageName"].as_str().is_some_and(|n| !n.is_empty()))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "error parsing package.yaml file in the package root directory, valid PackageManifest YAML file not found in {}",
-                pkg_dir.display()
-            )
-        })?;
-    let mut channels = Vec::new();
-    for ch in manifest["channels"].as_sequence().into_iter().flatten() {
-        let (Some(name), Some(head)) = (ch["name"].as_str(), ch["currentCSV"].as_str()) else {
-            continue;
-        };
-        let mut seen = std::collections::BTreeSet::new();
-        let mut todo = vec![head.to_string()];
-        while let Some(n) = todo.pop() {
-            if seen.insert(n.clone()) {
-                todo.extend(edges.get(&n).into_iter().flatten().cloned());
-            }
-        }
-        if seen.contains(&csv_name) {
-            channels.push(name.to_string());
-        }
-    }
-    channels.sort();
-    Ok(InferredBundle {
-        package: manifest["packageName"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        channels,
-        default_channel: manifest["defaultChannel"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-    })
-}
-
-/// opm's `copyManifestDir`: the files of `from` into `to` (made if
-/// missing; an existing file kept unless `overwrite`), and, as opm does,
-/// each subdirectory's files into `to/<from's name>`.
-fn copy_manifest_dir(
-    from: &std::path::Path,
-    to: &std::path::Path,
-    overwrite: bool,
-) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(from)
-        .with_context(|| format!("reading {}", from.display()))?
-        .filter_map(Result::ok)
-        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
-        .collect();
-    entries.sort();
-    for (path, is_dir) in entries {
-        let Some(name) = path.file_name() else {
-            continue;
-        };
-        if is_dir {
-            let nested = to.join(from.file_name().unwrap_or_default());
-            copy_manifest_dir(&path, &nested, overwrite)?;
-            continue;
-        }
-        let dest = to.join(name);
-        if dest.exists() && !overwrite {
-            continue;
-        }
-        std::fs::copy(&path, &dest)
-            .with_context(|| format!("copying {} to {}", path.display(), dest.display()))?;
-    }
-    Ok(())
-}
-
-/// Go's `filepath.Clean` of an absolute path: `.` and `..` resolved
-/// lexically.
-fn clean(p: &std::path::Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Go's `filepath.Rel(base, target)` of two clean absolute paths, with
-/// forward slashes.
-fn relative(base: &std::path::Path, target: &std::path::Path) -> String {
-    let b: Vec<_> = base.components().collect();
-    let t: Vec<_> = target.components().collect();
-    let common = b.iter().zip(&t).take_while(|(x, y)| x == y).count();
-    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), b.len() - common).collect();
-    parts.extend(
-        t[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    if parts.is_empty() {
-        ".".to_string()
-    } else {
-        parts.join("/")
-    }
 }

@@ -1,31 +1,23 @@
 //! `opm index ...` (cmd/opm/index at v1.73.0) and the database commands
 //! of `opm registry ...` (cmd/opm/registry), as `olm-catalog index ...`.
 //!
-//! opm's index commands work in a build context: the database of
-//! `--from-index` (or a new one) is copied to `database/index.db`, changed,
-//! and an `index.Dockerfile` is written beside it; `--generate` stops
-//! there (in the current directory), otherwise the context is a temporary
-//! directory and the container tool builds `--tag` from it. Here the image
-//! is built without a daemon (`olm-catalog index build`) and then handed to
-//! the container tool with `load` when its daemon answers, or pushed to
-//! `--tag` when none does.
+//! opm's index commands work in a build context (`ops::build_context`):
+//! the database of `--from-index` (or a new one) is copied to
+//! `database/index.db`, changed, and an `index.Dockerfile` is written
+//! beside it; `--generate` stops there (in the current directory),
+//! otherwise the context is a temporary directory and the container tool
+//! builds `--tag` from it. Here the image is built without a daemon
+//! (`olm-catalog index build`) and then handed to the container tool with
+//! `load` when its daemon answers (`ops::image::load_into_container_tool`),
+//! or pushed to `--tag` when none does.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
+use olm_catalog::ops::build_context::{self, ContextOptions, DEFAULT_TAG};
 
 use super::super::{run_native, CmdResult};
 use super::{slice, unsupported, TlsFlags};
-
-/// Where opm keeps the database in a build context.
-const DATABASE_PATH: &str = "database/index.db";
-/// opm's Dockerfile name in a build context.
-const DEFAULT_DOCKERFILE: &str = "index.Dockerfile";
-/// The tag opm builds when `--tag` is not given.
-const DEFAULT_TAG: &str = "operator-registry-index:latest";
-/// What opm says when `--from-index` is a file-based catalog image.
-const FBC_FROM_INDEX: &str = "`opm index prune` only supports sqlite-based catalogs. See https://github.com/redhat-openshift-ecosystem/community-operators-prod/issues/793 for instructions on pruning a plaintext files backed catalog.";
 
 /// A Go boolean flag (`--x`, `--x=true|false`).
 fn on(flag: Option<bool>) -> bool {
@@ -319,7 +311,7 @@ impl IndexCommand {
                 check_tool_name(&a.container_tool, &["none", "docker", "podman"])?;
                 let tmp = tempfile::tempdir().context("making a working directory")?;
                 let db = tmp.path().join("index.db");
-                fetch_database(&a.index, &db, tls)?;
+                build_context::fetch_database(&a.index, &db, &registry_flags(tls).options()?)?;
                 let mut argv = vec![
                     "index".to_string(),
                     "export".to_string(),
@@ -371,48 +363,19 @@ fn in_context(
     change: impl FnOnce(&Path) -> CmdResult,
 ) -> CmdResult {
     let generate = on(image.generate);
-    // --generate: the context is the current directory (opm's "./").
-    let tmp;
-    let context: &Path = if generate {
-        Path::new(".")
-    } else {
-        tmp = tempfile::Builder::new()
-            .prefix("index_build_tmp")
-            .tempdir()
-            .context("making the build directory")?;
-        tmp.path()
+    let opts = ContextOptions {
+        generate,
+        from_index: from_index.map(str::to_string),
+        out_dockerfile: image.out_dockerfile.as_ref().map(PathBuf::from),
+        binary_image: image.binary_image.clone().unwrap_or_default(),
+        registry: registry_flags(tls).options()?,
     };
-    let db = context.join(DATABASE_PATH);
-    if let Some(parent) = db.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    // As opm: the context's database starts from --from-index's, or empty
-    // (an older database/index.db is replaced).
-    match db.symlink_metadata() {
-        Ok(_) => std::fs::remove_file(&db).with_context(|| format!("removing {}", db.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", db.display()))),
-    }
-    if let Some(from) = from_index.filter(|f| !f.is_empty()) {
-        fetch_database(from, &db, tls)?;
-    }
-    let code = change(&db)?;
+    let context = build_context::open(&opts)?;
+    let code = change(context.database())?;
     if code != 0 {
         return Ok(code);
     }
-    let binary_image = image.binary_image.clone().unwrap_or_default();
-    let dockerfile_text = olm_catalog::oci::build::index_dockerfile(&binary_image, DATABASE_PATH);
-    let dockerfile = match (&image.out_dockerfile, generate) {
-        (Some(d), _) if !d.is_empty() => Some(PathBuf::from(d)),
-        (_, true) => Some(PathBuf::from(DEFAULT_DOCKERFILE)),
-        // opm writes a temporary Dockerfile for its build and removes it.
-        _ => None,
-    };
-    if let Some(path) = &dockerfile {
-        std::fs::write(path, &dockerfile_text)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
+    context.write_dockerfile()?;
     if generate {
         return Ok(0);
     }
@@ -421,34 +384,7 @@ fn in_context(
         .clone()
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| DEFAULT_TAG.to_string());
-    build_image(&db, &tag, image, tools, tls)
-}
-
-/// Copies the database of index image `from` (a registry reference or
-/// oci:DIR:TAG) to `to`.
-fn fetch_database(from: &str, to: &Path, tls: &TlsFlags) -> anyhow::Result<()> {
-    use olm_catalog::serve::CatalogSource;
-    // A database file given as the index: used as is.
-    if Path::new(from).is_file() {
-        std::fs::copy(from, to).with_context(|| format!("copying {from}"))?;
-        return Ok(());
-    }
-    let image: olm_catalog::oci::ImageRef = from
-        .parse()
-        .with_context(|| format!("{from} is not an image reference"))?;
-    let flags = registry_flags(tls);
-    let client = flags.client(&image)?;
-    let runtime = super::super::common::runtime()?;
-    let cat = runtime
-        .block_on(olm_catalog::serve::image::fetch_catalog_with(&client, from))
-        .with_context(|| format!("pulling previous image {from} to get metadata"))?;
-    match &cat.source {
-        CatalogSource::Sqlite(path) => {
-            std::fs::copy(path, to).with_context(|| format!("copying the database of {from}"))?;
-            Ok(())
-        }
-        CatalogSource::Fbc(_) => anyhow::bail!("{FBC_FROM_INDEX}"),
-    }
+    build_image(context.database(), &tag, image, tools, tls)
 }
 
 /// The native registry flags of opm's TLS flags.
@@ -467,17 +403,6 @@ fn build_tool(image: &ImageFlags, tools: Option<&ToolFlags>) -> String {
         .or_else(|| image.container_tool.clone())
         .filter(|t| !t.is_empty() && t != "none")
         .unwrap_or_else(|| "podman".to_string())
-}
-
-/// Whether `tool` is on PATH and its daemon (if it has one) answers.
-fn tool_answers(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Builds the index image of `db` without a daemon; loads it into the
@@ -502,7 +427,7 @@ fn build_image(
         format!("--base={base}"),
     ];
     argv.extend(tls.native()?);
-    if tool_answers(&tool) {
+    if olm_catalog::ops::image::container_tool_answers(&tool) {
         let layout = tempfile::tempdir().context("making a directory for the image")?;
         let dir = layout.path().join("layout");
         argv.push(format!("--tag=oci:{}:latest", dir.display()));
@@ -510,20 +435,7 @@ fn build_image(
         if code != 0 {
             return Ok(code);
         }
-        let archive = layout.path().join("image.tar");
-        olm_catalog::oci::Layout::new(&dir).write_docker_archive("latest", tag, &archive)?;
-        let out = Command::new(&tool)
-            .arg("load")
-            .arg("-i")
-            .arg(&archive)
-            .output()
-            .with_context(|| format!("running {tool} load"))?;
-        anyhow::ensure!(
-            out.status.success(),
-            "{tool} load -i {}: {}",
-            archive.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        olm_catalog::ops::image::load_into_container_tool(&dir, "latest", tag, &tool)?;
         eprintln!("built {tag} without a daemon and loaded it into {tool} ({tool} load)");
         return Ok(0);
     }
@@ -666,7 +578,10 @@ pub struct RegistryDeprecateArgs {
     allow_package_removal: Option<bool>,
 }
 
-/// `opm registry mirror [src image] [dest image]` (hidden and deprecated in opm).
+/// `opm registry mirror [src image] [dest image]`: defined in opm v1.73.0
+/// (cmd/opm/registry/mirror.go, hidden and deprecated) but never added to
+/// `opm registry`, so opm answers it with its help; refused here
+/// (docs/from-opm.md says why).
 #[derive(Args)]
 pub struct RegistryMirrorArgs {
     /// Source index image
@@ -746,7 +661,10 @@ impl RegistryCommand {
             RegistryCommand::Serve(a) => a.run(),
             RegistryCommand::Mirror(a) => Err(unsupported(
                 format!("registry mirror {} {}", a.src, a.dest),
-                "use `olm-catalog catalog mirror SRC --to DEST`",
+                "opm v1.73.0 has no such command (cmd/opm/registry/mirror.go defines it, but \
+`opm registry` never adds it: opm prints `opm registry`'s help and exits 0, mirroring nothing), \
+so there is no behaviour to match; to copy a catalog's images to another registry use \
+`olm-catalog catalog mirror SRC --to DEST`",
             )),
         }
     }

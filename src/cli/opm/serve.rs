@@ -1,24 +1,14 @@
 //! `opm serve` (cmd/opm/serve/serve.go at v1.73.0) and `opm registry
 //! serve` (cmd/opm/registry/serve.go), as `olm-catalog serve`.
 //!
-//! opm's serve cache (`--cache-dir`) is a pre-built store its server
-//! loads; ours loads the catalog itself at start, so the cache here is
-//! what makes opm's integrity rules hold: `--cache-only` checks that the
-//! catalog loads and records its digest in `<cache-dir>/olm-catalog.digest`;
-//! with integrity enforced (opm's default when `--cache-dir` is given
-//! without `--cache-only`) `serve` refuses a missing or stale digest, as
-//! opm refuses a missing or stale cache.
-use std::io::Read as _;
+//! The serve cache (`--cache-dir`, `--cache-only`,
+//! `--cache-enforce-integrity`) is `ops::serve::prepare`.
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use clap::Args;
-use sha2::{Digest as _, Sha256};
+use olm_catalog::ops::serve::CacheOptions;
 
 use super::super::{run_native, CmdResult};
-
-/// The file holding the catalog's digest in a cache directory.
-pub const CACHE_DIGEST_FILE: &str = "olm-catalog.digest";
 
 /// `opm serve <source_path>`.
 #[derive(Args)]
@@ -51,77 +41,6 @@ pub struct ServeArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
     cache_enforce_integrity: Option<bool>,
-}
-
-/// The digest of a catalog directory: every regular file under it (links
-/// followed), by relative path, in path order.
-pub fn catalog_digest(dir: &Path) -> anyhow::Result<String> {
-    let mut hasher = Sha256::new();
-    let mut files: Vec<(String, PathBuf)> = Vec::new();
-    for entry in walkdir::WalkDir::new(dir).follow_links(true) {
-        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        if entry.file_type().is_file() {
-            let rel = entry
-                .path()
-                .strip_prefix(dir)
-                .unwrap_or(entry.path())
-                .to_string_lossy()
-                .into_owned();
-            files.push((rel, entry.path().to_path_buf()));
-        }
-    }
-    files.sort();
-    for (rel, path) in files {
-        let mut data = Vec::new();
-        std::fs::File::open(&path)
-            .and_then(|mut f| f.read_to_end(&mut data))
-            .with_context(|| format!("reading {}", path.display()))?;
-        hasher.update(rel.as_bytes());
-        hasher.update([0]);
-        hasher.update((data.len() as u64).to_le_bytes());
-        hasher.update(&data);
-    }
-    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
-}
-
-/// Loads the catalog as the server does at start; its first error, if any.
-fn load_catalog(dir: &Path) -> anyhow::Result<()> {
-    let report = olm_catalog::ops::image::validate_catalog(dir);
-    if let Some(f) = report
-        .findings
-        .iter()
-        .find(|f| f.level == olm_catalog::diag::Level::Error)
-    {
-        anyhow::bail!("{}", f.message);
-    }
-    Ok(())
-}
-
-/// opm's `store.CheckIntegrity`: the digest recorded in the cache is the
-/// catalog's.
-fn check_integrity(cache_dir: &Path, source: &Path) -> anyhow::Result<()> {
-    let file = cache_dir.join(CACHE_DIGEST_FILE);
-    let recorded = std::fs::read_to_string(&file)
-        .map_err(|e| anyhow::anyhow!("read existing cache digest: {}: {e}", file.display()))?;
-    let computed = catalog_digest(source).context("compute digest")?;
-    let recorded = recorded.trim();
-    anyhow::ensure!(
-        recorded == computed,
-        "cache requires rebuild: cache reports digest as {recorded:?}, but computed digest is {computed:?}"
-    );
-    Ok(())
-}
-
-/// opm's `cache.LoadOrRebuild`: the catalog loads; its digest is recorded.
-fn rebuild(cache_dir: &Path, source: &Path) -> anyhow::Result<()> {
-    load_catalog(source)?;
-    let digest = catalog_digest(source).context("compute digest")?;
-    std::fs::create_dir_all(cache_dir)
-        .with_context(|| format!("init cache: {}", cache_dir.display()))?;
-    let file = cache_dir.join(CACHE_DIGEST_FILE);
-    std::fs::write(&file, format!("{digest}\n"))
-        .with_context(|| format!("store digest: {}", file.display()))?;
-    Ok(())
 }
 
 /// The native port of opm's `-p` (a string in opm).
@@ -158,23 +77,14 @@ impl ServeArgs {
         {
             eprintln!("warning: no pprof endpoint: olm-catalog has no Go profiler (--pprof-addr and --pprof-capture-profiles do nothing)");
         }
-        let cache_only = self.cache_only == Some(true);
-        let enforce = self
-            .cache_enforce_integrity
-            .unwrap_or(self.cache_dir.is_some() && !cache_only);
         let port = port(&self.port)?;
-        match &self.cache_dir {
-            None if enforce => {
-                anyhow::bail!("--cache-dir must be specified with --cache-enforce-integrity")
-            }
-            None => load_catalog(&self.source)
-                .map_err(|e| anyhow::anyhow!("failed to load or rebuild cache: {e}"))?,
-            Some(dir) if enforce => check_integrity(dir, &self.source)
-                .map_err(|e| anyhow::anyhow!("integrity check failed: {e:#}"))?,
-            Some(dir) => rebuild(dir, &self.source)
-                .map_err(|e| anyhow::anyhow!("failed to load or rebuild cache: {e:#}"))?,
-        }
-        if cache_only {
+        let opts = CacheOptions {
+            source: self.source.clone(),
+            cache_dir: self.cache_dir.clone(),
+            cache_only: self.cache_only == Some(true),
+            enforce_integrity: self.cache_enforce_integrity,
+        };
+        if !olm_catalog::ops::serve::prepare(&opts)? {
             return Ok(0);
         }
         run_native([
