@@ -260,10 +260,19 @@ impl Bundle {
                     .into(),
             });
         }
-        let root = fs::canonicalize(dir).map_err(|e| LoadError::Io {
-            path: dir.to_path_buf(),
-            source: e,
-        })?;
+        // The bundle's real path, needed only to judge symbolic links (most
+        // bundles have none: canonicalizing costs a readlink per component).
+        let root = std::cell::OnceCell::new();
+        let root = || -> Result<&PathBuf, LoadError> {
+            if let Some(r) = root.get() {
+                return Ok(r);
+            }
+            let r = fs::canonicalize(dir).map_err(|e| LoadError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })?;
+            Ok(root.get_or_init(|| r))
+        };
         let mut files = Vec::new();
         let mut findings = Vec::new();
         for sub in ["manifests", "metadata"] {
@@ -273,7 +282,7 @@ impl Bundle {
             if let Ok(lmeta) = fs::symlink_metadata(&path) {
                 if lmeta.file_type().is_symlink() {
                     match fs::canonicalize(&path) {
-                        Ok(target) if target.starts_with(&root) => {}
+                        Ok(target) if target.starts_with(root()?) => {}
                         Ok(target) => {
                             findings.push(
                                 Finding::error(
@@ -334,7 +343,7 @@ impl Bundle {
                 };
                 if ftype.is_symlink() {
                     match fs::canonicalize(&full) {
-                        Ok(target) if target.starts_with(&root) => {}
+                        Ok(target) if target.starts_with(root()?) => {}
                         Ok(target) => {
                             findings.push(
                                 Finding::error(
