@@ -812,23 +812,51 @@ const STRAY_MAX_ENTRIES: usize = 10_000;
 /// hold only `manifests/` and `metadata/`.
 pub fn stray_csvs(dir: &std::path::Path) -> Vec<Finding> {
     let mut out = Vec::new();
-    let walk = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .max_depth(STRAY_MAX_DEPTH)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            let top = e.depth() == 1 && (name == "manifests" || name == "metadata");
-            !top && !name.starts_with('.')
-        });
-    for entry in walk.take(STRAY_MAX_ENTRIES) {
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_file() {
-            continue;
+    let hidden = |name: &std::ffi::OsStr| name.to_string_lossy().starts_with('.');
+    // The folder's own entries are listed here rather than by the walk, so
+    // that manifests/ and metadata/ are never opened a second time.
+    let mut top: Vec<std::fs::DirEntry> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let name = e.file_name();
+                !hidden(&name) && name != "manifests" && name != "metadata"
+            })
+            .collect(),
+        Err(_) => return out,
+    };
+    top.sort_by_key(|e| e.file_name());
+    // Files in walk order (each directory's entries sorted by name, depth
+    // first), with whether they stand in the folder itself.
+    let mut files: Vec<(std::path::PathBuf, bool)> = Vec::new();
+    let mut seen = 0usize;
+    for entry in top {
+        seen += 1;
+        let Ok(ftype) = entry.file_type() else { continue };
+        if ftype.is_file() {
+            files.push((entry.path(), true));
+        } else if ftype.is_dir() {
+            let walk = walkdir::WalkDir::new(entry.path())
+                .min_depth(1)
+                .max_depth(STRAY_MAX_DEPTH - 1)
+                .follow_links(false)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| !hidden(e.file_name()));
+            for e in walk.take(STRAY_MAX_ENTRIES.saturating_sub(seen)) {
+                seen += 1;
+                let Ok(e) = e else { continue };
+                if e.file_type().is_file() {
+                    files.push((e.into_path(), false));
+                }
+            }
         }
-        let Some(text) = read_small_text(entry.path()) else {
+        if seen >= STRAY_MAX_ENTRIES {
+            break;
+        }
+    }
+    for (path, beside) in files {
+        let Some(text) = read_small_text(&path) else {
             continue;
         };
         if !text.contains("ClusterServiceVersion") {
@@ -843,13 +871,7 @@ pub fn stray_csvs(dir: &std::path::Path) -> Vec<Finding> {
         if !matches!(kind.map(|k| &k.value), Some(Value::Str(k)) if k == "ClusterServiceVersion") {
             continue;
         }
-        let rel = entry
-            .path()
-            .strip_prefix(dir)
-            .unwrap_or(entry.path())
-            .display()
-            .to_string();
-        let beside = entry.depth() == 1;
+        let rel = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
         let why = if beside {
             "operator-sdk bundle validate (operator-framework/api's loader) then reads the bundle folder itself as the manifests folder and fails on its subdirectories"
         } else {
@@ -862,7 +884,7 @@ pub fn stray_csvs(dir: &std::path::Path) -> Vec<Finding> {
                 "opm packs only manifests/ and metadata/, so this is not the CSV the bundle ships: remove it, or move it into manifests/ if it is the bundle's CSV",
             )
             .at(Location::new(
-                entry.path(),
+                &path,
                 doc.root.locate(&path!["kind"]),
                 Some(&text),
             )),
