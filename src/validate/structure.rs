@@ -832,7 +832,9 @@ pub fn stray_csvs(dir: &std::path::Path) -> Vec<Finding> {
     let mut seen = 0usize;
     for entry in top {
         seen += 1;
-        let Ok(ftype) = entry.file_type() else { continue };
+        let Ok(ftype) = entry.file_type() else {
+            continue;
+        };
         if ftype.is_file() {
             files.push((entry.path(), true));
         } else if ftype.is_dir() {
@@ -871,7 +873,11 @@ pub fn stray_csvs(dir: &std::path::Path) -> Vec<Finding> {
         if !matches!(kind.map(|k| &k.value), Some(Value::Str(k)) if k == "ClusterServiceVersion") {
             continue;
         }
-        let rel = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+        let rel = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let why = if beside {
             "operator-sdk bundle validate (operator-framework/api's loader) then reads the bundle folder itself as the manifests folder and fails on its subdirectories"
         } else {

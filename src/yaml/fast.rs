@@ -45,6 +45,7 @@ pub(super) fn parse(text: &str, sink: &mut Sink) -> R {
         line: 1,
         line_start: 0,
         ascii: text.is_ascii(),
+        ascii_line: std::cell::Cell::new((usize::MAX, false)),
         sink,
     };
     r.stream()
@@ -77,6 +78,10 @@ struct Reader<'a, 's> {
     /// Byte offset where the line of `pos` starts.
     line_start: usize,
     ascii: bool,
+    /// For a text that is not all ASCII: the start of the last line whose
+    /// columns were asked, and whether that line is ASCII (most are, and
+    /// their columns are byte offsets).
+    ascii_line: std::cell::Cell<(usize, bool)>,
     sink: &'s mut Sink,
 }
 
@@ -91,12 +96,24 @@ impl<'a> Reader<'a, '_> {
 
     /// Column (1-based, in characters) of byte `i` of the current line.
     fn col(&self, i: usize) -> u32 {
-        let n = if self.ascii {
+        let n = if self.ascii || self.line_is_ascii() {
             i - self.line_start
         } else {
             self.text[self.line_start..i].chars().count()
         };
         n as u32 + 1
+    }
+
+    fn line_is_ascii(&self) -> bool {
+        let (start, ascii) = self.ascii_line.get();
+        if start == self.line_start {
+            return ascii;
+        }
+        let rest = &self.b[self.line_start..];
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let ascii = rest[..end].is_ascii();
+        self.ascii_line.set((self.line_start, ascii));
+        ascii
     }
 
     fn point(&self, i: usize) -> Span {
