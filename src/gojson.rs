@@ -160,26 +160,53 @@ pub fn format_float(f: f64) -> String {
 }
 
 fn write_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
+    let b = s.as_bytes();
+    // Runs of bytes that need no escape are copied whole: a bundle's
+    // base64-encoded objects are megabytes of them.
+    let mut run = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let escape: Option<&str> = match c {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
             // As Go 1.22 and later write them (opm v1.73.0 is built with one).
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            b'<' => Some("\\u003c"),
+            b'>' => Some("\\u003e"),
+            b'&' => Some("\\u0026"),
+            // U+2028 and U+2029 (E2 80 A8/A9 in UTF-8).
+            0xe2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xa8 | 0xa9)) => {
+                Some(if b[i + 2] == 0xa8 {
+                    "\\u2028"
+                } else {
+                    "\\u2029"
+                })
+            }
+            c if c < 0x20 => None,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[run..i]);
+        match escape {
+            Some(e) => out.push_str(e),
+            None => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04x}", c);
+            }
         }
+        i += if c == 0xe2 { 3 } else { 1 };
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -464,6 +491,30 @@ fn go_printable(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn strings_escape_as_go_writes_them() {
+        let cases = [
+            ("plain", r#""plain""#),
+            ("", r#""""#),
+            ("q\"b\\s/", r#""q\"b\\s/""#),
+            ("a<b>&c", r#""a\u003cb\u003e\u0026c""#),
+            (
+                "\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}",
+                r#""\n\r\t\b\f\u0001\u001f\u{7f}""#,
+            ),
+            (
+                "x\u{2028}y\u{2029}z\u{2027}é€",
+                "\"x\\u2028y\\u2029z\u{2027}é€\"",
+            ),
+        ];
+        for (input, want) in cases {
+            let mut out = String::new();
+            write_string(&mut out, input);
+            assert_eq!(out, want.replace("\\u{7f}", "\u{7f}"), "{input:?}");
+        }
+    }
+
     use super::*;
     use serde_json::json;
 
