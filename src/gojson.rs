@@ -168,7 +168,16 @@ fn write_string(out: &mut String, s: &str) {
     let mut run = 0;
     let mut i = 0;
     while i < b.len() {
-        let c = b[i];
+        // Eight bytes at a time while none of them can need an escape.
+        while i + 8 <= b.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&b[i..i + 8]);
+            if may_need_escape(u64::from_le_bytes(word)) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&c) = b.get(i) else { break };
         let escape: Option<&str> = match c {
             b'"' => Some("\\\""),
             b'\\' => Some("\\\\"),
@@ -208,6 +217,25 @@ fn write_string(out: &mut String, s: &str) {
     }
     out.push_str(&s[run..]);
     out.push('"');
+}
+
+/// Whether any byte of `word` is one [`write_string`] may escape: a control
+/// character, `"`, `\\`, `<`, `>`, `&`, or 0xE2 (the lead byte of U+2028
+/// and U+2029). Exact for every byte but 0xE2, which the caller looks at.
+fn may_need_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let has_byte = |c: u8| has_zero(word ^ (ONES * u64::from(c)));
+    // Some byte below 0x20.
+    let has_control = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
+    has_control
+        || has_byte(b'"')
+        || has_byte(b'\\')
+        || has_byte(b'<')
+        || has_byte(b'>')
+        || has_byte(b'&')
+        || has_byte(0xe2)
 }
 
 /// One top-level value of a stream [`canonical_values`] accepted.
@@ -512,6 +540,36 @@ mod tests {
             let mut out = String::new();
             write_string(&mut out, input);
             assert_eq!(out, want.replace("\\u{7f}", "\u{7f}"), "{input:?}");
+        }
+        // Every escape at every offset of a long string, against the
+        // character-by-character definition.
+        let specials = [
+            '"', '\\', '\n', '\u{1}', '<', '>', '&', '\u{2028}', '\u{2029}', '\u{2027}', 'é',
+            '\u{7f}',
+        ];
+        for sp in specials {
+            for at in 0..20 {
+                let text: String = (0..24).map(|i| if i == at { sp } else { 'a' }).collect();
+                let mut out = String::new();
+                write_string(&mut out, &text);
+                let mut want = String::from("\"");
+                for c in text.chars() {
+                    match c {
+                        '"' => want.push_str("\\\""),
+                        '\\' => want.push_str("\\\\"),
+                        '\n' => want.push_str("\\n"),
+                        '\u{1}' => want.push_str("\\u0001"),
+                        '<' => want.push_str("\\u003c"),
+                        '>' => want.push_str("\\u003e"),
+                        '&' => want.push_str("\\u0026"),
+                        '\u{2028}' => want.push_str("\\u2028"),
+                        '\u{2029}' => want.push_str("\\u2029"),
+                        c => want.push(c),
+                    }
+                }
+                want.push('"');
+                assert_eq!(out, want, "{sp:?} at {at}");
+            }
         }
     }
 
