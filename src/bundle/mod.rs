@@ -370,6 +370,16 @@ impl Bundle {
                         }
                     }
                 }
+                // A regular file (the directory entry says so, no stat
+                // needed) is opened straight away: read_capped checks its
+                // type and size on the open file.
+                if ftype.is_file() {
+                    files.push(RawFile {
+                        rel_path: rel,
+                        content: read_capped(&full).map_err(|f| f.at(Location::file(&full))),
+                    });
+                    continue;
+                }
                 let meta = match fs::metadata(&full) {
                     Ok(m) => m,
                     Err(e) => {
@@ -395,7 +405,7 @@ impl Bundle {
                     findings.push(not_regular(&rel, &meta).at(Location::file(&full)));
                     continue;
                 }
-                let content = read_capped(&full, meta.len());
+                let content = read_capped(&full);
                 files.push(RawFile {
                     rel_path: rel,
                     content: content.map_err(|f| f.at(Location::file(&full))),
@@ -804,21 +814,9 @@ fn not_regular(rel: &str, meta: &fs::Metadata) -> Finding {
 
 /// Reads a file, refusing files over [`MAX_FILE_SIZE`] before reading them.
 #[allow(clippy::result_large_err)] // a Finding is what callers report
-fn read_capped(path: &Path, len: u64) -> Result<Vec<u8>, Finding> {
-    if len > MAX_FILE_SIZE {
-        return Err(Finding::error(
-            "file-too-large",
-            format!(
-                "{} is {} MiB, over the {} MiB limit for one manifest; it was not read",
-                path.display(),
-                len / (1024 * 1024),
-                MAX_FILE_SIZE / (1024 * 1024)
-            ),
-        ));
-    }
-    let mut buf = Vec::with_capacity(len as usize);
-    // O_NONBLOCK: a FIFO swapped in after the stat must not block the open;
-    // the fstat below then refuses it.
+fn read_capped(path: &Path) -> Result<Vec<u8>, Finding> {
+    // O_NONBLOCK: a FIFO swapped in after the directory was listed must not
+    // block the open; the fstat below then refuses it.
     let mut opts = fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]
@@ -835,6 +833,19 @@ fn read_capped(path: &Path, len: u64) -> Result<Vec<u8>, Finding> {
     if !meta.is_file() {
         return Err(not_regular(&path.display().to_string(), &meta));
     }
+    let len = meta.len();
+    if len > MAX_FILE_SIZE {
+        return Err(Finding::error(
+            "file-too-large",
+            format!(
+                "{} is {} MiB, over the {} MiB limit for one manifest; it was not read",
+                path.display(),
+                len / (1024 * 1024),
+                MAX_FILE_SIZE / (1024 * 1024)
+            ),
+        ));
+    }
+    let mut buf = Vec::with_capacity(len as usize);
     // The file may grow between stat and read: cap the read as well.
     f.take(MAX_FILE_SIZE + 1)
         .read_to_end(&mut buf)

@@ -90,10 +90,16 @@ pub fn load_bundle(dir: &Path) -> Result<LoadedBundle, Finding> {
         let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
             continue;
         };
+        // Regular files by their directory entry (no stat); a symbolic
+        // link counts when it leads to a file.
         let mut paths: Vec<PathBuf> = entries
             .filter_map(Result::ok)
+            .filter(|e| match e.file_type() {
+                Ok(t) if t.is_file() => true,
+                Ok(t) if t.is_symlink() => e.path().is_file(),
+                _ => false,
+            })
             .map(|e| e.path())
-            .filter(|p| p.is_file())
             .collect();
         paths.sort();
         for p in paths {
