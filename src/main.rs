@@ -1,10 +1,9 @@
 //! The `olm-catalog` command: a thin layer over the library.
+mod alloc;
 mod cli;
 
-/// mimalloc rather than glibc's malloc: the located YAML trees are millions of
-/// small allocations (see Cargo.toml and BENCHMARKS.md).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: alloc::ByCommand = alloc::ByCommand;
 
 fn main() -> std::process::ExitCode {
     cli::main()
