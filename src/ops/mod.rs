@@ -25,7 +25,7 @@
 //!   deprecatetruncate, export, list).
 //! - [`fbc`]: `validate` and `init` on file-based catalogs.
 //! - [`list`]: the tables of opm's `alpha list packages|channels|bundles`.
-//! - [`render`]: `render` and `migrate`.
+//! - [`render`]: `render`, `migrate` and opm's `alpha render-graph`.
 //! - [`template`]: the `render-template` command.
 //! - [`sign`]: `sign`, `sign generate-key-pair` and `verify`.
 //! - [`mirror`]: `catalog mirror`, copying a catalog's images to another

@@ -202,27 +202,19 @@ impl RenderGraphArgs {
     /// Loads the catalog and draws its channels as Mermaid, with the graph
     /// writer of `render-template -o mermaid` (opm's one MermaidWriter).
     fn run(self, tls: &TlsFlags) -> CmdResult {
-        use olm_catalog::graph::draw::{mermaid_with, MermaidOptions};
-        let package = self.package_name.as_deref().filter(|p| !p.is_empty());
-        let opts = MermaidOptions {
-            min_edge: self.minimum_edge.filter(|e| !e.is_empty()),
-            package_filter: package.is_some(),
+        use olm_catalog::ops::render::{render_graph, RenderGraphOptions};
+        let opts = RenderGraphOptions {
+            // opm's flags default to "": none.
+            package: self.package_name.filter(|p| !p.is_empty()),
+            minimum_edge: self.minimum_edge.filter(|e| !e.is_empty()),
             // opm's render-graph draws v0 semantics only when asked.
             v0_semantics: self.draw_v0_semantics == Some(true),
         };
         let flags = super::index::registry_flags(tls);
         let mut out = String::new();
         for r in &self.refs {
-            let mut cfg = flags.load_catalog(r)?;
-            if let Some(p) = package {
-                cfg.packages.retain(|x| x.name == p);
-                cfg.channels.retain(|x| x.package == p);
-                cfg.bundles.retain(|x| x.package == p);
-                cfg.deprecations.retain(|x| x.package == p);
-                cfg.others.clear();
-            }
-            let graphs = olm_catalog::graph::PackageGraph::from_fbc(&cfg, std::path::Path::new(r));
-            out.push_str(&mermaid_with(&graphs, &opts).map_err(anyhow::Error::msg)?);
+            let cfg = flags.load_catalog(r)?;
+            out.push_str(&render_graph(cfg, std::path::Path::new(r), &opts)?);
         }
         std::io::stdout().lock().write_all(out.as_bytes())?;
         Ok(0)
