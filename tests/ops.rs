@@ -467,3 +467,138 @@ fn bundle_generate_writes_opm_files_and_types_its_refusals() {
         Err(ops::Error::Generate(GenerateError::Missing(_)))
     ));
 }
+
+/// `ops::list` (opm's `alpha list` tables) and `ops::render::render_graph`
+/// (what `alpha render-graph` draws) on a corpus catalog directory of
+/// several packages: the rows, their order and cells, and the typed errors.
+#[test]
+fn list_rows_and_render_graph_selection_of_a_catalog() {
+    use olm_catalog::fbc::{Channel, ChannelEntry};
+    use ops::list::{self, BundleRow, ChannelHead, ChannelRow, ListError};
+    use ops::render::{render_graph, render_graph_packages, RenderGraphOptions};
+
+    let dir = common::corpus().join("catalogs/v4.18");
+    let cfg =
+        catalog_source::load(&dir.to_string_lossy(), &SourceOptions::default()).expect("catalog");
+    assert!(cfg.packages.len() > 1, "{:?}", cfg.packages);
+
+    // Packages: every one, by name, with the display name of the default
+    // channel head's CSV.
+    let packages = list::packages(&cfg);
+    let names: Vec<&str> = packages.iter().map(|r| r.name.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    assert_eq!(names.len(), cfg.packages.len());
+    let row = |name: &str| packages.iter().find(|r| r.name == name).expect(name);
+    assert_eq!(
+        row("kube-green").cells(),
+        ["kube-green", "kube-green", "alpha"]
+    );
+    assert_eq!(row("kepler-operator").display_name, "Kepler");
+
+    // Channels of one package, with its head.
+    let channels = list::channels(&cfg, Some("kube-green")).expect("channels");
+    assert_eq!(
+        channels,
+        [ChannelRow {
+            package: "kube-green".into(),
+            channel: "alpha".into(),
+            head: ChannelHead::One("kube-green.v0.7.1".into()),
+        }]
+    );
+    assert_eq!(
+        channels[0].cells(),
+        ["kube-green", "alpha", "kube-green.v0.7.1"]
+    );
+    let all = list::channels(&cfg, None).expect("all channels");
+    assert_eq!(all.len(), cfg.channels.len());
+
+    // Bundles: one row per channel entry, by package, channel and bundle,
+    // with the image of the package's bundle of that name.
+    let bundles = list::bundles(&cfg, Some("kube-green")).expect("bundles");
+    let entries: usize = cfg
+        .channels
+        .iter()
+        .filter(|c| c.package == "kube-green")
+        .map(|c| c.entries.len())
+        .sum();
+    assert_eq!(bundles.len(), entries);
+    let keys: Vec<_> = bundles.iter().map(|r| (&r.channel, &r.bundle)).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    for r in &bundles {
+        let b = cfg
+            .bundles
+            .iter()
+            .find(|b| b.package == r.package && b.name == r.bundle)
+            .expect("bundle of the entry");
+        assert_eq!(r.image, b.image, "{r:?}");
+    }
+    let second = bundles
+        .iter()
+        .find(|r| r.bundle == "kube-green.v0.3.1")
+        .expect("v0.3.1");
+    assert_eq!(second.replaces, "kube-green.v0.3.0");
+    assert_eq!(second.cells().len(), BundleRow::HEADER.len());
+
+    // A package the catalog does not have is a typed error.
+    for err in [
+        list::channels(&cfg, Some("no-such")).map(|_| ()),
+        list::bundles(&cfg, Some("no-such")).map(|_| ()),
+    ] {
+        match err {
+            Err(ops::Error::List(ListError::PackageNotFound(p))) => assert_eq!(p, "no-such"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    // A channel without one head says so in its cell.
+    let entry = |name: &str, replaces: &str| ChannelEntry {
+        name: name.into(),
+        replaces: replaces.into(),
+        ..Default::default()
+    };
+    let two = Channel {
+        entries: vec![entry("a", ""), entry("b", "")],
+        ..Default::default()
+    };
+    assert_eq!(
+        ChannelHead::of(&two).to_string(),
+        "ERROR: multiple channel heads found in graph: a, b"
+    );
+    let cycle = Channel {
+        entries: vec![entry("a", "b"), entry("b", "a")],
+        ..Default::default()
+    };
+    assert_eq!(ChannelHead::of(&cycle), ChannelHead::None);
+
+    // render-graph: every package's graph, or only the one asked for.
+    let graphs = |package| render_graph_packages(cfg.clone(), &dir, package);
+    assert_eq!(graphs(None).len(), cfg.packages.len());
+    let only: Vec<String> = graphs(Some("kube-green"))
+        .into_iter()
+        .map(|g| g.package)
+        .collect();
+    assert_eq!(only, ["kube-green"]);
+    assert!(graphs(Some("not-there")).is_empty());
+    let opts = RenderGraphOptions {
+        package: Some("kube-green".into()),
+        ..Default::default()
+    };
+    let text = render_graph(cfg.clone(), &dir, &opts).expect("mermaid");
+    assert!(text.starts_with("graph LR\n"), "{text}");
+    assert!(text.contains("%% package \"kube-green\"\n"), "{text}");
+    assert_eq!(text.matches("%% package ").count(), 1, "{text}");
+    let opts = RenderGraphOptions {
+        minimum_edge: Some("x".into()),
+        ..Default::default()
+    };
+    match render_graph(cfg, &dir, &opts) {
+        Err(ops::Error::Graph(olm_catalog::graph::Error::Draw(m))) => {
+            assert!(m.contains("unknown minimum edge name"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -24,7 +24,8 @@
 //! - [`index`]: the `index` commands on a database (add, rm, prune,
 //!   deprecatetruncate, export, list).
 //! - [`fbc`]: `validate` and `init` on file-based catalogs.
-//! - [`render`]: `render` and `migrate`.
+//! - [`list`]: the tables of opm's `alpha list packages|channels|bundles`.
+//! - [`render`]: `render`, `migrate` and opm's `alpha render-graph`.
 //! - [`template`]: the `render-template` command.
 //! - [`sign`]: `sign`, `sign generate-key-pair` and `verify`.
 //! - [`mirror`]: `catalog mirror`, copying a catalog's images to another
@@ -41,6 +42,7 @@ pub mod catalog_source;
 pub mod fbc;
 pub mod image;
 pub mod index;
+pub mod list;
 pub mod mirror;
 pub mod registry;
 pub mod render;
@@ -112,6 +114,10 @@ pub enum Error {
     /// bundle generate|build`).
     #[error(transparent)]
     Generate(bundle::GenerateError),
+    /// A table of `opm alpha list` could not be made (a package the
+    /// catalog does not have).
+    #[error(transparent)]
+    List(list::ListError),
     /// `source` failed while doing `context`.
     #[error("{context}")]
     Context {

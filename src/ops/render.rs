@@ -1,4 +1,5 @@
-//! `render` and `migrate`: catalogs from any source, as FBC.
+//! `render` and `migrate`: catalogs from any source, as FBC; and
+//! `opm alpha render-graph`: a catalog's upgrade graphs as Mermaid.
 
 use std::path::PathBuf;
 
@@ -133,6 +134,63 @@ pub fn render_to(
     let all = render(sources, opts)?;
     crate::fbc::write::write(&all, format, w)?;
     Ok(())
+}
+
+/// What `opm alpha render-graph` draws of a catalog.
+#[derive(Clone, Debug, Default)]
+pub struct RenderGraphOptions {
+    /// Only this package (opm's `--package-name`); `None`: every package.
+    pub package: Option<String>,
+    /// opm's `--minimum-edge`: the entry whose version bounds the graph
+    /// from below; `None`: no bound.
+    pub minimum_edge: Option<String>,
+    /// opm's `--draw-v0-semantics`: mark skipped bundles and the edges
+    /// into them.
+    pub v0_semantics: bool,
+}
+
+/// Keeps of `cfg` only what belongs to `package`: its `olm.package`,
+/// channels, bundles and deprecations; objects of other schemas go.
+pub fn select_package(cfg: &mut DeclarativeConfig, package: &str) {
+    cfg.packages.retain(|x| x.name == package);
+    cfg.channels.retain(|x| x.package == package);
+    cfg.bundles.retain(|x| x.package == package);
+    cfg.deprecations.retain(|x| x.package == package);
+    cfg.others.clear();
+}
+
+/// The upgrade graphs `opm alpha render-graph` draws of `cfg`, read from
+/// `source`: every package's, or only `package`'s (none when the catalog
+/// does not have it).
+pub fn render_graph_packages(
+    mut cfg: DeclarativeConfig,
+    source: &std::path::Path,
+    package: Option<&str>,
+) -> Vec<crate::graph::PackageGraph> {
+    if let Some(p) = package {
+        select_package(&mut cfg, p);
+    }
+    crate::graph::PackageGraph::from_fbc(&cfg, source)
+}
+
+/// `opm alpha render-graph` of one catalog read from `source`: the graphs
+/// of [`render_graph_packages`] as Mermaid, drawn by the writer of
+/// `render-template -o mermaid`. A minimum edge that is not an entry, or a
+/// bundle without a valid version, is [`Error::Graph`].
+pub fn render_graph(
+    cfg: DeclarativeConfig,
+    source: &std::path::Path,
+    opts: &RenderGraphOptions,
+) -> Result<String, Error> {
+    use crate::graph::draw::{mermaid_with, MermaidOptions};
+    let package = opts.package.as_deref();
+    let graphs = render_graph_packages(cfg, source, package);
+    let draw = MermaidOptions {
+        min_edge: opts.minimum_edge.clone(),
+        package_filter: package.is_some(),
+        v0_semantics: opts.v0_semantics,
+    };
+    Ok(mermaid_with(&graphs, &draw)?)
 }
 
 /// The index database `source` names when it is a local SQLite file (what

@@ -139,8 +139,10 @@ fn write_table(rows: &[Vec<String>]) -> std::io::Result<()> {
 }
 
 impl ListCommand {
-    /// Loads the catalog as `olm-catalog render` does and prints opm's table.
+    /// Loads the catalog as `olm-catalog render` does and prints opm's
+    /// table of `ops::list`'s rows.
     fn run(self, tls: &TlsFlags) -> CmdResult {
+        use olm_catalog::ops::list::{self, BundleRow, ChannelRow, PackageRow};
         let index_ref = match &self {
             ListCommand::Packages { index_ref }
             | ListCommand::Channels { index_ref, .. }
@@ -148,157 +150,34 @@ impl ListCommand {
         };
         let flags = super::index::registry_flags(tls);
         let cfg = flags.load_catalog(&index_ref)?;
-        let only = |name: &str, want: &Option<String>| want.as_deref().is_none_or(|w| w == name);
-        let check_package = |want: &Option<String>| -> anyhow::Result<()> {
-            if let Some(p) = want {
-                anyhow::ensure!(
-                    cfg.packages.iter().any(|x| &x.name == p),
-                    "package {p:?} not found"
-                );
-            }
-            Ok(())
+        let table = |header: &[&str], body: Vec<Vec<String>>| {
+            let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+            rows.extend(body);
+            rows
         };
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        match &self {
-            ListCommand::Packages { .. } => {
-                rows.push(vec![
-                    "NAME".into(),
-                    "DISPLAY NAME".into(),
-                    "DEFAULT CHANNEL".into(),
-                ]);
-                let mut pkgs: Vec<&olm_catalog::fbc::Package> = cfg.packages.iter().collect();
-                pkgs.sort_by(|a, b| a.name.cmp(&b.name));
-                for p in pkgs {
-                    rows.push(vec![
-                        p.name.clone(),
-                        display_name(&cfg, p),
-                        p.default_channel.clone(),
-                    ]);
-                }
-            }
-            ListCommand::Channels { package, .. } => {
-                check_package(package)?;
-                rows.push(vec!["PACKAGE".into(), "CHANNEL".into(), "HEAD".into()]);
-                let mut chans: Vec<&olm_catalog::fbc::Channel> = cfg
-                    .channels
+        let rows = match &self {
+            ListCommand::Packages { .. } => table(
+                &PackageRow::HEADER,
+                list::packages(&cfg).iter().map(PackageRow::cells).collect(),
+            ),
+            ListCommand::Channels { package, .. } => table(
+                &ChannelRow::HEADER,
+                list::channels(&cfg, package.as_deref())?
                     .iter()
-                    .filter(|c| only(&c.package, package))
-                    .collect();
-                chans.sort_by(|a, b| (&a.package, &a.name).cmp(&(&b.package, &b.name)));
-                for c in chans {
-                    let heads = c.heads();
-                    let head = match heads.as_slice() {
-                        [one] => one.to_string(),
-                        [] => "ERROR: no channel head found in graph".to_string(),
-                        many => format!(
-                            "ERROR: multiple channel heads found in graph: {}",
-                            many.join(", ")
-                        ),
-                    };
-                    rows.push(vec![c.package.clone(), c.name.clone(), head]);
-                }
-            }
-            ListCommand::Bundles { package, .. } => {
-                check_package(package)?;
-                rows.push(
-                    [
-                        "PACKAGE",
-                        "CHANNEL",
-                        "BUNDLE",
-                        "REPLACES",
-                        "SKIPS",
-                        "SKIP RANGE",
-                        "IMAGE",
-                    ]
-                    .map(String::from)
-                    .to_vec(),
-                );
-                let images: std::collections::BTreeMap<(&str, &str), &str> = cfg
-                    .bundles
+                    .map(ChannelRow::cells)
+                    .collect(),
+            ),
+            ListCommand::Bundles { package, .. } => table(
+                &BundleRow::HEADER,
+                list::bundles(&cfg, package.as_deref())?
                     .iter()
-                    .map(|b| ((b.package.as_str(), b.name.as_str()), b.image.as_str()))
-                    .collect();
-                let mut body = Vec::new();
-                for c in cfg.channels.iter().filter(|c| only(&c.package, package)) {
-                    for e in &c.entries {
-                        body.push(vec![
-                            c.package.clone(),
-                            c.name.clone(),
-                            e.name.clone(),
-                            e.replaces.clone(),
-                            e.skips.join(","),
-                            e.skip_range.clone(),
-                            images
-                                .get(&(c.package.as_str(), e.name.as_str()))
-                                .map(|s| s.to_string())
-                                .unwrap_or_default(),
-                        ]);
-                    }
-                }
-                body.sort_by(|a, b| (&a[0], &a[1], &a[2]).cmp(&(&b[0], &b[1], &b[2])));
-                rows.extend(body);
-            }
-        }
+                    .map(BundleRow::cells)
+                    .collect(),
+            ),
+        };
         write_table(&rows)?;
         Ok(0)
     }
-}
-
-/// opm's `getDisplayName`: `spec.displayName` of the CSV of the default
-/// channel's head ("" when anything is missing).
-fn display_name(
-    cfg: &olm_catalog::fbc::DeclarativeConfig,
-    pkg: &olm_catalog::fbc::Package,
-) -> String {
-    use base64::Engine as _;
-    let Some(channel) = cfg
-        .channels
-        .iter()
-        .find(|c| c.package == pkg.name && c.name == pkg.default_channel)
-    else {
-        return String::new();
-    };
-    let heads = channel.heads();
-    let [head] = heads.as_slice() else {
-        return String::new();
-    };
-    let Some(bundle) = cfg
-        .bundles
-        .iter()
-        .find(|b| b.package == pkg.name && b.name == *head)
-    else {
-        return String::new();
-    };
-    let from_csv = |csv: &serde_json::Value| csv["spec"]["displayName"].as_str().map(String::from);
-    if let Some(name) = bundle
-        .csv_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
-        .and_then(|v| from_csv(&v))
-    {
-        return name;
-    }
-    for p in &bundle.properties {
-        match p.kind.as_str() {
-            "olm.bundle.object" => {
-                let csv = p.value["data"]
-                    .as_str()
-                    .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
-                    .and_then(|d| serde_json::from_slice::<serde_json::Value>(&d).ok())
-                    .filter(|v| v["kind"] == "ClusterServiceVersion");
-                if let Some(name) = csv.as_ref().and_then(from_csv) {
-                    return name;
-                }
-            }
-            "olm.csv.metadata" => {
-                if let Some(name) = p.value["displayName"].as_str() {
-                    return name.to_string();
-                }
-            }
-            _ => {}
-        }
-    }
-    String::new()
 }
 
 /// `opm alpha render-graph [index-image | fbc-dir]`.
@@ -323,27 +202,19 @@ impl RenderGraphArgs {
     /// Loads the catalog and draws its channels as Mermaid, with the graph
     /// writer of `render-template -o mermaid` (opm's one MermaidWriter).
     fn run(self, tls: &TlsFlags) -> CmdResult {
-        use olm_catalog::graph::draw::{mermaid_with, MermaidOptions};
-        let package = self.package_name.as_deref().filter(|p| !p.is_empty());
-        let opts = MermaidOptions {
-            min_edge: self.minimum_edge.filter(|e| !e.is_empty()),
-            package_filter: package.is_some(),
+        use olm_catalog::ops::render::{render_graph, RenderGraphOptions};
+        let opts = RenderGraphOptions {
+            // opm's flags default to "": none.
+            package: self.package_name.filter(|p| !p.is_empty()),
+            minimum_edge: self.minimum_edge.filter(|e| !e.is_empty()),
             // opm's render-graph draws v0 semantics only when asked.
             v0_semantics: self.draw_v0_semantics == Some(true),
         };
         let flags = super::index::registry_flags(tls);
         let mut out = String::new();
         for r in &self.refs {
-            let mut cfg = flags.load_catalog(r)?;
-            if let Some(p) = package {
-                cfg.packages.retain(|x| x.name == p);
-                cfg.channels.retain(|x| x.package == p);
-                cfg.bundles.retain(|x| x.package == p);
-                cfg.deprecations.retain(|x| x.package == p);
-                cfg.others.clear();
-            }
-            let graphs = olm_catalog::graph::PackageGraph::from_fbc(&cfg, std::path::Path::new(r));
-            out.push_str(&mermaid_with(&graphs, &opts).map_err(anyhow::Error::msg)?);
+            let cfg = flags.load_catalog(r)?;
+            out.push_str(&render_graph(cfg, std::path::Path::new(r), &opts)?);
         }
         std::io::stdout().lock().write_all(out.as_bytes())?;
         Ok(0)
