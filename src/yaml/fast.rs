@@ -1126,7 +1126,7 @@ mod tests {
         // Most real manifests are block YAML; a fall in this share means the
         // fast reader no longer reads what it should.
         assert!(
-            read * 10 >= files.len() * 9,
+            read * 100 >= files.len() * 99,
             "the fast reader read {read} of {} files",
             files.len()
         );
@@ -1226,8 +1226,10 @@ mod tests {
             }
         }
         eprintln!("the fast reader read {read} of {tried} mutated texts");
+        // About half the mutations still read; far fewer means the fast
+        // reader gives up on what it used to read, and the test checks little.
         assert!(
-            read * 4 >= tried,
+            read * 10 >= tried * 4,
             "the fast reader read only {read} of {tried}"
         );
     }
