@@ -104,7 +104,7 @@ fn bundle_objects(b: &fbc::Bundle) -> super::Result<(Option<Str>, Vec<Str>)> {
         .iter()
         .filter(|p| p.kind == "olm.bundle.object")
     {
-        let Some(data) = p.value.get("data").and_then(Value::as_str) else {
+        let Some(data) = p.field("data").and_then(Value::as_str) else {
             // A `ref` to a file next to the catalog: opm resolves it when
             // rendering; a served catalog carries data inline.
             continue;
@@ -439,8 +439,8 @@ fn bundle_data(
     for p in &b.properties {
         match p.kind.as_str() {
             "olm.package" => {
-                let pkg_name = p.value.get("packageName").and_then(Value::as_str);
-                let v = p.value.get("version").and_then(Value::as_str);
+                let pkg_name = p.field("packageName").and_then(Value::as_str);
+                let v = p.field("version").and_then(Value::as_str);
                 match (pkg_name, v) {
                     (Some(n), Some(v)) if version.is_none() => {
                         if n != b.package {
@@ -471,8 +471,8 @@ fn bundle_data(
                 dependencies.push((s("olm.gvk"), raw(&p.value)));
             }
             "olm.package.required" => {
-                let name = p.value.get("packageName").cloned().unwrap_or(Value::Null);
-                let range = p.value.get("versionRange").cloned().unwrap_or(Value::Null);
+                let name = p.field("packageName").cloned().unwrap_or(Value::Null);
+                let range = p.field("versionRange").cloned().unwrap_or(Value::Null);
                 // property.MustBuildPackage(name, versionRange): {packageName, version}.
                 let built = serde_json::json!({"packageName": name, "version": range});
                 dependencies.push((s("olm.package"), build_unescaped(&built)));
