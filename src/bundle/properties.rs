@@ -325,17 +325,17 @@ fn check_annotation_message(text: &str) -> Result<(), String> {
                 ))
             }
         };
-        let kind = match field("type") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(format!(
-                    "[{i}].type: expected a string, found {}",
-                    super::csv::json_type(other)
-                ))
-            }
-        };
-        let fields: &[&str] = match kind.as_str() {
+        // Go refuses a wrong type in any spelling of the field.
+        if let Some((_, other)) = crate::gojson::struct_field_values(item, "type")
+            .find(|(_, v)| !matches!(v, Value::Null | Value::String(_)))
+        {
+            return Err(format!(
+                "[{i}].type: expected a string, found {}",
+                super::csv::json_type(other)
+            ));
+        }
+        let kind = crate::gojson::struct_str(item, "type");
+        let fields: &[&str] = match kind {
             "olm.label" => &["label"],
             "olm.package" => &["packageName", "version"],
             "olm.gvk" => &["group", "kind", "version"],
@@ -580,6 +580,15 @@ mod tests {
             ),
             (
                 r#"[{"type": "olm.package", "value": {"version": 1}}]"#,
+                "[0].value.version: expected a string",
+            ),
+            // Go decodes every spelling of a field, and so fails on any.
+            (
+                r#"[{"TYPE": 1, "type": "olm.gvk", "value": {}}]"#,
+                "[0].type: expected a string",
+            ),
+            (
+                r#"[{"type": "olm.package", "value": {"version": "1", "Version": 2}}]"#,
                 "[0].value.version: expected a string",
             ),
         ] {
