@@ -96,15 +96,71 @@ fn write_indented(out: &mut String, value: &Value, indent: &str, depth: usize) {
 }
 
 /// The field `name` of an object as Go's `json.Unmarshal` into a struct
-/// finds it: the key spelled exactly so, else one equal to it regardless of
-/// case. `None` for a value that is not an object.
+/// leaves it. Go decodes every key of the object in turn into the field it
+/// names, the key spelled exactly so or else one equal to it when both are
+/// case-folded (Unicode simple folding: `\u212A` is a `k`, `\u017F` an
+/// `s`), so of several spellings the last one wins; `null` leaves a string,
+/// number, bool or struct field as it was, so a `null` counts only when
+/// nothing else matched (then this is `Some(Null)`). `None` when no key
+/// matches or for a value that is not an object.
+///
+/// "Last" is in this map's order, which is sorted key order: the order opm
+/// sees for YAML input (`sigs.k8s.io/yaml` re-marshals objects with sorted
+/// keys). For JSON input Go goes by the order of the document, which a
+/// decoded [`Value`] does not keep; the two agree unless an object spells
+/// one field twice.
 pub fn struct_field<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
-    let map = obj.as_object()?;
-    map.get(name).or_else(|| {
-        map.iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    })
+    let mut found = None;
+    for (_, v) in struct_field_values(obj, name) {
+        if !v.is_null() || found.is_none() {
+            found = Some(v);
+        }
+    }
+    found
+}
+
+/// [`struct_field`] as a Go `string` field holds it: `""` when missing,
+/// `null` or not a string.
+pub fn struct_str<'a>(obj: &'a Value, name: &str) -> &'a str {
+    struct_field(obj, name)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Every value that Go's `json.Unmarshal` would decode into the struct
+/// field `name` (see [`struct_field`]), in map order: a type check must
+/// look at all of them, since Go reports a wrong type even when a later
+/// spelling overrides the value.
+pub fn struct_field_values<'a, 'n>(
+    obj: &'a Value,
+    name: &'n str,
+) -> impl Iterator<Item = (&'a str, &'a Value)> + use<'a, 'n> {
+    obj.as_object()
+        .into_iter()
+        .flat_map(|m| m.iter())
+        .filter(move |(k, _)| k.as_str() == name || folds_to(k, name))
+        .map(|(k, v)| (k.as_str(), v))
+}
+
+/// Whether `key` and `name` are equal once case-folded as Go's decoder folds
+/// field names (`unicode.ToUpper(unicode.ToLower(r))` for each rune).
+fn folds_to(key: &str, name: &str) -> bool {
+    fn fold(c: char) -> char {
+        if c.is_ascii() {
+            return c.to_ascii_uppercase();
+        }
+        // Go's simple case mappings are one rune to one rune. Rust's full
+        // lowercase gives several only for U+0130, whose simple one is the
+        // first (`i`); a full uppercase of several (`ß` to `SS`) has no
+        // simple one, and the rune stays.
+        let lower = c.to_lowercase().next().unwrap_or(c);
+        let mut upper = lower.to_uppercase();
+        match (upper.next(), upper.next()) {
+            (Some(u), None) => u,
+            _ => lower,
+        }
+    }
+    key.chars().map(fold).eq(name.chars().map(fold))
 }
 
 /// Every number of `value` as a float64, as Go's `json.Unmarshal` into
@@ -519,6 +575,42 @@ fn go_printable(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn struct_fields_match_as_go_decodes_them() {
+        use super::{struct_field, struct_field_values};
+        use serde_json::json;
+        let v = json!({"PackageName": "etcd", "VERSION": "0.9.4"});
+        assert_eq!(struct_field(&v, "packageName"), Some(&json!("etcd")));
+        assert_eq!(struct_field(&v, "version"), Some(&json!("0.9.4")));
+        assert_eq!(struct_field(&v, "release"), None);
+        // Of two spellings the later one (sorted order) wins...
+        let two = json!({"PackageName": "a", "packagename": "b"});
+        assert_eq!(struct_field(&two, "packageName"), Some(&json!("b")));
+        // ...but null leaves a string as it was.
+        let null = json!({"PackageName": "a", "packagename": null});
+        assert_eq!(struct_field(&null, "packageName"), Some(&json!("a")));
+        assert_eq!(
+            struct_field(&json!({"kind": null}), "kind"),
+            Some(&json!(null))
+        );
+        // Unicode simple folding: the Kelvin sign is a k, the long s an s;
+        // `ß` has no simple uppercase and stays itself.
+        let k = json!({"\u{212A}IND": "Foo", "\u{17F}chema": "x", "\u{DF}": 1});
+        assert_eq!(struct_field(&k, "kind"), Some(&json!("Foo")));
+        assert_eq!(struct_field(&k, "schema"), Some(&json!("x")));
+        assert_eq!(struct_field(&k, "ss"), None);
+        // Dashes and underscores are not ignored; not an object, no field.
+        assert_eq!(
+            struct_field(&json!({"package_name": "a"}), "packageName"),
+            None
+        );
+        assert_eq!(struct_field(&json!("x"), "kind"), None);
+        let all: Vec<&str> = struct_field_values(&two, "packageName")
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(all, ["PackageName", "packagename"]);
+    }
 
     #[test]
     fn strings_escape_as_go_writes_them() {

@@ -407,3 +407,106 @@ entries:
     assert!(want.contains("\"skipRange\": \"<0.2.0\""), "{want}");
     assert_eq!(render(&upper, "upper"), want);
 }
+
+/// opm decodes property values into Go structs (`property.Parse`), so a
+/// value's keys match the struct's field names regardless of case, and
+/// render keeps the value as written.
+#[test]
+fn property_value_fields_match_regardless_of_case_as_opm_decodes_them() {
+    let catalog = |pkg: &str, gvk: &str| {
+        format!(
+            "\
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+- {{name: foo.v0.1.0}}
+- {{name: foo.v0.2.0, replaces: foo.v0.1.0}}
+---
+schema: olm.bundle
+package: foo
+name: foo.v0.1.0
+image: quay.io/x/foo-bundle:v0.1.0
+properties:
+- {{type: olm.package, value: {{{pkg}, {v}: 0.1.0}}}}
+- {{type: olm.gvk, value: {gvk}}}
+---
+schema: olm.bundle
+package: foo
+name: foo.v0.2.0
+image: quay.io/x/foo-bundle:v0.2.0
+properties:
+- {{type: olm.package, value: {{{pkg}, {v}: 0.2.0}}}}
+",
+            v = if pkg.starts_with("packageName") {
+                "version"
+            } else {
+                "Version"
+            }
+        )
+    };
+    let t = tempfile::tempdir().expect("tmp");
+    let write = |name: &str, text: &str| {
+        let dir = t.path().join(name);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("catalog.yaml"), text).expect("write");
+        dir.to_str().expect("utf-8").to_string()
+    };
+    let lower = write(
+        "lower",
+        &catalog("packageName: foo", "{group: g.io, kind: K, version: v1}"),
+    );
+    // `\u212A` (Kelvin sign) folds to `k` as Go folds field names.
+    let cased = write(
+        "cased",
+        &catalog(
+            "PackageName: foo",
+            "{GROUP: g.io, \"\\u212Aind\": K, Version: v1}",
+        ),
+    );
+    for d in [&lower, &cased] {
+        let (code, out, err) = common::run(&["validate", d]);
+        assert_eq!(code, 0, "{d}: {out}{err}");
+        assert!(!out.contains("needs a string"), "{d}: {out}");
+    }
+    // The value is read, not ignored: another package's name is refused.
+    let other = write(
+        "other",
+        &catalog("PackageName: bar", "{group: g.io, kind: K, version: v1}"),
+    );
+    let (code, out, _) = common::run(&["validate", &other]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("\\\"bar\\\"") || out.contains("\"bar\""),
+        "{out}"
+    );
+    // A second spelling of a field with the wrong type fails Go's decoding.
+    let bad = write(
+        "bad",
+        &catalog(
+            "packageName: foo, PACKAGENAME: 1",
+            "{group: g.io, kind: K, version: v1}",
+        ),
+    );
+    let (code, out, _) = common::run(&["validate", &bad]);
+    assert_eq!(code, 1, "{out}");
+    // The graph reads the versions from the cased values too.
+    let path = |d: &str| {
+        let (code, out, err) = common::run(&["graph", "path", d, "--from", "0.1.0", "-o", "json"]);
+        assert_eq!(code, 0, "{d}: {err}");
+        out
+    };
+    let want = path(&lower);
+    assert!(want.contains("0.2.0"), "{want}");
+    assert_eq!(path(&cased), want.replace(&lower, &cased));
+    // Render keeps each value as written.
+    let (code, out, err) = common::run(&["render", &cased, "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"PackageName\": \"foo\""), "{out}");
+    assert!(out.contains("\"GROUP\": \"g.io\""), "{out}");
+    assert!(out.contains("\"\u{212A}ind\": \"K\""), "{out}");
+}

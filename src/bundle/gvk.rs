@@ -34,7 +34,7 @@ impl Gvk {
     /// The `group`, `version` and `kind` string fields of a JSON object
     /// (an `olm.gvk` value, say); a missing or non-string field is empty.
     pub fn from_json(v: &Value) -> Gvk {
-        let f = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let f = |k: &str| crate::gojson::struct_str(v, k).to_string();
         Gvk::new(f("group"), f("version"), f("kind"))
     }
 

@@ -313,17 +313,11 @@ fn check_annotation_message(text: &str) -> Result<(), String> {
             ))
         }
     };
-    // Go matches field names case-insensitively (with two spellings of one
-    // name, which one Go keeps depends on source order; here the last in the map).
-    fn field<'a>(o: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a Value> {
-        o.iter()
-            .rfind(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    }
     for (i, item) in items.iter().enumerate() {
-        let o = match item {
+        let field = |name| crate::gojson::struct_field(item, name);
+        match item {
             Value::Null => continue,
-            Value::Object(o) => o,
+            Value::Object(_) => {}
             other => {
                 return Err(format!(
                     "[{i}]: expected a property object, found {}",
@@ -331,26 +325,26 @@ fn check_annotation_message(text: &str) -> Result<(), String> {
                 ))
             }
         };
-        let kind = match field(o, "type") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(format!(
-                    "[{i}].type: expected a string, found {}",
-                    super::csv::json_type(other)
-                ))
-            }
-        };
-        let fields: &[&str] = match kind.as_str() {
+        // Go refuses a wrong type in any spelling of the field.
+        if let Some((_, other)) = crate::gojson::struct_field_values(item, "type")
+            .find(|(_, v)| !matches!(v, Value::Null | Value::String(_)))
+        {
+            return Err(format!(
+                "[{i}].type: expected a string, found {}",
+                super::csv::json_type(other)
+            ));
+        }
+        let kind = crate::gojson::struct_str(item, "type");
+        let fields: &[&str] = match kind {
             "olm.label" => &["label"],
             "olm.package" => &["packageName", "version"],
             "olm.gvk" => &["group", "kind", "version"],
             _ => continue,
         };
-        let value = match field(o, "value") {
+        let value = match field("value") {
             None => return Err(format!("[{i}]: a {kind} property needs a value")),
             Some(Value::Null) => continue,
-            Some(Value::Object(v)) => v,
+            Some(v @ Value::Object(_)) => v,
             Some(other) => {
                 return Err(format!(
                     "[{i}].value: expected an object for {kind}, found {}",
@@ -359,13 +353,12 @@ fn check_annotation_message(text: &str) -> Result<(), String> {
             }
         };
         for name in fields {
-            match field(value, name) {
-                None | Some(Value::Null) | Some(Value::String(_)) => {}
-                Some(other) => {
+            for (_, v) in crate::gojson::struct_field_values(value, name) {
+                if !matches!(v, Value::Null | Value::String(_)) {
                     return Err(format!(
                         "[{i}].value.{name}: expected a string, found {}",
-                        super::csv::json_type(other)
-                    ))
+                        super::csv::json_type(v)
+                    ));
                 }
             }
         }
@@ -587,6 +580,15 @@ mod tests {
             ),
             (
                 r#"[{"type": "olm.package", "value": {"version": 1}}]"#,
+                "[0].value.version: expected a string",
+            ),
+            // Go decodes every spelling of a field, and so fails on any.
+            (
+                r#"[{"TYPE": 1, "type": "olm.gvk", "value": {}}]"#,
+                "[0].type: expected a string",
+            ),
+            (
+                r#"[{"type": "olm.package", "value": {"version": "1", "Version": 2}}]"#,
                 "[0].value.version: expected a string",
             ),
         ] {

@@ -334,9 +334,7 @@ pub fn bundle_version(b: &super::Bundle) -> Option<semver::Version> {
     b.properties
         .iter()
         .find(|p| p.kind == "olm.package")
-        .and_then(|p| p.value.get("version"))
-        .and_then(Value::as_str)
-        .and_then(|v| semver::Version::parse(v).ok())
+        .and_then(|p| semver::Version::parse(p.str_field("version")).ok())
 }
 
 /// The entries of a channel that a version range keeps.

@@ -197,13 +197,12 @@ pub(crate) fn fbc_properties(
 }
 
 /// The string fields `names` of a property value as Go decodes it into a
-/// struct: `null` is the zero value, names match case-insensitively (the
-/// last spelling wins), a missing or `null` field is empty; any other
-/// shape is an error.
+/// struct ([`crate::gojson::struct_field`]): `null` is the zero value, a
+/// missing or `null` field is empty; any other shape is an error.
 fn string_fields(v: &Value, names: &[&str]) -> Result<Vec<String>, String> {
-    let o = match v {
+    match v {
         Value::Null => return Ok(vec![String::new(); names.len()]),
-        Value::Object(o) => o,
+        Value::Object(_) => {}
         other => {
             return Err(format!(
                 "expected an object, found {}",
@@ -214,18 +213,15 @@ fn string_fields(v: &Value, names: &[&str]) -> Result<Vec<String>, String> {
     names
         .iter()
         .map(|n| {
-            match o
-                .iter()
-                .rfind(|(k, _)| k.eq_ignore_ascii_case(n))
-                .map(|(_, v)| v)
+            if let Some((_, bad)) = crate::gojson::struct_field_values(v, n)
+                .find(|(_, f)| !matches!(f, Value::Null | Value::String(_)))
             {
-                None | Some(Value::Null) => Ok(String::new()),
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(other) => Err(format!(
+                return Err(format!(
                     "{n}: expected a string, found {}",
-                    crate::bundle::csv::json_type(other)
-                )),
+                    crate::bundle::csv::json_type(bad)
+                ));
             }
+            Ok(crate::gojson::struct_str(v, n).to_string())
         })
         .collect()
 }

@@ -51,7 +51,7 @@ pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usiz
             if p.kind != "olm.bundle.object" {
                 continue;
             }
-            let data = p.value.get("data").and_then(Value::as_str).unwrap_or("");
+            let data = p.str_field("data");
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(data)
                 .map_err(|e| {

@@ -190,6 +190,22 @@ pub struct Property {
     pub value: Value,
 }
 
+impl Property {
+    /// The field `name` of the value as opm reads it: its typed parse
+    /// (`property.Parse`) decodes values with Go's `encoding/json`, which
+    /// matches field names regardless of case ([`crate::gojson::struct_field`];
+    /// `{"PackageName": "etcd"}` is an `olm.package` of package `etcd`).
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        crate::gojson::struct_field(&self.value, name)
+    }
+
+    /// [`Property::field`] as a string; missing, `null` or not a string is
+    /// `""` (Go's zero value).
+    pub fn str_field(&self, name: &str) -> &str {
+        crate::gojson::struct_str(&self.value, name)
+    }
+}
+
 /// A related image.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RelatedImage {

@@ -318,8 +318,15 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
             );
         } else {
             let (i, prop) = pkg_props[0];
-            let v = &prop.value;
-            let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+            let field = |k: &str| prop.str_field(k);
+            // Where a field is written: the key as spelled in the file.
+            let key = |k: &'static str| -> String {
+                crate::gojson::struct_field_values(&prop.value, k)
+                    .filter(|(_, v)| !v.is_null())
+                    .last()
+                    .map_or(k, |(spelled, _)| spelled)
+                    .to_string()
+            };
             let pkg_name = field("packageName");
             if pkg_name != b.package {
                 out.push(
@@ -330,7 +337,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                             b.package, b.name
                         ),
                     ),
-                    Anchor::Bundle(bi, &crate::path!["properties", i, "value", "packageName"]),
+                    Anchor::Bundle(bi, &crate::path!["properties", i, "value", key("packageName")]),
                 );
             }
             let version = field("version");
@@ -350,7 +357,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                                 b.name
                             ),
                         ),
-                        Anchor::Bundle(bi, &crate::path!["properties", i, "value", "version"]),
+                        Anchor::Bundle(bi, &crate::path!["properties", i, "value", key("version")]),
                     );
                     None
                 }
@@ -367,7 +374,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                                 b.name
                             ),
                         ),
-                        Anchor::Bundle(bi, &crate::path!["properties", i, "value", "release"]),
+                        Anchor::Bundle(bi, &crate::path!["properties", i, "value", key("release")]),
                     );
                     false
                 }
@@ -401,7 +408,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
                                     b.name
                                 ),
                             ),
-                            Anchor::Bundle(bi, &crate::path!["properties", i, "value", "version"]),
+                            Anchor::Bundle(bi, &crate::path!["properties", i, "value", key("version")]),
                         );
                     }
                 }
@@ -875,9 +882,9 @@ enum PropertyProblem {
 /// field a value of its type or `null`; unknown fields are ignored.
 fn check_property(p: &super::Property) -> Option<PropertyProblem> {
     let strings = |keys: &[&str], required: &[&str]| -> Option<PropertyProblem> {
-        let m = match &p.value {
+        match &p.value {
             Value::Null => return None,
-            Value::Object(m) => m,
+            Value::Object(_) => {}
             other => {
                 return Some(PropertyProblem::Unparsable(format!(
                     "cannot unmarshal {} into an object",
@@ -886,19 +893,18 @@ fn check_property(p: &super::Property) -> Option<PropertyProblem> {
             }
         };
         for k in keys {
-            match m.get(*k) {
-                None | Some(Value::Null) | Some(Value::String(_)) => {}
-                Some(other) => {
+            for (_, v) in crate::gojson::struct_field_values(&p.value, k) {
+                if !matches!(v, Value::Null | Value::String(_)) {
                     return Some(PropertyProblem::Unparsable(format!(
                         "field {k:?}: cannot unmarshal {} into a string",
-                        json_kind(other)
-                    )))
+                        json_kind(v)
+                    )));
                 }
             }
         }
         required
             .iter()
-            .find(|k| !m.get(**k).is_some_and(Value::is_string))
+            .find(|k| !p.field(k).is_some_and(Value::is_string))
             .map(|k| {
                 PropertyProblem::Incomplete(format!("property {} needs a string {k:?}", p.kind))
             })
@@ -916,15 +922,15 @@ fn check_property(p: &super::Property) -> Option<PropertyProblem> {
             if let Some(problem) = strings(&["data"], &[]) {
                 return Some(problem);
             }
-            if let Some(data) = p.value.get("data").and_then(Value::as_str) {
+            if let Some(data) = p.field("data").and_then(Value::as_str) {
                 if let Err(e) = go_base64(data) {
                     return Some(PropertyProblem::Unparsable(format!(
                         "field \"data\": illegal base64 data: {e}"
                     )));
                 }
             }
-            if !p.value.get("data").is_some_and(Value::is_string)
-                && !p.value.get("ref").is_some_and(Value::is_string)
+            if !p.field("data").is_some_and(Value::is_string)
+                && !p.field("ref").is_some_and(Value::is_string)
             {
                 return Some(PropertyProblem::Incomplete(
                     "olm.bundle.object needs \"data\" or \"ref\"".into(),

@@ -404,9 +404,7 @@ impl PackageGraph {
             get(&mut by_pkg, &b.package);
             let pkg_prop = b.properties.iter().position(|p| p.kind == "olm.package");
             let raw_version = pkg_prop
-                .and_then(|i| b.properties[i].value.get("version"))
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
+                .map_or("", |i| b.properties[i].str_field("version"))
                 .to_string();
             let substitutes_for = b
                 .properties

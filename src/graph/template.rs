@@ -740,7 +740,7 @@ fn uses_substitutes_for(b: &fbc::Bundle) -> bool {
     b.properties
         .iter()
         .filter(|p| p.kind == "olm.csv.metadata")
-        .any(|p| has(p.value.get("annotations")))
+        .any(|p| has(p.field("annotations")))
 }
 
 /// `olm.template.substitutes` (operator-registry `alpha/template/substitutes`
@@ -1083,16 +1083,8 @@ pub fn render_semver(
                     r.name
                 )));
             }
-            let pname = pp[0]
-                .value
-                .get("packageName")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let raw = pp[0]
-                .value
-                .get("version")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            let pname = pp[0].str_field("packageName");
+            let raw = pp[0].str_field("version");
             let v = Version::parse(raw).map_err(|e| {
                 format!(
                     "{POST_PROCESS}bundle {:?} has invalid version {raw:?}: {e}",

@@ -14,7 +14,7 @@ use crate::bundle::Gvk;
 use crate::fbc::DeclarativeConfig;
 
 fn s(v: &Value, k: &str) -> String {
-    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+    crate::gojson::struct_str(v, k).to_string()
 }
 
 /// Builds the record of an FBC bundle.
@@ -29,7 +29,7 @@ fn record_of(
         .iter()
         .filter(|p| p.kind == "olm.bundle.object")
     {
-        let data = p.value.get("data").and_then(Value::as_str).unwrap_or("");
+        let data = p.str_field("data");
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data)
             .with_context(|| format!("bundle {}: olm.bundle.object data is not base64", b.name))?;

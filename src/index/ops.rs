@@ -586,8 +586,7 @@ pub fn list_bundles(index: &super::Index) -> Result<Vec<BundleRow>> {
                 let b = by_name.get(&(c.package.as_str(), e.name.as_str()));
                 let version = b
                     .and_then(|b| b.properties.iter().find(|p| p.kind == "olm.package"))
-                    .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
-                    .unwrap_or("")
+                    .map_or("", |p| p.str_field("version"))
                     .to_string();
                 out.push(BundleRow {
                     package: c.package.clone(),
@@ -622,7 +621,7 @@ pub fn list_bundles(index: &super::Index) -> Result<Vec<BundleRow>> {
             let package = serde_json::from_str::<serde_json::Value>(&package_json)
                 .ok()
                 .and_then(|v| {
-                    v.get("packageName")
+                    crate::gojson::struct_field(&v, "packageName")
                         .and_then(|p| p.as_str())
                         .map(String::from)
                 })
@@ -734,7 +733,7 @@ pub fn export_package(
                 .properties
                 .iter()
                 .find(|p| p.kind == "olm.package")
-                .and_then(|p| p.value.get("version").and_then(|v| v.as_str()))
+                .map(|p| p.str_field("version"))
                 .unwrap_or(&b.name)
                 .to_string();
             let dir = root.join(&version);

@@ -275,9 +275,11 @@ impl<'a> IndexPackages<'a> {
                 "olm.package" => push(
                     &mut raw,
                     "olm.package.required",
-                    gojson::to_string(
-                        &json!({"packageName": v.get("packageName").cloned().unwrap_or(Value::Null), "versionRange": v.get("version").cloned().unwrap_or(Value::Null)}),
-                    ),
+                    // MustBuildPackageRequired of the decoded property.Package.
+                    gojson::to_string(&json!({
+                        "packageName": gojson::struct_str(&v, "packageName"),
+                        "versionRange": gojson::struct_str(&v, "version"),
+                    })),
                 ),
                 _ => {}
             }

@@ -271,8 +271,9 @@ pub fn display_name(cfg: &DeclarativeConfig, pkg: &Package) -> String {
     for p in &bundle.properties {
         match p.kind.as_str() {
             "olm.bundle.object" => {
-                let csv = p.value["data"]
-                    .as_str()
+                let csv = p
+                    .field("data")
+                    .and_then(serde_json::Value::as_str)
                     .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
                     .and_then(|d| serde_json::from_slice::<serde_json::Value>(&d).ok())
                     .filter(|v| v["kind"] == "ClusterServiceVersion");
@@ -281,7 +282,7 @@ pub fn display_name(cfg: &DeclarativeConfig, pkg: &Package) -> String {
                 }
             }
             "olm.csv.metadata" => {
-                if let Some(name) = p.value["displayName"].as_str() {
+                if let Some(name) = p.field("displayName").and_then(serde_json::Value::as_str) {
                     return name.to_string();
                 }
             }

@@ -706,7 +706,7 @@ fn bundle_csv(b: &crate::fbc::Bundle) -> Option<Value> {
         .iter()
         .filter(|p| p.kind == "olm.bundle.object")
     {
-        let Some(data) = p.value.get("data").and_then(Value::as_str) else {
+        let Some(data) = p.field("data").and_then(Value::as_str) else {
             continue;
         };
         let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data.trim()) else {

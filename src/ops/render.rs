@@ -79,9 +79,7 @@ pub fn image_from_template(template: &str, b: &crate::fbc::Bundle) -> Result<Str
         .properties
         .iter()
         .find(|p| p.kind == "olm.package")
-        .and_then(|p| p.value.get("version"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or("");
+        .map_or("", |p| p.str_field("version"));
     let mut out = String::new();
     let mut rest = template;
     while let Some(start) = rest.find("{{") {

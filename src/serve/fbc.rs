@@ -104,7 +104,7 @@ fn bundle_objects(b: &fbc::Bundle) -> super::Result<(Option<Str>, Vec<Str>)> {
         .iter()
         .filter(|p| p.kind == "olm.bundle.object")
     {
-        let Some(data) = p.value.get("data").and_then(Value::as_str) else {
+        let Some(data) = p.field("data").and_then(Value::as_str) else {
             // A `ref` to a file next to the catalog: opm resolves it when
             // rendering; a served catalog carries data inline.
             continue;
@@ -439,8 +439,8 @@ fn bundle_data(
     for p in &b.properties {
         match p.kind.as_str() {
             "olm.package" => {
-                let pkg_name = p.value.get("packageName").and_then(Value::as_str);
-                let v = p.value.get("version").and_then(Value::as_str);
+                let pkg_name = p.field("packageName").and_then(Value::as_str);
+                let v = p.field("version").and_then(Value::as_str);
                 match (pkg_name, v) {
                     (Some(n), Some(v)) if version.is_none() => {
                         if n != b.package {
@@ -471,10 +471,12 @@ fn bundle_data(
                 dependencies.push((s("olm.gvk"), raw(&p.value)));
             }
             "olm.package.required" => {
-                let name = p.value.get("packageName").cloned().unwrap_or(Value::Null);
-                let range = p.value.get("versionRange").cloned().unwrap_or(Value::Null);
-                // property.MustBuildPackage(name, versionRange): {packageName, version}.
-                let built = serde_json::json!({"packageName": name, "version": range});
+                // property.MustBuildPackage(name, versionRange) of the decoded
+                // PackageRequired: {packageName, version}, both strings.
+                let built = serde_json::json!({
+                    "packageName": p.str_field("packageName"),
+                    "version": p.str_field("versionRange"),
+                });
                 dependencies.push((s("olm.package"), build_unescaped(&built)));
             }
             "olm.csv.metadata" => csv_metadata.push(&p.value),
@@ -834,6 +836,34 @@ entries:
         cfg.parse_str(CATALOG, std::path::Path::new("demo.yaml"))
             .expect("parse");
         FbcRegistry::from_config(&cfg).expect("valid")
+    }
+
+    /// opm decodes property values into Go structs: keys match whatever
+    /// their case, and what it serves is built from the decoded fields.
+    #[test]
+    fn property_values_are_read_as_go_decodes_them() {
+        let cased = CATALOG
+            .replace("packageName: ", "PackageName: ")
+            .replace("version: 1.", "VERSION: 1.")
+            .replace("versionRange:", "versionrange:")
+            .replace("group: demo.io", "Group: demo.io")
+            .replace("displayName:", "DisplayName:");
+        assert_ne!(cased, CATALOG);
+        let mut cfg = DeclarativeConfig::default();
+        cfg.parse_str(&cased, std::path::Path::new("demo.yaml"))
+            .expect("parse");
+        let r = FbcRegistry::from_config(&cfg).expect("valid");
+        let head = r.get_bundle_for_channel("demo", "stable").expect("head");
+        assert_eq!(head.version, "1.2.0");
+        assert_eq!(
+            head.dependencies[0].value,
+            r#"{"packageName":"other","version":">=1.0.0"}"#
+        );
+        assert!(head.csv_json.contains(r#""displayName":"Demo""#));
+        let latest = r
+            .get_latest_channel_entries_that_provide("demo.io", "v1", "Demo")
+            .expect("l");
+        assert!(!latest.is_empty());
     }
 
     #[test]

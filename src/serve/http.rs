@@ -1271,7 +1271,7 @@ mod pages {
             .properties
             .iter()
             .find(|p| p.kind == "olm.csv.metadata")
-            .and_then(|p| p.value.get("description"))
+            .and_then(|p| p.field("description"))
             .and_then(|d| d.as_str())
             .filter(|d| !d.is_empty());
         if let Some(d) = description {

@@ -187,7 +187,7 @@ pub struct Catalog {
 }
 
 pub(super) fn str_field(v: &Value, k: &str) -> String {
-    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+    crate::gojson::struct_str(v, k).to_string()
 }
 
 fn gvk_of(v: &Value) -> Gvk {
