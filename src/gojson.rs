@@ -110,13 +110,34 @@ fn write_indented(out: &mut String, value: &Value, indent: &str, depth: usize) {
 /// decoded [`Value`] does not keep; the two agree unless an object spells
 /// one field twice.
 pub fn struct_field<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
+    obj.as_object().and_then(|m| map_struct_field(m, name))
+}
+
+/// [`struct_field`] on an object's map: for a Go field of a kind a `null`
+/// leaves alone (string, number, bool, struct).
+pub fn map_struct_field<'a>(
+    map: &'a serde_json::Map<String, Value>,
+    name: &str,
+) -> Option<&'a Value> {
     let mut found = None;
-    for (_, v) in struct_field_values(obj, name) {
-        if !v.is_null() || found.is_none() {
+    for (k, v) in map {
+        if (k.as_str() == name || folds_to(k, name)) && (!v.is_null() || found.is_none()) {
             found = Some(v);
         }
     }
     found
+}
+
+/// [`map_struct_field`] for a Go field a `null` sets to nil (a slice, map,
+/// pointer or interface): the last spelling wins whatever its value.
+pub fn map_struct_field_nullable<'a>(
+    map: &'a serde_json::Map<String, Value>,
+    name: &str,
+) -> Option<&'a Value> {
+    map.iter()
+        .rev()
+        .find(|(k, _)| k.as_str() == name || folds_to(k, name))
+        .map(|(_, v)| v)
 }
 
 /// [`struct_field`] as a Go `string` field holds it: `""` when missing,
@@ -575,6 +596,23 @@ fn go_printable(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_null_counts_only_for_nullable_go_kinds() {
+        let v: Value =
+            serde_json::json!({"Labels": {"a": "b"}, "labels": null, "NAME": "x", "name": null});
+        let m = v.as_object().expect("object");
+        // Sorted keys: "Labels" before "labels", "NAME" before "name".
+        assert_eq!(
+            map_struct_field(m, "labels"),
+            Some(&serde_json::json!({"a": "b"}))
+        );
+        assert_eq!(map_struct_field_nullable(m, "labels"), Some(&Value::Null));
+        assert_eq!(map_struct_field(m, "name"), Some(&serde_json::json!("x")));
+        assert_eq!(map_struct_field(m, "missing"), None);
+        assert_eq!(map_struct_field_nullable(m, "missing"), None);
+        assert_eq!(struct_field(&v, "name"), Some(&serde_json::json!("x")));
+    }
 
     #[test]
     fn struct_fields_match_as_go_decodes_them() {

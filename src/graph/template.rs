@@ -1215,13 +1215,9 @@ fn first_icon(icons: &Value) -> Option<fbc::Icon> {
             }
             _ => return None,
         };
-        // Field names match regardless of case, the last spelling winning.
-        let field = |name: &str| {
-            obj.iter()
-                .rfind(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v)
-        };
-        let data = match field("base64data") {
+        // Field names match as Go's decoder matches them; `base64data` is a
+        // []byte, which a null sets to nil.
+        let data = match crate::gojson::map_struct_field_nullable(obj, "base64data") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::String(s)) => {
                 let clean: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
@@ -1229,7 +1225,7 @@ fn first_icon(icons: &Value) -> Option<fbc::Icon> {
             }
             Some(_) => return None,
         };
-        let mediatype = match field("mediatype") {
+        let mediatype = match crate::gojson::map_struct_field(obj, "mediatype") {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
             Some(_) => return None,

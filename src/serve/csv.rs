@@ -62,26 +62,29 @@ impl Obj {
     }
 }
 
-/// A field as Go's `encoding/json` finds it when decoding into a struct: the
-/// key spelled exactly, else one that differs only in case.
-fn field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    m.get(key).or_else(|| {
-        m.iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v)
-    })
-}
+// Fields as Go's `encoding/json` finds them when decoding into a struct
+// (`gojson::map_struct_field`): any spelling regardless of case, the last
+// winning; a `null` is skipped for a string or struct field and counts
+// (nil) for a slice or map.
 
 fn get_str<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
-    field(m, key).and_then(Value::as_str).unwrap_or("")
+    crate::gojson::map_struct_field(m, key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
+/// A struct-typed field.
 fn get_obj<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
-    field(m, key).and_then(Value::as_object)
+    crate::gojson::map_struct_field(m, key).and_then(Value::as_object)
+}
+
+/// A map-typed field (`map[string]string`).
+fn get_map<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
+    crate::gojson::map_struct_field_nullable(m, key).and_then(Value::as_object)
 }
 
 fn get_arr<'a>(m: &'a Map<String, Value>, key: &str) -> &'a [Value] {
-    field(m, key)
+    crate::gojson::map_struct_field_nullable(m, key)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
@@ -157,7 +160,7 @@ fn gvk(m: &Map<String, Value>) -> String {
 fn install_mode(m: &Map<String, Value>) -> String {
     let mut o = Obj::new();
     o.str("type", get_str(m, "type"));
-    let supported = field(m, "supported")
+    let supported = gojson::map_struct_field(m, "supported")
         .and_then(Value::as_bool)
         .unwrap_or(false);
     o.raw("supported", if supported { "true" } else { "false" });
@@ -181,7 +184,7 @@ fn descriptor(m: &Map<String, Value>) -> String {
     strings_oe(&mut o, "x-descriptors", get_arr(m, "x-descriptors"));
     // `json.RawMessage` with omitempty: left out only when the key is
     // absent; a `null` value is kept and written back as `null`.
-    if let Some(v) = field(m, "value") {
+    if let Some(v) = gojson::map_struct_field_nullable(m, "value") {
         o.raw("value", &gojson::to_string(v));
     }
     o.done()
@@ -227,7 +230,7 @@ fn api_service_description(m: &Map<String, Value>) -> String {
     o.str("version", get_str(m, "version"));
     o.str("kind", get_str(m, "kind"));
     o.str_oe("deploymentName", get_str(m, "deploymentName"));
-    if let Some(port) = field(m, "containerPort").and_then(Value::as_i64) {
+    if let Some(port) = gojson::map_struct_field(m, "containerPort").and_then(Value::as_i64) {
         if port != 0 {
             o.raw("containerPort", &port.to_string());
         }
@@ -263,8 +266,8 @@ pub fn csv_json_from_metadata(meta: &Value, inputs: &CsvInputs<'_>) -> String {
     let mut metadata = Obj::new();
     metadata.str("name", inputs.name);
     metadata.raw("creationTimestamp", "null");
-    string_map_oe(&mut metadata, "labels", get_obj(m, "labels"));
-    string_map_oe(&mut metadata, "annotations", get_obj(m, "annotations"));
+    string_map_oe(&mut metadata, "labels", get_map(m, "labels"));
+    string_map_oe(&mut metadata, "annotations", get_map(m, "annotations"));
 
     let mut spec = Obj::new();
     spec.raw(
