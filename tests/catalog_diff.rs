@@ -9,19 +9,6 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.expect("walk");
-        let rel = e.path().strip_prefix(from).expect("under");
-        let dest = to.join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else {
-            std::fs::copy(e.path(), &dest).expect("copy");
-        }
-    }
-}
-
 #[test]
 fn two_index_revisions_of_a_corpus_package() {
     // The new revision: kube-green without its newest bundle (0.7.1), and
@@ -31,7 +18,7 @@ fn two_index_revisions_of_a_corpus_package() {
     for d in common::package_bundle_dirs("kube-green") {
         let name = d.file_name().expect("name").to_owned();
         if name != "0.7.1" {
-            copy_dir(&d, &new_dirs.join(name));
+            common::copy_dir(&d, &new_dirs.join(name));
         }
     }
     let ann = new_dirs.join("0.7.0/metadata/annotations.yaml");

@@ -122,7 +122,7 @@ fn prepare_source(src: &Registry, tmp: &Path, sign_first_with: Option<&str>) -> 
     for (i, v) in ["0.3.0", "0.3.1"].into_iter().enumerate() {
         let from = common::corpus().join("operators/kube-green").join(v);
         let dir = tmp.join("bundles").join(v);
-        copy_dir(&from, &dir);
+        common::copy_dir(&from, &dir);
         let csv = dir.join("manifests/kube-green.clusterserviceversion.yaml");
         let operator = format!("{host}/kubegreen/kube-green:{v}");
         let text = std::fs::read_to_string(&csv)
@@ -165,19 +165,6 @@ fn prepare_source(src: &Registry, tmp: &Path, sign_first_with: Option<&str>) -> 
     Source {
         bundles,
         proxy_digest,
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir") {
-        let e = e.expect("entry");
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
-        }
     }
 }
 

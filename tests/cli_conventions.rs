@@ -530,7 +530,7 @@ fn bundle_build_without_tag_keeps_packages_apart() {
     let mut refs = Vec::new();
     for (pkg, ver) in [("etcd", "0.9.4"), ("cockroachdb", "5.0.3")] {
         let to = t.path().join(pkg).join("same");
-        copy_dir(&ops.join(pkg).join(ver), &to);
+        common::copy_dir(&ops.join(pkg).join(ver), &to);
         let o = std::process::Command::new(common::bin())
             .args(["bundle", "build"])
             .arg(&to)
@@ -556,19 +556,6 @@ fn bundle_build_without_tag_keeps_packages_apart() {
         assert!(index.contains(&format!("bundle-{pkg}-same")), "{index}");
     }
     assert_ne!(refs[0], refs[1]);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
-        }
-    }
 }
 
 #[test]

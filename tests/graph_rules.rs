@@ -825,7 +825,7 @@ fn substitutes_template() {
     // (capital.v1.1.0), and the template validates its result.
     let tmp = tempfile::tempdir().expect("tmp");
     let bundles = tmp.path().join("pkg-capital");
-    copy_dir(&common::fixtures().join("graph/tree/pkg-capital"), &bundles);
+    common::copy_dir(&common::fixtures().join("graph/tree/pkg-capital"), &bundles);
     let csv = bundles.join("1.1.0/manifests/capital.clusterserviceversion.yaml");
     let with_release = std::fs::read_to_string(&csv).expect("read");
     std::fs::write(&csv, with_release.replace("  release: 2\n", "")).expect("write");
@@ -1013,24 +1013,11 @@ fn graph_check_resolves_template_digests_through_the_rendered_catalog() {
     // Without that catalog the digests cannot be resolved: one finding.
     let tmp = tempfile::tempdir().expect("tempdir");
     let copy = tmp.path().join("capital");
-    copy_dir(&pkg, &copy);
+    common::copy_dir(&pkg, &copy);
     let (code, out, _) = run(&["graph", "check", copy.to_str().expect("utf8")]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("graph-package-unreadable"), "{out}");
     assert!(out.contains("no tag (only a digest)"), "{out}");
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir") {
-        let p = e.expect("entry").path();
-        let dest = to.join(p.file_name().expect("name"));
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).expect("copy");
-        }
-    }
 }
 
 // ---- CRD upgrade safety (fixtures/crd-safety, made by its gen.py) ----

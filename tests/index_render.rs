@@ -622,3 +622,56 @@ fn migrate_level_bundle_object_to_csv_metadata_gives_the_pipelines_properties() 
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("a bundle directory"));
 }
+
+/// opm's `api_to_model` decodes an `olm.package` dependency row into
+/// `property.Package` (Go's field matching: any case) and rebuilds
+/// `olm.package.required` from its string fields, a missing one as "":
+/// render must do the same, not copy the exact keys (nor write null).
+#[test]
+fn package_dependencies_render_from_their_decoded_fields() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let src = common::fixtures().join("bundles/good/memcached-operator-0.0.2");
+    let cases = [
+        (
+            "value:\n    PackageName: etcd\n    Version: \">=0.9.0\"\n",
+            serde_json::json!({"packageName": "etcd", "versionRange": ">=0.9.0"}),
+        ),
+        (
+            "value:\n    packagename: etcd\n",
+            serde_json::json!({"packageName": "etcd", "versionRange": ""}),
+        ),
+    ];
+    for (i, (value, want)) in cases.iter().enumerate() {
+        let bundle = tmp.path().join(format!("b{i}"));
+        common::copy_dir(&src, &bundle);
+        std::fs::write(
+            bundle.join("metadata/dependencies.yaml"),
+            format!("dependencies:\n- type: olm.package\n  {value}"),
+        )
+        .expect("dependencies.yaml");
+        let db = tmp.path().join(format!("i{i}.db"));
+        let db_s = db.to_str().expect("utf-8");
+        ok(cli(
+            &[
+                "index",
+                "add",
+                "--database",
+                db_s,
+                "--mode",
+                "semver",
+                "--bundles",
+            ],
+            &[&bundle],
+        ));
+        let out = ok(cli(&["render", db_s], &[]));
+        let objects = common::json_stream(&String::from_utf8_lossy(&out.stdout));
+        let required: Vec<&Value> = objects
+            .iter()
+            .filter(|o| o["schema"] == "olm.bundle")
+            .flat_map(|o| o["properties"].as_array().into_iter().flatten())
+            .filter(|p| p["type"] == "olm.package.required")
+            .map(|p| &p["value"])
+            .collect();
+        assert_eq!(required, vec![want], "case {i}");
+    }
+}

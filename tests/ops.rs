@@ -133,7 +133,7 @@ fn multiarch_check_and_render_template_pull_use_the_registry_flags() {
     // The multi-arch check, with the pushed image as the operator image.
     let good = common::fixtures().join("bundles/good/memcached-operator-0.0.2");
     let bundle = tmp.path().join("bundle");
-    copy_dir(&good, &bundle);
+    common::copy_dir(&good, &bundle);
     let csv = bundle.join("manifests/memcached-operator.clusterserviceversion.yaml");
     let image = reg.image("capital", "1.0.0");
     let fixture_image = "quay.io/example/memcached-operator@sha256:0f5d3f7a2b1c4e6d8a9b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f";
@@ -182,19 +182,6 @@ fn multiarch_check_and_render_template_pull_use_the_registry_flags() {
         err.contains("--ca-file") && err.contains("bad.pem"),
         "{err}"
     );
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("readdir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).expect("copy");
-        }
-    }
 }
 
 #[test]

@@ -237,8 +237,8 @@ fn a_path_that_is_not_a_bundle_fails() {
     .expect("write");
     // A package folder (VERSION/ inside) and the nested layout
     // VERSION/certification/{manifests,metadata}.
-    copy_tree(&fixture(GOOD), &t.join("pkg/0.0.2"));
-    copy_tree(&fixture(GOOD), &t.join("1.22.0/certification"));
+    common::copy_dir(&fixture(GOOD), &t.join("pkg/0.0.2"));
+    common::copy_dir(&fixture(GOOD), &t.join("1.22.0/certification"));
     let cases: &[(&str, &str)] = &[
         ("ci.yaml", "is a file, not a bundle directory"),
         ("empty", "is an empty directory, not a bundle"),
@@ -332,11 +332,11 @@ fn one_bad_bundle_among_many_is_one_finding() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let t = tmp.path();
     // A bundle whose manifests/ is a broken symbolic link.
-    copy_tree(&fixture(GOOD), &t.join("dangling"));
+    common::copy_dir(&fixture(GOOD), &t.join("dangling"));
     std::fs::remove_dir_all(t.join("dangling/manifests")).expect("rm");
     std::os::unix::fs::symlink(t.join("gone"), t.join("dangling/manifests")).expect("symlink");
     // A bundle whose CSV is not UTF-8.
-    copy_tree(&fixture(GOOD), &t.join("binary"));
+    common::copy_dir(&fixture(GOOD), &t.join("binary"));
     std::fs::write(
         t.join("binary/manifests/memcached-operator.clusterserviceversion.yaml"),
         b"kind: \xff\xfe\n",
@@ -405,7 +405,7 @@ fn output_is_deterministic() {
 fn sarif_uris_are_encoded_and_absolute_paths_are_file_uris() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("my bundle#1");
-    copy_tree(&fixture(BLIND), &dir);
+    common::copy_dir(&fixture(BLIND), &dir);
     // Absolute: a file:// URI, percent-encoded.
     let o = run(&["-o", "sarif"], &[&dir]);
     let v: Value = serde_json::from_slice(&o.stdout).expect("sarif json");
@@ -437,19 +437,6 @@ fn sarif_uris_are_encoded_and_absolute_paths_are_file_uris() {
             .starts_with("my%20bundle%231/"),
         "{art}"
     );
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("readdir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).expect("copy");
-        }
-    }
 }
 
 /// The subcommands listed under "Commands:" in a help text.
@@ -498,7 +485,7 @@ fn every_command_help_has_an_example() {
 fn a_fifo_in_manifests_does_not_hang_the_command() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("b");
-    copy_tree(&fixture(GOOD), &dir);
+    common::copy_dir(&fixture(GOOD), &dir);
     let fifo = dir.join("manifests/pipe.yaml");
     assert!(Command::new("mkfifo")
         .arg(&fifo)

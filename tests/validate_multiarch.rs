@@ -22,19 +22,6 @@ fn good() -> PathBuf {
     common::fixtures().join("bundles/good/memcached-operator-0.0.2")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("readdir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), dest).expect("copy");
-        }
-    }
-}
-
 fn platform(arch: &str) -> oci::media::Platform {
     oci::media::Platform {
         architecture: arch.into(),
@@ -104,7 +91,7 @@ fn bundle(tmp: &Path, manager: &str, archs: &[&str], related: &[&str]) -> PathBu
         "b{}",
         fs::read_dir(tmp).map(|d| d.count()).unwrap_or(0)
     ));
-    copy_dir(&good(), &dir);
+    common::copy_dir(&good(), &dir);
     let path = dir.join(CSV);
     let mut text = fs::read_to_string(&path).expect("csv");
     let labels: String = archs

@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use olm_catalog::diag::{Level, Report};
 use olm_catalog::validate::{self, rules, Options};
@@ -27,7 +27,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let tmp = tempfile::tempdir().expect("tempdir");
-        copy_dir(&good(), &tmp.path().join("b"));
+        common::copy_dir(&good(), &tmp.path().join("b"));
         Fixture { tmp }
     }
     fn dir(&self) -> PathBuf {
@@ -56,19 +56,6 @@ impl Fixture {
     }
     fn report(&self) -> Report {
         validate::validate_dir(&self.dir(), &Options::default())
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("readdir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), dest).expect("copy");
-        }
     }
 }
 
@@ -982,7 +969,7 @@ fn paths_that_are_not_bundles() {
     assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
     assert_eq!(r.errors(), 1, "operator-sdk fails it: so do we");
     assert!(validate::is_non_bundle(&r));
-    copy_dir(&good(), &tmp.path().join("pkg/0.0.2"));
+    common::copy_dir(&good(), &tmp.path().join("pkg/0.0.2"));
     let r = validate::validate_dir(&tmp.path().join("pkg"), &Options::default());
     assert_eq!(rules_of(&r), vec!["not-a-bundle"]);
     assert_eq!(r.errors(), 1);

@@ -304,3 +304,18 @@ pub fn assert_render_matches(ours: &str, golden: &Path, replace: &[(&str, &str)]
         diffs.join("\n")
     );
 }
+
+/// Copies the directory tree `from` to `to` (made if missing), following
+/// symbolic links.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).expect("copy");
+        }
+    }
+}
