@@ -1,14 +1,17 @@
 //! The binary's allocator, chosen by command before the first allocation.
 //!
-//! Batch jobs (`bundle validate`, `graph check`, `render`, `index add`)
-//! build and drop millions of small located-YAML and JSON nodes; under
-//! glibc's malloc that was a quarter of their CPU, and mimalloc takes about
-//! 30% off their user time (BENCHMARKS.md, "mimalloc"). A long-running
-//! `serve` is the opposite case: mimalloc's per-thread heaps raised its idle
-//! RSS from 15 to 26 MiB and its working set under 64 clients from ~30 to
-//! ~100 MiB, while glibc's malloc keeps it small. So a command line with a
-//! `serve` word (`serve`, `registry serve`, `opm serve`) allocates with the
-//! system allocator, and every other with mimalloc.
+//! CPU-bound batch jobs (`bundle validate`, `graph check`, `render`,
+//! `migrate`, `validate`) build and drop millions of small located-YAML and
+//! JSON nodes; under glibc's malloc that was a quarter of their CPU, and
+//! mimalloc takes about 30% off their user time (BENCHMARKS.md,
+//! "mimalloc"), for two to three times the peak RSS. Two command groups
+//! keep glibc's malloc, because their memory is what counts: `serve`
+//! (long-running: mimalloc's per-thread heaps raised its idle RSS from 15
+//! to 26 MiB and its working set under 64 clients from ~30 to ~100 MiB) and
+//! `index`/`registry` (adding from images waits on the registry; mimalloc
+//! saved no wall time there and raised the peak from 45 to 120 MiB). The
+//! command is the first word of the command line that is not a flag, the
+//! one after `opm` for the opm personality.
 //!
 //! The choice is made once, at the first allocation (before `main`, on the
 //! only thread), from `/proc/self/cmdline` read into a stack buffer, and
@@ -29,7 +32,11 @@ pub struct ByCommand;
 fn choice() -> u8 {
     match CHOICE.load(Ordering::Relaxed) {
         UNDECIDED => {
-            let c = if serves() { SYSTEM } else { MIMALLOC };
+            let c = if wants_system_allocator() {
+                SYSTEM
+            } else {
+                MIMALLOC
+            };
             CHOICE.store(c, Ordering::Relaxed);
             c
         }
@@ -37,10 +44,10 @@ fn choice() -> u8 {
     }
 }
 
-/// Whether an argument after the program's name is `serve`, read without
+/// Whether this process's command keeps glibc's malloc, read without
 /// allocating. A command line too long for the buffer is judged on its
-/// start, where the subcommand is.
-fn serves() -> bool {
+/// start, where the command is.
+fn wants_system_allocator() -> bool {
     let mut buf = [0u8; 4096];
     // SAFETY: a NUL-terminated path, a buffer of the length passed, and a
     // descriptor closed once; no allocation happens here.
@@ -59,16 +66,22 @@ fn serves() -> bool {
     let Ok(len) = usize::try_from(len) else {
         return false;
     };
-    is_serve_command(&buf[..len.min(buf.len())])
+    system_allocator_command(&buf[..len.min(buf.len())])
 }
 
-/// Whether a command line (NUL-separated, as the kernel gives it) has a
-/// `serve` argument after the program's name.
-fn is_serve_command(cmdline: &[u8]) -> bool {
-    cmdline
-        .split(|&b| b == 0)
-        .skip(1)
-        .any(|arg| arg == b"serve")
+/// Whether a command line (NUL-separated, as the kernel gives it) runs
+/// `serve`, `index` or `registry`, natively or through the opm personality
+/// (the program named `opm`, or `olm-catalog opm ...`).
+fn system_allocator_command(cmdline: &[u8]) -> bool {
+    let mut args = cmdline.split(|&b| b == 0);
+    let program = args.next().unwrap_or_default();
+    let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    let mut words = args.filter(|a| !a.is_empty() && !a.starts_with(b"-"));
+    let mut command = words.next();
+    if name != b"opm" && command == Some(b"opm") {
+        command = words.next();
+    }
+    matches!(command, Some(b"serve" | b"index" | b"registry"))
 }
 
 // SAFETY: every call goes to the allocator `choice()` names, which is the
@@ -106,25 +119,38 @@ unsafe impl GlobalAlloc for ByCommand {
 
 #[cfg(test)]
 mod tests {
-    use super::is_serve_command;
+    use super::system_allocator_command;
 
     #[test]
-    fn serve_command_lines_use_the_system_allocator() {
+    fn serve_and_index_command_lines_use_the_system_allocator() {
         for yes in [
             &b"olm-catalog\0serve\0index.db\0"[..],
             b"/bin/opm\0registry\0serve\0--database\0/database/index.db\0",
             b"opm\0serve\0/configs\0--cache-dir=/tmp/cache\0",
             b"olm-catalog\0opm\0serve\0/configs",
+            b"olm-catalog\0-q\0index\0add\0-d\0i.db\0",
+            b"/usr/bin/opm\0index\0add\0--bundles\0a,b\0",
         ] {
-            assert!(is_serve_command(yes), "{}", String::from_utf8_lossy(yes));
+            assert!(
+                system_allocator_command(yes),
+                "{}",
+                String::from_utf8_lossy(yes)
+            );
         }
         for no in [
             &b"olm-catalog\0bundle\0validate\0dir\0"[..],
-            b"serve\0render\0index.db\0",
+            b"olm-catalog\0render\0index\0",
             b"olm-catalog\0render\0serve.db\0",
+            b"opm\0render\0index.db\0",
+            b"olm-catalog\0opm\0validate\0dir\0",
+            b"olm-catalog\0",
             b"",
         ] {
-            assert!(!is_serve_command(no), "{}", String::from_utf8_lossy(no));
+            assert!(
+                !system_allocator_command(no),
+                "{}",
+                String::from_utf8_lossy(no)
+            );
         }
     }
 }
