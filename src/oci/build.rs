@@ -469,22 +469,60 @@ fn index_config(
     what: &str,
     payload: &Payload,
 ) -> Result<Value, OciError> {
-    let mut config = match base {
+    let start = match base {
         Some(c) => c.clone(),
         None => {
-            let mut c = json!({
-                "architecture": opts.platform.architecture,
-                "os": opts.platform.os,
-                "config": {},
-                "rootfs": {"type": "layers", "diff_ids": []},
-                "history": [],
-            });
+            let mut c = scratch_config(opts);
             if let Some(v) = &opts.platform.variant {
                 c["variant"] = json!(v);
             }
             c
         }
     };
+    layered_config(
+        start,
+        diff_id,
+        opts,
+        what,
+        payload.created_by,
+        |cfg, labels| {
+            labels.insert(payload.label.0.into(), json!(payload.label.1));
+            cfg.insert("Entrypoint".into(), json!(payload.entrypoint));
+            cfg.insert("Cmd".into(), json!(payload.cmd));
+            let ports = cfg.entry("ExposedPorts").or_insert_with(|| json!({}));
+            if ports.is_null() {
+                *ports = json!({});
+            }
+            if let Some(p) = ports.as_object_mut() {
+                p.insert(INDEX_PORT.into(), json!({}));
+            }
+        },
+    )
+}
+
+/// The config of a one-platform image made from nothing.
+fn scratch_config(opts: &BuildOptions) -> Value {
+    json!({
+        "architecture": opts.platform.architecture,
+        "os": opts.platform.os,
+        "config": {},
+        "rootfs": {"type": "layers", "diff_ids": []},
+        "history": [],
+    })
+}
+
+/// `config` (a base's, or [`scratch_config`]) with one more layer: `created`
+/// set, `edit` applied to its `config` object and that object's `Labels`,
+/// `diff_id` appended to `rootfs.diff_ids`, and a history entry saying
+/// `created_by`. Errors name the image `what`.
+fn layered_config(
+    mut config: Value,
+    diff_id: &str,
+    opts: &BuildOptions,
+    what: &str,
+    created_by: &str,
+    edit: impl FnOnce(&mut serde_json::Map<String, Value>, &mut serde_json::Map<String, Value>),
+) -> Result<Value, OciError> {
     let invalid = |reason: &str| OciError::Invalid {
         what: format!("config of {what}"),
         reason: reason.to_string(),
@@ -500,23 +538,13 @@ fn index_config(
     let cfg = cfg
         .as_object_mut()
         .ok_or_else(|| invalid("`config` is not an object"))?;
-    let labels = cfg.entry("Labels").or_insert_with(|| json!({}));
-    if labels.is_null() {
-        *labels = json!({});
-    }
-    labels
-        .as_object_mut()
-        .ok_or_else(|| invalid("`config.Labels` is not an object"))?
-        .insert(payload.label.0.into(), json!(payload.label.1));
-    cfg.insert("Entrypoint".into(), json!(payload.entrypoint));
-    cfg.insert("Cmd".into(), json!(payload.cmd));
-    let ports = cfg.entry("ExposedPorts").or_insert_with(|| json!({}));
-    if ports.is_null() {
-        *ports = json!({});
-    }
-    if let Some(p) = ports.as_object_mut() {
-        p.insert(INDEX_PORT.into(), json!({}));
-    }
+    let mut labels = match cfg.remove("Labels") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(invalid("`config.Labels` is not an object")),
+    };
+    edit(cfg, &mut labels);
+    cfg.insert("Labels".into(), Value::Object(labels));
     let rootfs = obj
         .entry("rootfs")
         .or_insert_with(|| json!({"type": "layers", "diff_ids": []}));
@@ -531,7 +559,7 @@ fn index_config(
     }
     hist.as_array_mut()
         .ok_or_else(|| invalid("`history` is not a list"))?
-        .push(history(opts.epoch, payload.created_by));
+        .push(history(opts.epoch, created_by));
     Ok(config)
 }
 
@@ -577,59 +605,19 @@ fn bundle_config(
     what: &str,
     labels: &BTreeMap<String, String>,
 ) -> Result<Value, OciError> {
-    let mut config = base.cloned().unwrap_or_else(|| {
-        json!({
-            "architecture": opts.platform.architecture,
-            "os": opts.platform.os,
-            "config": {},
-            "rootfs": {"type": "layers", "diff_ids": []},
-            "history": [],
-        })
-    });
-    let invalid = |reason: &str| OciError::Invalid {
-        what: format!("config of {what}"),
-        reason: reason.to_string(),
-    };
-    let obj = config
-        .as_object_mut()
-        .ok_or_else(|| invalid("not a JSON object"))?;
-    obj.insert("created".into(), json!(rfc3339(opts.epoch)));
-    let cfg = obj.entry("config").or_insert_with(|| json!({}));
-    if cfg.is_null() {
-        *cfg = json!({});
-    }
-    let cfg = cfg
-        .as_object_mut()
-        .ok_or_else(|| invalid("`config` is not an object"))?;
-    let have = cfg.entry("Labels").or_insert_with(|| json!({}));
-    if have.is_null() {
-        *have = json!({});
-    }
-    let have = have
-        .as_object_mut()
-        .ok_or_else(|| invalid("`config.Labels` is not an object"))?;
-    for (k, v) in labels {
-        have.insert(k.clone(), json!(v));
-    }
-    let rootfs = obj
-        .entry("rootfs")
-        .or_insert_with(|| json!({"type": "layers", "diff_ids": []}));
-    rootfs
-        .get_mut("diff_ids")
-        .and_then(Value::as_array_mut)
-        .ok_or_else(|| invalid("`rootfs.diff_ids` is not a list"))?
-        .push(json!(diff_id));
-    let hist = obj.entry("history").or_insert_with(|| json!([]));
-    if hist.is_null() {
-        *hist = json!([]);
-    }
-    hist.as_array_mut()
-        .ok_or_else(|| invalid("`history` is not a list"))?
-        .push(history(
-            opts.epoch,
-            "olm-catalog bundle build: COPY manifests/ metadata/ /",
-        ));
-    Ok(config)
+    let start = base.cloned().unwrap_or_else(|| scratch_config(opts));
+    layered_config(
+        start,
+        diff_id,
+        opts,
+        what,
+        "olm-catalog bundle build: COPY manifests/ metadata/ /",
+        |_, have| {
+            for (k, v) in labels {
+                have.insert(k.clone(), json!(v));
+            }
+        },
+    )
 }
 
 /// `base` (or nothing) plus the layer `built`, each image's config made by
