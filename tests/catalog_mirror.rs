@@ -71,11 +71,7 @@ async fn push_image(
 /// linux/arm64 images) with our registry client; its index digest.
 fn push_multiarch(reg: &Registry, name: &str, tag: &str) -> String {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let client = olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
-        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
-        ..Default::default()
-    })
-    .expect("client");
+    let client = crate::registry::client();
     let repo = Repo {
         host: reg.host(),
         name: name.to_string(),
@@ -522,11 +518,7 @@ fn large_layers_are_copied_through_a_spool() {
     use olm_catalog::oci::ImageRef;
     // A third registry for the way back, so that nothing is mounted.
     let (src, dst, back) = (Registry::start(), Registry::start(), Registry::start());
-    let client = olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
-        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
-        ..Default::default()
-    })
-    .expect("client");
+    let client = crate::registry::client();
     let repo = Repo {
         host: src.host(),
         name: "big/layer".into(),

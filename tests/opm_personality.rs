@@ -1620,11 +1620,7 @@ fn alpha_bundle_build_pushes_the_generated_bundle() {
 fn push_base_image(reg: &Registry) -> (String, serde_json::Value) {
     use olm_catalog::oci::media::{self, Descriptor};
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let client = olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
-        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
-        ..Default::default()
-    })
-    .expect("client");
+    let client = crate::registry::client();
     let repo = olm_catalog::oci::Repo {
         host: reg.host(),
         name: "opm-base/base".into(),

@@ -189,11 +189,7 @@ fn push_large_catalog_image(reg: &registry::Registry, catalog: &std::path::Path)
         "config": config_desc, "layers": [layer_desc],
     }))
     .expect("manifest");
-    let client = olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
-        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
-        ..Default::default()
-    })
-    .expect("client");
+    let client = crate::registry::client();
     let repo = olm_catalog::oci::Repo {
         host: reg.host(),
         name: "big/catalog".into(),

@@ -203,3 +203,12 @@ pub fn skopeo(args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Our registry client with no credentials (the test registry is open).
+pub fn client() -> olm_catalog::oci::RegistryClient {
+    olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
+        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
+        ..Default::default()
+    })
+    .expect("registry client")
+}

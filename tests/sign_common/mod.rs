@@ -42,14 +42,7 @@ pub async fn push_test_image(reference: &str, seed: &str) -> String {
         .expect("digest")
 }
 
-/// Our registry client with no credentials (the test registry is open).
-pub fn client() -> olm_catalog::oci::RegistryClient {
-    olm_catalog::oci::RegistryClient::new(olm_catalog::oci::ClientOptions {
-        credentials: olm_catalog::oci::auth::CredentialStore::empty(),
-        ..Default::default()
-    })
-    .expect("registry client")
-}
+pub use crate::registry::client;
 
 /// The signing target `image` names, through [`client`].
 pub fn target(image: &str) -> olm_catalog::sign::Target {
