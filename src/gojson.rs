@@ -121,7 +121,7 @@ pub fn map_struct_field<'a>(
 ) -> Option<&'a Value> {
     let mut found = None;
     for (k, v) in map {
-        if (k.as_str() == name || folds_to(k, name)) && (!v.is_null() || found.is_none()) {
+        if field_key(k, name) && (!v.is_null() || found.is_none()) {
             found = Some(v);
         }
     }
@@ -136,7 +136,7 @@ pub fn map_struct_field_nullable<'a>(
 ) -> Option<&'a Value> {
     map.iter()
         .rev()
-        .find(|(k, _)| k.as_str() == name || folds_to(k, name))
+        .find(|(k, _)| field_key(k, name))
         .map(|(_, v)| v)
 }
 
@@ -159,8 +159,14 @@ pub fn struct_field_values<'a, 'n>(
     obj.as_object()
         .into_iter()
         .flat_map(|m| m.iter())
-        .filter(move |(k, _)| k.as_str() == name || folds_to(k, name))
+        .filter(move |(k, _)| field_key(k, name))
         .map(|(k, v)| (k.as_str(), v))
+}
+
+/// Whether Go's decoder puts the value of JSON key `key` into the struct
+/// field `name`.
+fn field_key(key: &str, name: &str) -> bool {
+    key == name || folds_to(key, name)
 }
 
 /// Whether `key` and `name` are equal once case-folded as Go's decoder folds

@@ -169,8 +169,7 @@ impl<'a> Reader<'a, '_> {
                 Some(b' ') => self.pos += 1,
                 Some(b'\n') => self.newline(),
                 Some(b'#') => {
-                    self.pos = memchr::memchr(b'\n', &self.b[self.pos..])
-                        .map_or(self.b.len(), |i| self.pos + i);
+                    self.pos = self.eol(self.pos);
                 }
                 _ => return,
             }
@@ -446,14 +445,27 @@ impl<'a> Reader<'a, '_> {
     /// Where the item of a `-` whose next byte is `i` starts, as
     /// saphyr-parser places it: at the token after the `-` on its line, or
     /// at the end of that line (after a comment).
-    fn after_dash(&self, mut i: usize) -> Span {
+    fn after_dash(&self, i: usize) -> Span {
+        self.point(self.past_comment(i))
+    }
+
+    /// The end of the line that holds byte `i` (its line break, or the end
+    /// of the text).
+    fn eol(&self, i: usize) -> usize {
+        memchr::memchr(b'\n', &self.b[i..]).map_or(self.b.len(), |n| i + n)
+    }
+
+    /// Byte `i` moved past spaces and then a comment on the same line: where
+    /// saphyr-parser ends the span of a quoted scalar or a closing bracket,
+    /// and starts an item after `-`.
+    fn past_comment(&self, mut i: usize) -> usize {
         while self.at(i) == Some(b' ') {
             i += 1;
         }
         if self.at(i) == Some(b'#') {
-            i = memchr::memchr(b'\n', &self.b[i..]).map_or(self.b.len(), |n| i + n);
+            i = self.eol(i);
         }
-        self.point(i)
+        i
     }
 
     /// A flow collection on one line: an empty `[]` or `{}`, or a sequence
@@ -497,10 +509,7 @@ impl<'a> Reader<'a, '_> {
         let close_at = self.pos;
         self.pos += 1;
         self.end_of_line()?;
-        // saphyr-parser ends the closing bracket's span after the spaces
-        // and comment that follow it on its line.
-        let eol = memchr::memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |n| self.pos + n);
-        let end = self.span(close_at, eol);
+        let end = self.span(close_at, self.past_comment(close_at + 1));
         self.emit(close, end)
     }
 
@@ -588,7 +597,7 @@ impl<'a> Reader<'a, '_> {
         let mut end_col = self.col(end);
         while stop == Stop::Eol && end < self.b.len() {
             // Look past empty lines for a continuation line.
-            let mut i = memchr::memchr(b'\n', &self.b[end..]).map_or(self.b.len(), |n| end + n);
+            let mut i = self.eol(end);
             let mut breaks = 0usize;
             let (line_start, first) = loop {
                 if i >= self.b.len() {
@@ -737,15 +746,10 @@ impl<'a> Reader<'a, '_> {
             }
             None => Cow::Borrowed(&self.text[run..i]),
         };
-        // saphyr-parser ends a quoted scalar's span after the spaces and
-        // comment that follow it on its line.
-        let mut end = i + 1;
-        while self.at(end) == Some(b' ') {
-            end += 1;
-        }
-        if end > i + 1 && self.at(end) == Some(b'#') {
-            end = memchr::memchr(b'\n', &self.b[end..]).map_or(self.b.len(), |n| end + n);
-        }
+        // The span runs over the spaces and comment after the closing quote.
+        // (A `#` right after the quote is no comment; the caller then gives
+        // up on the text, so the span does not matter there.)
+        let end = self.past_comment(i + 1);
         let span = Span {
             line: start_line,
             column: start_col,
@@ -894,7 +898,7 @@ impl<'a> Reader<'a, '_> {
                 Some(_) => break Span::point(line, (j - ls) as u32 + 1),
             }
             // A content line: the text after the indentation.
-            let eol = memchr::memchr(b'\n', &self.b[j..]).map_or(self.b.len(), |n| j + n);
+            let eol = self.eol(j);
             if eol == self.b.len() {
                 // The last line has no line break: left to saphyr-parser.
                 return Err(Unsupported(line!()));
