@@ -370,40 +370,34 @@ impl Bundle {
                         }
                     }
                 }
-                // A regular file (the directory entry says so, no stat
-                // needed) is opened straight away: read_capped checks its
-                // type and size on the open file.
-                if ftype.is_file() {
-                    files.push(RawFile {
-                        rel_path: rel,
-                        content: read_capped(&full).map_err(|f| f.at(Location::file(&full))),
-                    });
-                    continue;
-                }
-                let meta = match fs::metadata(&full) {
-                    Ok(m) => m,
-                    Err(e) => {
+                // A regular file (the directory entry says so) needs no stat
+                // here: read_capped checks its type and size on the open file.
+                if !ftype.is_file() {
+                    let meta = match fs::metadata(&full) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            findings.push(
+                                Finding::error("io-error", format!("cannot read {rel}: {e}"))
+                                    .at(Location::file(&full)),
+                            );
+                            continue;
+                        }
+                    };
+                    if meta.is_dir() {
+                        // opm reads only the top level of manifests/.
                         findings.push(
-                            Finding::error("io-error", format!("cannot read {rel}: {e}"))
-                                .at(Location::file(&full)),
+                            Finding::warning(
+                                "manifest-subdirectory-ignored",
+                                format!("{rel}/ is a directory; opm reads only files directly in {sub}/, so it is ignored"),
+                            )
+                            .at(Location::file(&full)),
                         );
                         continue;
                     }
-                };
-                if meta.is_dir() {
-                    // opm reads only the top level of manifests/.
-                    findings.push(
-                        Finding::warning(
-                            "manifest-subdirectory-ignored",
-                            format!("{rel}/ is a directory; opm reads only files directly in {sub}/, so it is ignored"),
-                        )
-                        .at(Location::file(&full)),
-                    );
-                    continue;
-                }
-                if !meta.is_file() {
-                    findings.push(not_regular(&rel, &meta).at(Location::file(&full)));
-                    continue;
+                    if !meta.is_file() {
+                        findings.push(not_regular(&rel, &meta).at(Location::file(&full)));
+                        continue;
+                    }
                 }
                 let content = read_capped(&full);
                 files.push(RawFile {
