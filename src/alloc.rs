@@ -76,7 +76,18 @@ fn system_allocator_command(cmdline: &[u8]) -> bool {
     let mut args = cmdline.split(|&b| b == 0);
     let program = args.next().unwrap_or_default();
     let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
-    let mut words = args.filter(|a| !a.is_empty() && !a.starts_with(b"-"));
+    // Skips flags, and the value of the one global flag that takes its
+    // value as the next word (`--color auto`), which is not the command.
+    let mut words = std::iter::from_fn({
+        let mut after_color = false;
+        move || loop {
+            let a = args.next()?;
+            let value_of_color = std::mem::replace(&mut after_color, a == b"--color");
+            if !value_of_color && !a.is_empty() && !a.starts_with(b"-") {
+                return Some(a);
+            }
+        }
+    });
     let mut command = words.next();
     if name != b"opm" && command == Some(b"opm") {
         command = words.next();
@@ -130,6 +141,8 @@ mod tests {
             b"olm-catalog\0opm\0serve\0/configs",
             b"olm-catalog\0-q\0index\0add\0-d\0i.db\0",
             b"/usr/bin/opm\0index\0add\0--bundles\0a,b\0",
+            b"olm-catalog\0--color\0never\0serve\0index.db\0",
+            b"olm-catalog\0--color=always\0index\0add\0-d\0i.db\0",
         ] {
             assert!(
                 system_allocator_command(yes),
@@ -143,6 +156,7 @@ mod tests {
             b"olm-catalog\0render\0serve.db\0",
             b"opm\0render\0index.db\0",
             b"olm-catalog\0opm\0validate\0dir\0",
+            b"olm-catalog\0--color\0auto\0render\0serve.db\0",
             b"olm-catalog\0",
             b"",
         ] {
