@@ -192,12 +192,28 @@ fn folds_to(key: &str, name: &str) -> bool {
 
 /// Every number of `value` as a float64, as Go's `json.Unmarshal` into
 /// `interface{}` decodes it (`3` stays `3`; `12345678901234567890` becomes
-/// `12345678901234567000`).
+/// `12345678901234567000`). A whole float64 that Go writes without an
+/// exponent is kept as an integer, so that every JSON writer of ours prints
+/// it as Go prints the float (`1.0` and `1e3` are `1` and `1000` to opm).
 pub fn numbers_as_floats(value: &mut Value) {
     match value {
         Value::Number(n) => {
-            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
-                *n = f;
+            if let Some(f) = n.as_f64() {
+                let text = format_float(f);
+                let as_float = || serde_json::Number::from_f64(f);
+                // -0 stays a float: as an integer it would print as 0.
+                let go = if f == 0.0 && f.is_sign_negative() {
+                    as_float()
+                } else if let Ok(i) = text.parse::<i64>() {
+                    Some(i.into())
+                } else if let Ok(u) = text.parse::<u64>() {
+                    Some(u.into())
+                } else {
+                    as_float()
+                };
+                if let Some(go) = go {
+                    *n = go;
+                }
             }
         }
         Value::Array(items) => items.iter_mut().for_each(numbers_as_floats),
@@ -772,6 +788,23 @@ mod tests {
         // Beyond int64 Kubernetes decodes a float64.
         let big: Value = serde_json::from_str("12345678901234567890").expect("number");
         assert_eq!(to_string(&big), "12345678901234567000");
+    }
+
+    #[test]
+    fn numbers_decode_as_go_decodes_them_into_interface() {
+        let mut v: Value = serde_json::from_str(
+            r#"[1.0, 1e3, 12345678901234567890, 0.1, 4.10, -0.0, 3, 1e21, 9007199254740993]"#,
+        )
+        .expect("json");
+        numbers_as_floats(&mut v);
+        assert_eq!(
+            serde_json::to_string(&v).expect("json"),
+            "[1,1000,12345678901234567000,0.1,4.1,-0.0,3,1e+21,9007199254740992]"
+        );
+        assert_eq!(
+            to_string(&v),
+            "[1,1000,12345678901234567000,0.1,4.1,-0,3,1e+21,9007199254740992]"
+        );
     }
 
     #[test]

@@ -510,3 +510,49 @@ properties:
     assert!(out.contains("\"GROUP\": \"g.io\""), "{out}");
     assert!(out.contains("\"\u{212A}ind\": \"K\""), "{out}");
 }
+
+/// opm re-encodes every catalog object from a `map[string]interface{}`
+/// (`Meta.UnmarshalJSON`), so a number read from a catalog file, JSON or
+/// YAML, is a float64 from then on: `render` writes `1.0` and `1e3` as
+/// `1` and `1000`, an integer past 2^53 rounded, and keys sorted.
+#[test]
+fn catalog_numbers_render_as_opms_float64() {
+    let t = tempfile::tempdir().expect("tmp");
+    let head = "{\"schema\":\"olm.package\",\"name\":\"foo\",\"defaultChannel\":\"stable\"}\n\
+                {\"schema\":\"olm.channel\",\"package\":\"foo\",\"name\":\"stable\",\"entries\":[{\"name\":\"foo.v1.0.0\"}]}\n";
+    std::fs::create_dir(t.path().join("json")).expect("mkdir");
+    std::fs::write(
+        t.path().join("json/c.json"),
+        format!(
+            "{head}{{\"schema\":\"olm.bundle\",\"package\":\"foo\",\"name\":\"foo.v1.0.0\",\"image\":\"i\",\"properties\":[\
+             {{\"type\":\"olm.package\",\"value\":{{\"version\":\"1.0.0\",\"packageName\":\"foo\"}}}},\
+             {{\"type\":\"custom\",\"value\":{{\"b\":1.0,\"a\":[1e3,12345678901234567890,4.10,0.5]}}}}]}}\n\
+             {{\"schema\":\"x.other\",\"name\":\"o\",\"num\":2.0}}\n"
+        ),
+    )
+    .expect("write");
+    std::fs::create_dir(t.path().join("yaml")).expect("mkdir");
+    std::fs::write(
+        t.path().join("yaml/c.yaml"),
+        "schema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n- name: foo.v1.0.0\n---\n\
+         schema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: i\nproperties:\n- type: olm.package\n  value: {version: 1.0.0, packageName: foo}\n\
+         - type: custom\n  value: {b: 1.0, a: [1e3, 12345678901234567890, 4.10, 0.5]}\n---\nschema: x.other\nname: o\nnum: 2.0\n",
+    )
+    .expect("write");
+    let custom = "            \"type\": \"custom\",\n            \"value\": {\n                \"a\": [\n                    1000,\n                    12345678901234567000,\n                    4.1,\n                    0.5\n                ],\n                \"b\": 1\n            }";
+    for dir in ["json", "yaml"] {
+        let o = Command::new(common::bin())
+            .arg("render")
+            .arg(t.path().join(dir))
+            .output()
+            .expect("run");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(custom), "{dir}: {out}");
+        assert!(
+            out.contains("\"value\": {\n                \"packageName\": \"foo\",\n                \"version\": \"1.0.0\""),
+            "{dir}: {out}"
+        );
+        assert!(out.contains("\"num\": 2,"), "{dir}: {out}");
+    }
+}

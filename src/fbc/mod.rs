@@ -350,6 +350,9 @@ impl DeclarativeConfig {
     /// with or without a name.
     pub fn push_object(&mut self, mut obj: Value) -> Result<(), FbcError> {
         check_meta(&obj)?;
+        // opm re-encodes every object from a map[string]interface{}
+        // (`Meta.UnmarshalJSON`): its numbers are float64 from here on.
+        crate::gojson::numbers_as_floats(&mut obj);
         go_field_names(&mut obj);
         let schema = obj.get("schema").and_then(Value::as_str).unwrap_or("");
         if schema.is_empty() {
