@@ -155,10 +155,16 @@ impl Csv {
 }
 
 /// Decodes a typed view (from JSON or the located YAML tree), naming the
-/// field on error.
-pub(crate) fn decode<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+/// field on error. The path is tracked only on a second pass after a
+/// failure: tracking it always was a twentieth of a whole-catalog
+/// `bundle validate`, and the decode is deterministic, so the second pass
+/// fails with the same error.
+pub(crate) fn decode<'de, D: Deserializer<'de> + Copy, T: Deserialize<'de>>(
     d: D,
 ) -> Result<T, DecodeError> {
+    if let Ok(v) = T::deserialize(d) {
+        return Ok(v);
+    }
     serde_path_to_error::deserialize(d).map_err(|e| DecodeError {
         path: e.path().to_string(),
         message: e.inner().to_string(),
