@@ -817,3 +817,147 @@ mod tests {
         assert_eq!(format_float(-2.5), "-2.5");
     }
 }
+
+/// A Go type that `encoding/json` decodes into, for checking a JSON value
+/// as Go's `json.Unmarshal` would, without building the Go value. Struct
+/// fields are listed in the Go struct's order.
+#[derive(Debug, Clone, Copy)]
+pub enum GoType {
+    /// `string`.
+    Str,
+    /// `bool`.
+    Bool,
+    /// A signed integer type of this many bits (`int` is 64).
+    Int(u32),
+    /// `[]byte`: a base64 string.
+    Bytes,
+    /// `json.RawMessage` or `interface{}`: any value.
+    Any,
+    /// `[]T`.
+    Slice(&'static GoType),
+    /// `map[string]T`.
+    Map(&'static GoType),
+    /// A struct: its JSON field names and types (unknown keys are ignored,
+    /// as Go ignores them).
+    Struct(&'static [(&'static str, GoType)]),
+}
+
+impl GoType {
+    /// Go's name of the type's kind in a decode error (`"string"`,
+    /// `"[]string"`, `"int32"`).
+    fn describe(&self) -> String {
+        match self {
+            GoType::Str => "string".into(),
+            GoType::Bool => "bool".into(),
+            GoType::Int(64) => "int".into(),
+            GoType::Int(bits) => format!("int{bits}"),
+            GoType::Bytes => "[]uint8".into(),
+            GoType::Any => "interface {}".into(),
+            GoType::Slice(t) => format!("[]{}", t.describe()),
+            GoType::Map(t) => format!("map[string]{}", t.describe()),
+            GoType::Struct(_) => "struct".into(),
+        }
+    }
+}
+
+/// Whether `value` decodes into `ty` as Go's `json.Unmarshal` decodes it:
+/// `Err` with the first type mismatch, as `field "a.b": cannot unmarshal
+/// string into a bool` (the path of struct fields, as Go names them;
+/// `null` is never a mismatch, it leaves Go's zero value).
+pub fn check_go_decode(value: &Value, ty: &GoType) -> Result<(), String> {
+    check_at(value, ty, &mut Vec::new())
+}
+
+fn check_at(value: &Value, ty: &GoType, path: &mut Vec<&'static str>) -> Result<(), String> {
+    let mismatch = |path: &[&str], what: String| {
+        let at = if path.is_empty() {
+            String::new()
+        } else {
+            format!("field {:?}: ", path.join("."))
+        };
+        Err(format!(
+            "{at}cannot unmarshal {what} into {}",
+            match ty {
+                GoType::Struct(_) => "an object".to_string(),
+                t => {
+                    let name = t.describe();
+                    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    };
+                    format!("{article} {name}")
+                }
+            }
+        ))
+    };
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    match (ty, value) {
+        (_, Value::Null) | (GoType::Any, _) => Ok(()),
+        (GoType::Str, Value::String(_)) | (GoType::Bool, Value::Bool(_)) => Ok(()),
+        (GoType::Int(bits), Value::Number(n)) => {
+            let fits = n.as_i64().is_some_and(|i| {
+                let max = if *bits >= 64 {
+                    i64::MAX
+                } else {
+                    (1i64 << (bits - 1)) - 1
+                };
+                i >= -max - 1 && i <= max
+            });
+            if fits {
+                Ok(())
+            } else {
+                mismatch(path, format!("number {n}"))
+            }
+        }
+        (GoType::Bytes, Value::String(s)) => decode_go_base64(s).map(|_| ()).map_err(|e| {
+            let at = if path.is_empty() {
+                String::new()
+            } else {
+                format!("field {:?}: ", path.join("."))
+            };
+            format!("{at}illegal base64 data: {e}")
+        }),
+        (GoType::Slice(t), Value::Array(items)) => {
+            items.iter().try_for_each(|v| check_at(v, t, path))
+        }
+        (GoType::Map(t), Value::Object(m)) => m.values().try_for_each(|v| check_at(v, t, path)),
+        (GoType::Struct(fields), Value::Object(_)) => {
+            for (name, t) in fields.iter() {
+                for (_, v) in struct_field_values(value, name) {
+                    path.push(name);
+                    let r = check_at(v, t, path);
+                    path.pop();
+                    r?;
+                }
+            }
+            Ok(())
+        }
+        (_, v) => mismatch(path, kind(v).to_string()),
+    }
+}
+
+/// Decodes base64 as Go's `encoding/json` does for `[]byte` fields
+/// (standard alphabet, padded; line breaks ignored; trailing bits not
+/// checked).
+pub fn decode_go_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+    use base64::Engine;
+    const GO_STD: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    if data.contains(['\r', '\n']) {
+        let clean: String = data.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+        GO_STD.decode(clean)
+    } else {
+        GO_STD.decode(data)
+    }
+}

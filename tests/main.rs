@@ -47,6 +47,7 @@ mod opm_action_cases;
 mod opm_convert_template;
 mod opm_model_cases;
 mod opm_personality;
+mod opm_property_cases;
 mod opm_template_cases;
 mod ops;
 mod render_properties;

@@ -60,8 +60,8 @@ pub fn csv_metadata(csv: &Value) -> Value {
     };
     let mut apis = typed("apiservicedefinitions");
     let mut crds = typed("customresourcedefinitions");
-    restore_resource_fields(&mut apis, API_SERVICE_DESCRIPTION_FIELDS);
-    restore_resource_fields(&mut crds, CRD_DESCRIPTION_FIELDS);
+    restore_resource_fields(&mut apis, &names(API_SERVICE_DESCRIPTION));
+    restore_resource_fields(&mut crds, &names(CRD_DESCRIPTION));
     out.insert("apiServiceDefinitions".into(), apis);
     out.insert("crdDescriptions".into(), crds);
     for (from, to) in [
@@ -102,43 +102,97 @@ fn fill_keys(v: &mut Value, keys: &[&str]) {
     }
 }
 
+use crate::gojson::GoType::{self, Any, Bool, Int, Map as GoMap, Slice, Str, Struct};
+
+/// The fields of operator-framework/api's spec and status descriptors (an
+/// action descriptor has no `value`), in Go's order.
+const DESCRIPTOR: &[(&str, GoType)] = &[
+    ("path", Str),
+    ("displayName", Str),
+    ("description", Str),
+    ("x-descriptors", Slice(&Str)),
+    ("value", Any),
+];
+
+/// `APIResourceReference`.
+const RESOURCE: &[(&str, GoType)] = &[("name", Str), ("kind", Str), ("version", Str)];
+
 /// The fields of operator-framework/api's `CRDDescription`.
-const CRD_DESCRIPTION_FIELDS: &[&str] = &[
-    "name",
-    "version",
-    "kind",
-    "displayName",
-    "description",
-    "resources",
-    "statusDescriptors",
-    "specDescriptors",
-    "actionDescriptors",
+const CRD_DESCRIPTION: &[(&str, GoType)] = &[
+    ("name", Str),
+    ("version", Str),
+    ("kind", Str),
+    ("displayName", Str),
+    ("description", Str),
+    ("resources", Slice(&Struct(RESOURCE))),
+    ("statusDescriptors", Slice(&Struct(DESCRIPTOR))),
+    ("specDescriptors", Slice(&Struct(DESCRIPTOR))),
+    ("actionDescriptors", Slice(&Struct(DESCRIPTOR))),
 ];
 
 /// The fields of operator-framework/api's `APIServiceDescription`.
-const API_SERVICE_DESCRIPTION_FIELDS: &[&str] = &[
-    "name",
-    "group",
-    "version",
-    "kind",
-    "deploymentName",
-    "containerPort",
-    "displayName",
-    "description",
-    "resources",
-    "statusDescriptors",
-    "specDescriptors",
-    "actionDescriptors",
+const API_SERVICE_DESCRIPTION: &[(&str, GoType)] = &[
+    ("name", Str),
+    ("group", Str),
+    ("version", Str),
+    ("kind", Str),
+    ("deploymentName", Str),
+    ("containerPort", Int(32)),
+    ("displayName", Str),
+    ("description", Str),
+    ("resources", Slice(&Struct(RESOURCE))),
+    ("statusDescriptors", Slice(&Struct(DESCRIPTOR))),
+    ("specDescriptors", Slice(&Struct(DESCRIPTOR))),
+    ("actionDescriptors", Slice(&Struct(DESCRIPTOR))),
 ];
 
-/// The fields of the spec, status and action descriptors.
-const DESCRIPTOR_FIELDS: &[&str] = &[
-    "path",
-    "displayName",
-    "description",
-    "x-descriptors",
-    "value",
-];
+/// `AppLink`.
+const APP_LINK: GoType = Struct(&[("name", Str), ("url", Str)]);
+
+/// opm's `property.CSVMetadata`, the Go type an `olm.csv.metadata` value
+/// decodes into (`property.Parse`).
+pub const CSV_METADATA_GO_TYPE: GoType = Struct(&[
+    ("annotations", GoMap(&Str)),
+    (
+        "apiServiceDefinitions",
+        Struct(&[
+            ("owned", Slice(&Struct(API_SERVICE_DESCRIPTION))),
+            ("required", Slice(&Struct(API_SERVICE_DESCRIPTION))),
+        ]),
+    ),
+    (
+        "crdDescriptions",
+        Struct(&[
+            ("owned", Slice(&Struct(CRD_DESCRIPTION))),
+            ("required", Slice(&Struct(CRD_DESCRIPTION))),
+        ]),
+    ),
+    ("description", Str),
+    ("displayName", Str),
+    (
+        "installModes",
+        Slice(&Struct(&[("type", Str), ("supported", Bool)])),
+    ),
+    ("keywords", Slice(&Str)),
+    ("labels", GoMap(&Str)),
+    ("links", Slice(&APP_LINK)),
+    (
+        "maintainers",
+        Slice(&Struct(&[("name", Str), ("email", Str)])),
+    ),
+    ("maturity", Str),
+    ("minKubeVersion", Str),
+    (
+        "nativeAPIs",
+        Slice(&Struct(&[("group", Str), ("version", Str), ("kind", Str)])),
+    ),
+    ("provider", APP_LINK),
+]);
+
+/// The JSON names of a Go struct's fields, in order.
+fn names(fields: &[(&'static str, GoType)]) -> Vec<&'static str> {
+    fields.iter().map(|(n, _)| *n).collect()
+}
 
 /// Keeps only `fields` of an object: what decoding into a Go struct keeps
 /// (a CSV's `owned` CRDs often carry a `group`, which opm's
@@ -170,14 +224,14 @@ fn restore_resource_fields(descs: &mut Value, fields: &[&str]) {
                     .into_iter()
                     .flatten()
                 {
-                    keep_fields(desc, DESCRIPTOR_FIELDS);
+                    keep_fields(desc, &names(DESCRIPTOR));
                     fill_keys(desc, &["path"]);
                 }
             }
             if let Some(res) = item.get_mut("resources").and_then(Value::as_array_mut) {
                 for r in res {
-                    keep_fields(r, &["name", "kind", "version"]);
-                    fill_keys(r, &["name", "kind", "version"]);
+                    keep_fields(r, &names(RESOURCE));
+                    fill_keys(r, &names(RESOURCE));
                 }
             }
         }

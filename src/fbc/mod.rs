@@ -183,8 +183,9 @@ pub struct Bundle {
 /// A typed property: `{"type": ..., "value": ...}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Property {
-    /// Property type, e.g. `olm.package`.
-    #[serde(rename = "type")]
+    /// Property type, e.g. `olm.package`. Missing or `null` is `""`, as Go
+    /// decodes it: opm keeps such a property as one of another type.
+    #[serde(rename = "type", default, deserialize_with = "null_default")]
     pub kind: String,
     /// Property value, kept as JSON.
     pub value: Value,

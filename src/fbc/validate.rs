@@ -178,7 +178,7 @@ fn check(cfg: &DeclarativeConfig, sources: Option<&Sources>) -> Vec<Finding> {
         }
         if let Some(icon) = &p.icon {
             // opm decodes base64data when it reads the object.
-            if go_base64(&icon.base64data).is_err() {
+            if crate::gojson::decode_go_base64(&icon.base64data).is_err() {
                 out.push(
                     err(
                         "fbc-icon",
@@ -880,95 +880,55 @@ enum PropertyProblem {
 /// Checks one property's value against opm's Go type for it
 /// (`alpha/property`): a struct accepts an object or `null`, each known
 /// field a value of its type or `null`; unknown fields are ignored.
+/// The Go types opm decodes property values into (`property.Parse`).
+mod property_types {
+    use crate::gojson::GoType::{self, *};
+
+    pub const PACKAGE: GoType = Struct(&[("packageName", Str), ("version", Str), ("release", Str)]);
+    pub const PACKAGE_REQUIRED: GoType = Struct(&[("packageName", Str), ("versionRange", Str)]);
+    pub const GVK: GoType = Struct(&[("group", Str), ("kind", Str), ("version", Str)]);
+    pub const BUNDLE_OBJECT: GoType = Struct(&[("data", Bytes)]);
+    pub const CHANNEL: GoType = Struct(&[("channelName", Str), ("priority", Int(64))]);
+}
+
 fn check_property(p: &super::Property) -> Option<PropertyProblem> {
-    let strings = |keys: &[&str], required: &[&str]| -> Option<PropertyProblem> {
-        match &p.value {
-            Value::Null => return None,
-            Value::Object(_) => {}
-            other => {
-                return Some(PropertyProblem::Unparsable(format!(
-                    "cannot unmarshal {} into an object",
-                    json_kind(other)
-                )))
-            }
-        };
-        for k in keys {
-            for (_, v) in crate::gojson::struct_field_values(&p.value, k) {
-                if !matches!(v, Value::Null | Value::String(_)) {
-                    return Some(PropertyProblem::Unparsable(format!(
-                        "field {k:?}: cannot unmarshal {} into a string",
-                        json_kind(v)
-                    )));
-                }
-            }
+    let ty = match p.kind.as_str() {
+        "olm.package" => &property_types::PACKAGE,
+        "olm.gvk" | "olm.gvk.required" => &property_types::GVK,
+        "olm.package.required" => &property_types::PACKAGE_REQUIRED,
+        "olm.bundle.object" => &property_types::BUNDLE_OBJECT,
+        "olm.channel" => &property_types::CHANNEL,
+        "olm.csv.metadata" => &crate::bundle::csv_metadata::CSV_METADATA_GO_TYPE,
+        // Any other type is kept as raw JSON, which every value is.
+        _ => return None,
+    };
+    if let Err(m) = crate::gojson::check_go_decode(&p.value, ty) {
+        return Some(PropertyProblem::Unparsable(m));
+    }
+    // Beyond what decodes: values opm takes but that say nothing (a null
+    // value is Go's zero value, left alone here as before).
+    let required = |keys: &[&str]| {
+        if p.value.is_null() {
+            return None;
         }
-        required
-            .iter()
+        keys.iter()
             .find(|k| !p.field(k).is_some_and(Value::is_string))
             .map(|k| {
                 PropertyProblem::Incomplete(format!("property {} needs a string {k:?}", p.kind))
             })
     };
     match p.kind.as_str() {
-        "olm.package" => strings(&["packageName", "version", "release"], &[]),
-        "olm.gvk" | "olm.gvk.required" => {
-            strings(&["group", "kind", "version"], &["group", "kind", "version"])
-        }
-        "olm.package.required" => strings(
-            &["packageName", "versionRange"],
-            &["packageName", "versionRange"],
-        ),
-        "olm.bundle.object" => {
-            if let Some(problem) = strings(&["data"], &[]) {
-                return Some(problem);
-            }
-            if let Some(data) = p.field("data").and_then(Value::as_str) {
-                if let Err(e) = go_base64(data) {
-                    return Some(PropertyProblem::Unparsable(format!(
-                        "field \"data\": illegal base64 data: {e}"
-                    )));
-                }
-            }
+        "olm.gvk" | "olm.gvk.required" => required(&["group", "kind", "version"]),
+        "olm.package.required" => required(&["packageName", "versionRange"]),
+        "olm.bundle.object"
             if !p.field("data").is_some_and(Value::is_string)
-                && !p.field("ref").is_some_and(Value::is_string)
-            {
-                return Some(PropertyProblem::Incomplete(
-                    "olm.bundle.object needs \"data\" or \"ref\"".into(),
-                ));
-            }
-            None
+                && !p.field("ref").is_some_and(Value::is_string) =>
+        {
+            Some(PropertyProblem::Incomplete(
+                "olm.bundle.object needs \"data\" or \"ref\"".into(),
+            ))
         }
-        "olm.csv.metadata" | "olm.channel" => strings(&[], &[]),
         _ => None,
-    }
-}
-
-/// Decodes base64 as Go's `encoding/json` does for `[]byte` fields
-/// (standard alphabet, padded; line breaks ignored; trailing bits not
-/// checked).
-fn go_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
-    use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
-    use base64::Engine;
-    const GO_STD: GeneralPurpose = GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
-    );
-    if data.contains(['\r', '\n']) {
-        let clean: String = data.chars().filter(|c| *c != '\r' && *c != '\n').collect();
-        GO_STD.decode(clean)
-    } else {
-        GO_STD.decode(data)
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
