@@ -961,3 +961,190 @@ pub fn decode_go_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
         GO_STD.decode(data)
     }
 }
+
+/// A JSON value that keeps its object keys in the order given: what Go
+/// writes for a struct (its fields' order) or a `json.RawMessage` (its
+/// bytes' order), where a [`Value`] would sort them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ordered {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<Ordered>),
+    /// An object, its keys in order.
+    Object(Vec<(String, Ordered)>),
+}
+
+impl Ordered {
+    /// `v` in the order Go writes it when it is a value of type `ty`:
+    /// a struct's fields in the struct's order (keys that are no field of it
+    /// after them), a map's keys sorted.
+    pub fn shaped(v: &Value, ty: &GoType) -> Ordered {
+        match (v, ty) {
+            (Value::Object(m), GoType::Struct(fields)) => {
+                let mut out = Vec::with_capacity(m.len());
+                for (name, t) in fields.iter() {
+                    if let Some((k, item)) = m.get_key_value(*name) {
+                        out.push((k.clone(), Ordered::shaped(item, t)));
+                    }
+                }
+                for (k, item) in m {
+                    if !fields.iter().any(|(name, _)| name == k) {
+                        out.push((k.clone(), Ordered::from(item)));
+                    }
+                }
+                Ordered::Object(out)
+            }
+            (Value::Object(m), GoType::Map(t)) => Ordered::Object(
+                m.iter()
+                    .map(|(k, item)| (k.clone(), Ordered::shaped(item, t)))
+                    .collect(),
+            ),
+            (Value::Array(items), GoType::Slice(t)) => {
+                Ordered::Array(items.iter().map(|i| Ordered::shaped(i, t)).collect())
+            }
+            (v, _) => Ordered::from(v),
+        }
+    }
+
+    /// Parses JSON text keeping its keys' order.
+    pub fn parse(text: &str) -> Result<Ordered, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The value with its keys sorted, as every reader of values sees it.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Ordered::Null => Value::Null,
+            Ordered::Bool(b) => Value::Bool(*b),
+            Ordered::Number(n) => Value::Number(n.clone()),
+            Ordered::String(s) => Value::String(s.clone()),
+            Ordered::Array(items) => Value::Array(items.iter().map(Ordered::to_value).collect()),
+            Ordered::Object(pairs) => Value::Object(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Whether every object's keys are in sorted order (and unique), so
+    /// that the value's [`Value`] writes the same.
+    pub fn is_sorted(&self) -> bool {
+        match self {
+            Ordered::Array(items) => items.iter().all(Ordered::is_sorted),
+            Ordered::Object(pairs) => {
+                pairs.windows(2).all(|w| w[0].0 < w[1].0)
+                    && pairs.iter().all(|(_, v)| v.is_sorted())
+            }
+            _ => true,
+        }
+    }
+}
+
+impl From<&Value> for Ordered {
+    fn from(v: &Value) -> Ordered {
+        match v {
+            Value::Null => Ordered::Null,
+            Value::Bool(b) => Ordered::Bool(*b),
+            Value::Number(n) => Ordered::Number(n.clone()),
+            Value::String(s) => Ordered::String(s.clone()),
+            Value::Array(items) => Ordered::Array(items.iter().map(Ordered::from).collect()),
+            Value::Object(m) => Ordered::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), Ordered::from(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl serde::Serialize for Ordered {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Ordered::Null => s.serialize_unit(),
+            Ordered::Bool(b) => s.serialize_bool(*b),
+            Ordered::Number(n) => n.serialize(s),
+            Ordered::String(v) => s.serialize_str(v),
+            Ordered::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for i in items {
+                    seq.serialize_element(i)?;
+                }
+                seq.end()
+            }
+            Ordered::Object(pairs) => {
+                let mut map = s.serialize_map(Some(pairs.len()))?;
+                for (k, v) in pairs {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Null)
+            }
+            fn visit_none<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Bool(b))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Number(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Number(n.into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Ordered, E> {
+                Ok(serde_json::Number::from_f64(n).map_or(Ordered::Null, Ordered::Number))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Ordered, E> {
+                Ok(Ordered::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Ordered, E> {
+                Ok(Ordered::String(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut items = Vec::new();
+                while let Some(i) = a.next_element()? {
+                    items.push(i);
+                }
+                Ok(Ordered::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Ordered>()? {
+                    pairs.push((k, v));
+                }
+                Ok(Ordered::Object(pairs))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}

@@ -381,10 +381,10 @@ fn fake_render(image: &str) -> Result<fbc::Bundle, olm_catalog::graph::Error> {
         name,
         package: pkg.into(),
         image: image.into(),
-        properties: vec![fbc::Property {
-            kind: "olm.package".into(),
-            value: serde_json::json!({"packageName": pkg, "version": version}),
-        }],
+        properties: vec![fbc::Property::new(
+            "olm.package",
+            serde_json::json!({"packageName": pkg, "version": version}),
+        )],
         ..fbc::Bundle::default()
     })
 }

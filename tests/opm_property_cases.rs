@@ -114,7 +114,10 @@ fn property_validate() {
             // value and no type (Validate would refuse it, Parse keeps it as
             // a property of another type): the catalog is valid.
             "CommandLine/NoTypeWithValue",
-            vec![json!({"value": {"a": 1}}), json!({"type": null, "value": [1]})],
+            vec![
+                json!({"value": {"a": 1}}),
+                json!({"type": null, "value": [1]}),
+            ],
             None,
         ),
     ]);
@@ -274,5 +277,96 @@ fn property_deduplicate() {
     }
     let (code, doubled, err) = common::run(&["render", db_arg]);
     assert_eq!(code, 0, "{err}");
-    assert!(doubled == clean, "render changed with duplicated property rows");
+    assert!(
+        doubled == clean,
+        "render changed with duplicated property rows"
+    );
+}
+
+/// TestBuild's `Success/Package-Release*` cases, as `render` of a bundle
+/// directory shows them: opm builds the `olm.package` property from its Go
+/// struct (`MustBuildPackageRelease`), so JSON output has `packageName`,
+/// `version`, then `release`; YAML output, which opm makes through
+/// sigs.k8s.io/yaml, has the keys sorted.
+#[test]
+fn property_build_package_release() {
+    for release in ["1", "gamma", "gamma1"] {
+        let t = tempfile::tempdir().expect("tmp");
+        let dir = t.path().join("bundle");
+        common::copy_dir(&common::corpus().join("operators/etcd/0.9.4"), &dir);
+        let csv = dir.join("manifests/etcdoperator.v0.9.4.clusterserviceversion.yaml");
+        let text = std::fs::read_to_string(&csv).expect("csv");
+        let text = text.replacen(
+            "\nspec:\n",
+            &format!("\nspec:\n  release: {release:?}\n"),
+            1,
+        );
+        std::fs::write(&csv, text).expect("write");
+        let path = dir.to_str().expect("utf-8");
+        let (code, json_out, err) = common::run(&["render", path]);
+        assert_eq!(code, 0, "{err}");
+        let want = format!(
+            "\"type\": \"olm.package\",\n            \"value\": {{\n                \"packageName\": \"etcd\",\n                \"version\": \"0.9.4\",\n                \"release\": {release:?}\n            }}"
+        );
+        assert!(json_out.contains(&want), "release {release}: {json_out}");
+        let (code, yaml_out, err) = common::run(&["render", path, "-o", "yaml"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            yaml_out.contains(&format!(
+                "packageName: etcd\n    release: {release:?}\n    version: 0.9.4\n"
+            )) || yaml_out.contains(&format!(
+                "packageName: etcd\n    release: {release}\n    version: 0.9.4\n"
+            )),
+            "release {release}: {yaml_out}"
+        );
+    }
+}
+
+/// The `bundle-object-to-csv-metadata` migration builds `olm.csv.metadata`
+/// from opm's `CSVMetadata` struct (`MustBuildCSVMetadata`): JSON output
+/// keeps the Go field order of the nested descriptions (`name`, `version`,
+/// `kind`, ... of a CRD description; `type`, `supported` of an install
+/// mode), and a catalog read back from that output has them sorted again.
+#[test]
+fn csv_metadata_is_written_in_go_struct_order() {
+    use base64::Engine as _;
+    let csv = json!({
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {"name": "foo.v0.1.0"},
+        "spec": {
+            "version": "0.1.0",
+            "installModes": [{"type": "OwnNamespace", "supported": true}],
+            "maintainers": [{"name": "me", "email": "me@example.com"}],
+            "customresourcedefinitions": {"owned": [{"name": "foos.x.io", "version": "v1", "kind": "Foo", "displayName": "Foo", "description": "d"}]},
+        },
+    });
+    let data = base64::engine::general_purpose::STANDARD.encode(csv.to_string());
+    let dir = catalog(&[json!({"type": "olm.bundle.object", "value": {"data": data}})]);
+    let path = dir.path().to_str().expect("utf-8");
+    let (code, out, err) = common::run(&[
+        "render",
+        path,
+        "--migrate-level",
+        "bundle-object-to-csv-metadata",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let squeezed: String = out.split_whitespace().collect();
+    for want in [
+        r#"{"name":"foos.x.io","version":"v1","kind":"Foo","displayName":"Foo","description":"d"}"#,
+        r#"{"type":"OwnNamespace","supported":true}"#,
+        r#"{"name":"me","email":"me@example.com"}"#,
+    ] {
+        assert!(squeezed.contains(want), "{want}: {out}");
+    }
+    // Read back, the catalog's keys are sorted, as opm's loader sorts them.
+    let again = tempfile::tempdir().expect("tmp");
+    std::fs::write(again.path().join("catalog.json"), &out).expect("write");
+    let (code, out, err) = common::run(&["render", again.path().to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    let squeezed: String = out.split_whitespace().collect();
+    assert!(
+        squeezed.contains(r#"{"description":"d","displayName":"Foo","kind":"Foo","name":"foos.x.io","version":"v1"}"#),
+        "{out}"
+    );
 }

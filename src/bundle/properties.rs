@@ -112,7 +112,7 @@ impl BundleProperties {
         if !package.is_empty() {
             push(RawProperty {
                 kind: PACKAGE_TYPE.into(),
-                value: crate::gojson::to_string(&package_value(&package, &version, &release)),
+                value: package_value_text(&package, &version, &release),
             });
         }
         let mut annotation_error = None;
@@ -158,6 +158,37 @@ pub const PACKAGE_TYPE: &str = "olm.package";
 /// The property (and dependency) type of a group/version/kind.
 pub const GVK_TYPE: &str = "olm.gvk";
 
+/// The Go types opm decodes property values into (`property.Parse`) and
+/// builds them from (`property.MustBuild*`).
+pub mod go_types {
+    use crate::gojson::GoType::{self, *};
+
+    /// `property.Package`.
+    pub const PACKAGE: GoType = Struct(&[("packageName", Str), ("version", Str), ("release", Str)]);
+    /// `property.PackageRequired`.
+    pub const PACKAGE_REQUIRED: GoType = Struct(&[("packageName", Str), ("versionRange", Str)]);
+    /// `property.GVK` and `property.GVKRequired`.
+    pub const GVK: GoType = Struct(&[("group", Str), ("kind", Str), ("version", Str)]);
+    /// `property.BundleObject`.
+    pub const BUNDLE_OBJECT: GoType = Struct(&[("data", Bytes)]);
+    /// `property.Channel`.
+    pub const CHANNEL: GoType = Struct(&[("channelName", Str), ("priority", Int(64))]);
+}
+
+/// The Go type opm decodes a property of type `kind` into; `None` for a
+/// type it keeps as raw JSON.
+pub fn go_type(kind: &str) -> Option<&'static crate::gojson::GoType> {
+    Some(match kind {
+        PACKAGE_TYPE => &go_types::PACKAGE,
+        GVK_TYPE | "olm.gvk.required" => &go_types::GVK,
+        "olm.package.required" => &go_types::PACKAGE_REQUIRED,
+        "olm.bundle.object" => &go_types::BUNDLE_OBJECT,
+        "olm.channel" => &go_types::CHANNEL,
+        "olm.csv.metadata" => &super::csv_metadata::CSV_METADATA_GO_TYPE,
+        _ => return None,
+    })
+}
+
 /// The `olm.package` property value (`property.Package`): `release` only
 /// when there is one (`omitzero`).
 pub fn package_value(package: &str, version: &str, release: &str) -> Value {
@@ -166,6 +197,16 @@ pub fn package_value(package: &str, version: &str, release: &str) -> Value {
         v["release"] = Value::String(release.to_string());
     }
     v
+}
+
+/// [`package_value`] as opm writes it: compact, in `property.Package`'s
+/// field order (`packageName`, `version`, `release`), HTML not escaped.
+pub fn package_value_text(package: &str, version: &str, release: &str) -> String {
+    let ordered = crate::gojson::Ordered::shaped(
+        &package_value(package, version, release),
+        &go_types::PACKAGE,
+    );
+    serde_json::to_string(&ordered).unwrap_or_default()
 }
 
 /// The parsed files of `metadata/` in file-name order (opm reads them in

@@ -21,7 +21,9 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::{Bundle, FbcError, Property, RelatedImage, SCHEMA_BUNDLE};
-use crate::bundle::properties::{package_value, BundleProperties, GVK_TYPE, PACKAGE_TYPE};
+use crate::bundle::properties::{
+    go_types, package_value, BundleProperties, GVK_TYPE, PACKAGE_TYPE,
+};
 use crate::bundle::Gvk;
 
 /// The property type holding one manifest of the bundle (base64 JSON).
@@ -165,6 +167,15 @@ pub(crate) fn fbc_properties(
             _ => props.push((raw.kind.clone(), raw.value.clone(), v)),
         }
     }
+    // opm builds the package property from a Go struct: its fields in the
+    // struct's order, not sorted (a release comes after the version).
+    let package = package.unwrap_or_else(|| package_value(&p.package, &p.version, &p.release));
+    let ordered = crate::gojson::Ordered::shaped(&package, &go_types::PACKAGE);
+    props.push((
+        PACKAGE_TYPE.to_string(),
+        serde_json::to_string(&ordered).unwrap_or_default(),
+        package,
+    ));
     let mut built = |kind: &str, value: Value| {
         props.push((kind.to_string(), crate::gojson::to_string(&value), value));
     };
@@ -174,10 +185,6 @@ pub(crate) fn fbc_properties(
             json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
         );
     }
-    built(
-        PACKAGE_TYPE,
-        package.unwrap_or_else(|| package_value(&p.package, &p.version, &p.release)),
-    );
     for g in &provided {
         built(GVK_TYPE, g.to_json());
     }
@@ -190,7 +197,7 @@ pub(crate) fn fbc_properties(
     props.sort_by(|a, b| (a.0.as_str(), a.1.as_str()).cmp(&(b.0.as_str(), b.1.as_str())));
     let mut out: Vec<Property> = props
         .into_iter()
-        .map(|(kind, _, value)| Property { kind, value })
+        .map(|(kind, text, value)| Property::from_text(kind, &text, value))
         .collect();
     move_objects_to_end(&mut out);
     Ok(out)

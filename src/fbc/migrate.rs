@@ -81,10 +81,11 @@ pub fn bundle_object_to_csv_metadata(cfg: &mut DeclarativeConfig) -> Result<usiz
             continue;
         };
         b.properties.retain(|p| p.kind != "olm.bundle.object");
-        b.properties.push(Property {
-            kind: "olm.csv.metadata".into(),
-            value: crate::bundle::csv_metadata::csv_metadata(&csv),
-        });
+        b.properties.push(Property::shaped(
+            "olm.csv.metadata",
+            crate::bundle::csv_metadata::csv_metadata(&csv),
+            &crate::bundle::csv_metadata::CSV_METADATA_GO_TYPE,
+        ));
         changed += 1;
     }
     Ok(changed)

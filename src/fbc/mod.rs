@@ -181,17 +181,80 @@ pub struct Bundle {
 }
 
 /// A typed property: `{"type": ..., "value": ...}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct Property {
     /// Property type, e.g. `olm.package`. Missing or `null` is `""`, as Go
     /// decodes it: opm keeps such a property as one of another type.
     #[serde(rename = "type", default, deserialize_with = "null_default")]
     pub kind: String,
-    /// Property value, kept as JSON.
+    /// Property value, kept as JSON (keys sorted: what every reader sees).
     pub value: Value,
+    /// How opm writes the value when its keys are not in sorted order: a
+    /// value opm built from a Go struct (an `olm.package` with a release,
+    /// `olm.csv.metadata`) or kept as the bytes it read (a CSV's
+    /// `olm.properties` annotation, an index's `properties` table). A value
+    /// read from a catalog file has none: opm's loader sorts every key.
+    #[serde(skip)]
+    written: Option<Box<crate::gojson::Ordered>>,
+}
+
+impl Serialize for Property {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Property", 2)?;
+        st.serialize_field("type", &self.kind)?;
+        match &self.written {
+            Some(w) => st.serialize_field("value", w)?,
+            None => st.serialize_field("value", &self.value)?,
+        }
+        st.end()
+    }
+}
+
+impl PartialEq for Property {
+    /// Properties are equal when their types and values are; the order in
+    /// which a value's keys are written is not part of it.
+    fn eq(&self, other: &Property) -> bool {
+        self.kind == other.kind && self.value == other.value
+    }
 }
 
 impl Property {
+    /// A property whose value opm writes with its keys sorted.
+    pub fn new(kind: impl Into<String>, value: Value) -> Property {
+        Property {
+            kind: kind.into(),
+            value,
+            written: None,
+        }
+    }
+
+    /// A property whose value opm keeps as the JSON text it read (`text`,
+    /// parsed as `value`) and writes in that text's key order.
+    pub fn from_text(kind: impl Into<String>, text: &str, value: Value) -> Property {
+        let written = crate::gojson::Ordered::parse(text)
+            .ok()
+            .filter(|o| !o.is_sorted())
+            .map(Box::new);
+        Property {
+            kind: kind.into(),
+            value,
+            written,
+        }
+    }
+
+    /// A property whose value opm builds from a Go value of type `ty` and
+    /// writes in that type's field order.
+    pub fn shaped(kind: impl Into<String>, value: Value, ty: &crate::gojson::GoType) -> Property {
+        let ordered = crate::gojson::Ordered::shaped(&value, ty);
+        let written = (!ordered.is_sorted()).then(|| Box::new(ordered));
+        Property {
+            kind: kind.into(),
+            value,
+            written,
+        }
+    }
+
     /// The field `name` of the value as opm reads it: its typed parse
     /// (`property.Parse`) decodes values with Go's `encoding/json`, which
     /// matches field names regardless of case ([`crate::gojson::struct_field`];

@@ -880,28 +880,9 @@ enum PropertyProblem {
 /// Checks one property's value against opm's Go type for it
 /// (`alpha/property`): a struct accepts an object or `null`, each known
 /// field a value of its type or `null`; unknown fields are ignored.
-/// The Go types opm decodes property values into (`property.Parse`).
-mod property_types {
-    use crate::gojson::GoType::{self, *};
-
-    pub const PACKAGE: GoType = Struct(&[("packageName", Str), ("version", Str), ("release", Str)]);
-    pub const PACKAGE_REQUIRED: GoType = Struct(&[("packageName", Str), ("versionRange", Str)]);
-    pub const GVK: GoType = Struct(&[("group", Str), ("kind", Str), ("version", Str)]);
-    pub const BUNDLE_OBJECT: GoType = Struct(&[("data", Bytes)]);
-    pub const CHANNEL: GoType = Struct(&[("channelName", Str), ("priority", Int(64))]);
-}
-
 fn check_property(p: &super::Property) -> Option<PropertyProblem> {
-    let ty = match p.kind.as_str() {
-        "olm.package" => &property_types::PACKAGE,
-        "olm.gvk" | "olm.gvk.required" => &property_types::GVK,
-        "olm.package.required" => &property_types::PACKAGE_REQUIRED,
-        "olm.bundle.object" => &property_types::BUNDLE_OBJECT,
-        "olm.channel" => &property_types::CHANNEL,
-        "olm.csv.metadata" => &crate::bundle::csv_metadata::CSV_METADATA_GO_TYPE,
-        // Any other type is kept as raw JSON, which every value is.
-        _ => return None,
-    };
+    // Any other type is kept as raw JSON, which every value is.
+    let ty = crate::bundle::properties::go_type(&p.kind)?;
     if let Err(m) = crate::gojson::check_go_decode(&p.value, ty) {
         return Some(PropertyProblem::Unparsable(m));
     }

@@ -1499,10 +1499,10 @@ mod tests {
             name,
             package: "a".into(),
             image: image.into(),
-            properties: vec![fbc::Property {
-                kind: "olm.package".into(),
-                value: serde_json::json!({"packageName": "a", "version": version}),
-            }],
+            properties: vec![fbc::Property::new(
+                "olm.package",
+                serde_json::json!({"packageName": "a", "version": version}),
+            )],
             ..fbc::Bundle::default()
         })
     }

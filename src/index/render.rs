@@ -14,13 +14,6 @@ use crate::bundle::Gvk;
 use crate::fbc::{self, ChannelEntry, DeclarativeConfig, Property, RelatedImage};
 use crate::gojson;
 
-fn prop(kind: &str, value: Value) -> Property {
-    Property {
-        kind: kind.to_string(),
-        value,
-    }
-}
-
 fn parse_value(s: &str) -> Value {
     serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.to_string()))
 }
@@ -312,7 +305,11 @@ impl<'a> IndexPackages<'a> {
         // opm sorts them by type, then by the value's bytes; the bundle
         // objects then move to the end (keeping that order).
         raw.sort();
-        let mut out: Vec<Property> = raw.iter().map(|(t, v)| prop(t, parse_value(v))).collect();
+        // opm keeps each value as the bytes the index holds (RawMessage).
+        let mut out: Vec<Property> = raw
+            .iter()
+            .map(|(t, v)| Property::from_text(t.as_str(), v, parse_value(v)))
+            .collect();
         // opm: the CSV's spec.relatedImages (none when the csv column was
         // cleared), then every image of the related_image table not
         // already there (populateDBRelatedImages), all sorted by image.

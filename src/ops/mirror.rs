@@ -947,10 +947,10 @@ mod tests {
             image: "quay.io/a/bundle:v1".into(),
             ..Default::default()
         };
-        b.properties.push(crate::fbc::Property {
-            kind: "olm.bundle.object".into(),
-            value: serde_json::json!({ "data": data }),
-        });
+        b.properties.push(crate::fbc::Property::new(
+            "olm.bundle.object",
+            serde_json::json!({ "data": data }),
+        ));
         b.related_images.push(crate::fbc::RelatedImage {
             name: "op".into(),
             image: "quay.io/a/op:v1".into(),
