@@ -870,13 +870,9 @@ pub fn check_go_decode(value: &Value, ty: &GoType) -> Result<(), String> {
 
 fn check_at(value: &Value, ty: &GoType, path: &mut Vec<&'static str>) -> Result<(), String> {
     let mismatch = |path: &[&str], what: String| {
-        let at = if path.is_empty() {
-            String::new()
-        } else {
-            format!("field {:?}: ", path.join("."))
-        };
         Err(format!(
-            "{at}cannot unmarshal {what} into {}",
+            "{}cannot unmarshal {what} into {}",
+            field_prefix(path),
             match ty {
                 GoType::Struct(_) => "an object".to_string(),
                 t => {
@@ -890,14 +886,6 @@ fn check_at(value: &Value, ty: &GoType, path: &mut Vec<&'static str>) -> Result<
                 }
             }
         ))
-    };
-    let kind = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     };
     match (ty, value) {
         (_, Value::Null) | (GoType::Any, _) => Ok(()),
@@ -917,14 +905,9 @@ fn check_at(value: &Value, ty: &GoType, path: &mut Vec<&'static str>) -> Result<
                 mismatch(path, format!("number {n}"))
             }
         }
-        (GoType::Bytes, Value::String(s)) => decode_go_base64(s).map(|_| ()).map_err(|e| {
-            let at = if path.is_empty() {
-                String::new()
-            } else {
-                format!("field {:?}: ", path.join("."))
-            };
-            format!("{at}illegal base64 data: {e}")
-        }),
+        (GoType::Bytes, Value::String(s)) => decode_go_base64(s)
+            .map(|_| ())
+            .map_err(|e| format!("{}illegal base64 data: {e}", field_prefix(path))),
         (GoType::Slice(t), Value::Array(items)) => {
             items.iter().try_for_each(|v| check_at(v, t, path))
         }
@@ -940,7 +923,29 @@ fn check_at(value: &Value, ty: &GoType, path: &mut Vec<&'static str>) -> Result<
             }
             Ok(())
         }
-        (_, v) => mismatch(path, kind(v).to_string()),
+        (_, v) => mismatch(path, go_json_type(v).to_string()),
+    }
+}
+
+/// `field "a.b": ` for a decode error at struct field path `path`, or
+/// nothing at the top.
+fn field_prefix(path: &[&str]) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("field {:?}: ", path.join("."))
+    }
+}
+
+/// The JSON type name Go's decoder uses in its type errors.
+pub fn go_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 

@@ -85,20 +85,8 @@ fn bundle_string(obj: &Value, name: &str) -> Result<String, FbcError> {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(FbcError::InvalidObject(format!(
             "parse bundle: json: cannot unmarshal {} into Go struct field Bundle.{name} of type string",
-            go_json_type(other)
+            crate::gojson::go_json_type(other)
         ))),
-    }
-}
-
-/// The JSON type name Go's decoder uses in its type errors.
-fn go_json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
