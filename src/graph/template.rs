@@ -304,20 +304,12 @@ pub fn render_as(
     }
 }
 
-/// The shape of a Go struct as `encoding/json` decodes it into a value:
-/// which keys are fields (matched regardless of case) and what each holds.
-#[derive(Clone, Copy)]
-enum Shape {
-    /// Kept as written (raw JSON, maps, scalars).
-    Any,
-    /// A struct: its fields as tagged, with their shapes.
-    Struct(&'static [(&'static str, Shape)]),
-    /// A list of one shape.
-    List(&'static Shape),
-}
+/// The Go types a template decodes into: which keys are fields (matched
+/// regardless of case) and what each holds (`GoType::Any`: kept as written).
+use crate::gojson::GoType as Shape;
 
 const PROPERTY: Shape = Shape::Struct(&[("type", Shape::Any), ("value", Shape::Any)]);
-const PROPERTIES: Shape = Shape::List(&PROPERTY);
+const PROPERTIES: Shape = Shape::Slice(&PROPERTY);
 const FBC_PACKAGE: Shape = Shape::Struct(&[
     ("schema", Shape::Any),
     ("name", Shape::Any),
@@ -339,7 +331,7 @@ const FBC_CHANNEL: Shape = Shape::Struct(&[
     ("schema", Shape::Any),
     ("name", Shape::Any),
     ("package", Shape::Any),
-    ("entries", Shape::List(&CHANNEL_ENTRY)),
+    ("entries", Shape::Slice(&CHANNEL_ENTRY)),
     ("properties", PROPERTIES),
 ]);
 const RELATED_IMAGE: Shape = Shape::Struct(&[("name", Shape::Any), ("image", Shape::Any)]);
@@ -349,7 +341,7 @@ const FBC_BUNDLE: Shape = Shape::Struct(&[
     ("package", Shape::Any),
     ("image", Shape::Any),
     ("properties", PROPERTIES),
-    ("relatedImages", Shape::List(&RELATED_IMAGE)),
+    ("relatedImages", Shape::Slice(&RELATED_IMAGE)),
 ]);
 const DEPRECATION_ENTRY: Shape = Shape::Struct(&[
     (
@@ -361,11 +353,11 @@ const DEPRECATION_ENTRY: Shape = Shape::Struct(&[
 const FBC_DEPRECATIONS: Shape = Shape::Struct(&[
     ("schema", Shape::Any),
     ("package", Shape::Any),
-    ("entries", Shape::List(&DEPRECATION_ENTRY)),
+    ("entries", Shape::Slice(&DEPRECATION_ENTRY)),
 ]);
 const SEMVER_BUNDLES: Shape = Shape::Struct(&[(
     "bundles",
-    Shape::List(&Shape::Struct(&[("image", Shape::Any)])),
+    Shape::Slice(&Shape::Struct(&[("image", Shape::Any)])),
 )]);
 /// `SemverTemplateData` (and `avoidSkipPatch`, see [`SemverTemplate`]).
 const SEMVER: Shape = Shape::Struct(&[
@@ -386,7 +378,7 @@ const SUBSTITUTES: Shape = Shape::Struct(&[
     ("entries", Shape::Any),
     (
         "substitutions",
-        Shape::List(&Shape::Struct(&[
+        Shape::Slice(&Shape::Struct(&[
             ("name", Shape::Any),
             ("base", Shape::Any),
         ])),
@@ -424,8 +416,7 @@ fn fold_keys(node: &mut crate::yaml::Node, fields: &[&str]) {
 /// Folds the field names of a value of `shape`, recursively.
 fn fold(node: &mut crate::yaml::Node, shape: Shape) {
     match shape {
-        Shape::Any => {}
-        Shape::List(inner) => {
+        Shape::Slice(inner) => {
             if let crate::yaml::Value::Seq(items) = &mut node.value {
                 for item in items {
                     fold(item, *inner);
@@ -443,7 +434,67 @@ fn fold(node: &mut crate::yaml::Node, shape: Shape) {
                 }
             }
         }
+        Shape::Map(inner) => {
+            if let crate::yaml::Value::Map(entries) = &mut node.value {
+                for e in entries {
+                    fold(&mut e.value, *inner);
+                }
+            }
+        }
+        _ => {}
     }
+}
+
+/// A Go struct's fields: JSON names and types, in order.
+type GoFields = &'static [(&'static str, Shape)];
+
+/// The first key (in document order) of a struct in `node` that is not one
+/// of its fields, once the keys are [`fold`]ed, as a strict decode
+/// (`yaml.UnmarshalStrict`, `DisallowUnknownFields`) refuses it: the path
+/// to the key and the struct's fields.
+fn unknown_field(
+    node: &crate::yaml::Node,
+    shape: Shape,
+    at: &mut Vec<crate::yaml::Seg>,
+) -> Option<(Vec<crate::yaml::Seg>, GoFields)> {
+    use crate::yaml::{Seg, Value};
+    match (shape, &node.value) {
+        (Shape::Slice(inner), Value::Seq(items)) => {
+            items.iter().enumerate().find_map(|(i, item)| {
+                at.push(Seg::Index(i));
+                let found = unknown_field(item, *inner, at);
+                at.pop();
+                found
+            })
+        }
+        (Shape::Struct(fields), Value::Map(entries)) => entries.iter().find_map(|e| {
+            at.push(Seg::Key(e.key.clone()));
+            let found = match fields.iter().find(|f| f.0 == e.key) {
+                None => Some((at.clone(), fields)),
+                Some((_, s)) => unknown_field(&e.value, *s, at),
+            };
+            at.pop();
+            found
+        }),
+        _ => None,
+    }
+}
+
+/// A path as serde_path_to_error writes it (`stable.bundles[0].image`).
+fn path_text(segs: &[crate::yaml::Seg]) -> String {
+    let mut out = String::new();
+    for s in segs {
+        match s {
+            crate::yaml::Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            crate::yaml::Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
 }
 
 /// The objects of a template's `entries` as opm reads them (`declcfg.Meta`,
@@ -910,7 +961,7 @@ fn substitute(
 
 /// The `olm.semver` template document.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct SemverTemplate {
     /// `olm.semver`.
     pub schema: String,
@@ -947,7 +998,6 @@ chain in version order, no skips)";
 
 /// One archetype's bundles.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SemverChannelBundles {
     /// Bundle images.
     #[serde(default)]
@@ -956,7 +1006,6 @@ pub struct SemverChannelBundles {
 
 /// One bundle of a semver template.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SemverBundle {
     /// Bundle image.
     #[serde(default)]
@@ -988,12 +1037,28 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, Error> {
     }
     let mut root = doc.root;
     fold(&mut root, SEMVER);
+    if let Some((segs, fields)) = unknown_field(&root, SEMVER, &mut Vec::new()) {
+        let known: Vec<String> = fields.iter().map(|f| format!("`{}`", f.0)).collect();
+        let key = match segs.last() {
+            Some(crate::yaml::Seg::Key(k)) => k.as_str(),
+            _ => "",
+        };
+        let known = match known.len() {
+            1 => known.join(""),
+            _ => format!("one of {}", known.join(", ")),
+        };
+        return Err(Error::Template(format!(
+            "{}: {}: json: unknown field {key:?} (known: {known})",
+            place(path, root.locate(&segs)),
+            path_text(&segs),
+        )));
+    }
     let mut sv: SemverTemplate = crate::bundle::csv::decode(&root).map_err(|e| {
         format!(
             "{}: {}: {}",
             place(path, root.locate(&e.segments())),
             e.path,
-            go_unknown_field(&e.message)
+            e.message
         )
     })?;
     if sv.schema != SCHEMA_SEMVER {
@@ -1019,27 +1084,6 @@ pub fn parse_semver(text: &str, path: &Path) -> Result<SemverTemplate, Error> {
         other => return Err(Error::Template(format!("unknown DefaultChannelTypePreference: {other:?}\nValid values are 'major' or 'minor'"))),
     }
     Ok(sv)
-}
-
-/// A field the template does not have, worded as opm's strict reading
-/// words it (`json: unknown field "invalid"`), the fields it has after;
-/// other messages as they are.
-fn go_unknown_field(message: &str) -> String {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
-        return message.to_string();
-    };
-    match rest.split_once('`') {
-        Some((field, known)) => format!(
-            "json: unknown field {field:?}{}",
-            known
-                .trim_start_matches(',')
-                .trim()
-                .strip_prefix("expected")
-                .map(|k| format!(" (known:{k})"))
-                .unwrap_or_default()
-        ),
-        None => message.to_string(),
-    }
 }
 
 /// How opm wraps the errors of reading the rendered bundles' versions.
