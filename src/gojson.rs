@@ -1023,6 +1023,16 @@ impl Ordered {
         serde_json::from_str(text)
     }
 
+    /// [`Ordered::parse`], or `None` when every object of `text` has its
+    /// keys in sorted order (what a [`Value`] writes anyway): checked
+    /// without building anything, since nearly every value opm stored is so.
+    pub fn parse_unless_sorted(text: &str) -> Option<Ordered> {
+        match serde_json::from_str::<KeysSorted>(text) {
+            Ok(KeysSorted(true)) => None,
+            _ => Ordered::parse(text).ok().filter(|o| !o.is_sorted()),
+        }
+    }
+
     /// The value with its keys sorted, as every reader of values sees it.
     pub fn to_value(&self) -> Value {
         match self {
@@ -1051,6 +1061,64 @@ impl Ordered {
             }
             _ => true,
         }
+    }
+}
+
+/// Whether every object of a JSON value has its keys in strictly
+/// increasing order, read without building the value.
+struct KeysSorted(bool);
+
+impl<'de> serde::Deserialize<'de> for KeysSorted {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<KeysSorted, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = KeysSorted;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<KeysSorted, E> {
+                Ok(KeysSorted(true))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<KeysSorted, E> {
+                Ok(KeysSorted(true))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<KeysSorted, E> {
+                Ok(KeysSorted(true))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<KeysSorted, E> {
+                Ok(KeysSorted(true))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<KeysSorted, E> {
+                Ok(KeysSorted(true))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<KeysSorted, E> {
+                Ok(KeysSorted(true))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<KeysSorted, A::Error> {
+                let mut sorted = true;
+                while let Some(KeysSorted(s)) = a.next_element()? {
+                    sorted &= s;
+                }
+                Ok(KeysSorted(sorted))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<KeysSorted, A::Error> {
+                let mut sorted = true;
+                let mut last: Option<std::borrow::Cow<'de, str>> = None;
+                while let Some(key) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let KeysSorted(s) = a.next_value()?;
+                    sorted &= s && last.as_deref().is_none_or(|l| l < key.as_ref());
+                    last = Some(key);
+                }
+                Ok(KeysSorted(sorted))
+            }
+        }
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -1151,5 +1219,32 @@ impl<'de> serde::Deserialize<'de> for Ordered {
             }
         }
         d.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod ordered_tests {
+    use super::Ordered;
+
+    #[test]
+    fn unsorted_keys_are_kept_in_their_order_and_sorted_ones_need_nothing() {
+        for sorted in [
+            r#"{"a":1,"b":[{"c":2,"d":"\u003c"}]}"#,
+            "[]",
+            "3",
+            r#""x""#,
+            "{}",
+        ] {
+            assert_eq!(Ordered::parse_unless_sorted(sorted), None, "{sorted}");
+        }
+        let text = r#"{"packageName":"p","version":"1.0.0","release":"2","x":[{"b":1,"a":2}]}"#;
+        let o = Ordered::parse_unless_sorted(text).expect("unsorted");
+        assert_eq!(serde_json::to_string(&o).expect("json"), text);
+        let nested = r#"{"a":[{"b":1,"a":2}]}"#;
+        assert!(Ordered::parse_unless_sorted(nested).is_some());
+        // A key given twice is kept twice, as Go keeps a RawMessage's bytes.
+        let twice = r#"{"a":1,"a":2}"#;
+        let o = Ordered::parse_unless_sorted(twice).expect("duplicate key");
+        assert_eq!(serde_json::to_string(&o).expect("json"), twice);
     }
 }

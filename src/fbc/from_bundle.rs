@@ -134,8 +134,10 @@ pub(crate) fn fbc_properties(
     let mut provided: BTreeSet<Gvk> = p.provided.iter().map(|a| a.gvk.clone()).collect();
     let mut required: BTreeSet<Gvk> = p.required.iter().map(|a| a.gvk.clone()).collect();
     let mut package: Option<Value> = None;
-    // (type, value JSON as the sort key, value)
-    let mut props: Vec<(String, String, Value)> = Vec::new();
+    // (type, value JSON as the sort key, value, whether opm keeps the text
+    // as it read it: values it builds here have their keys sorted, but the
+    // package, which is built below from its Go struct)
+    let mut props: Vec<(String, String, Value, bool)> = Vec::new();
     for (i, raw) in p.properties.iter().enumerate() {
         let v = raw.json();
         let at = |e: String| format!("property {i} ({}): {e}", raw.kind);
@@ -148,7 +150,7 @@ pub(crate) fn fbc_properties(
                 let f = string_fields(&v, &["packageName", "version", "release"]).map_err(at)?;
                 package = Some(package_value(&f[0], &f[1], &f[2]));
             }
-            _ => props.push((raw.kind.clone(), raw.value.clone(), v)),
+            _ => props.push((raw.kind.clone(), raw.value.clone(), v, true)),
         }
     }
     let mut package_required = Vec::new();
@@ -164,7 +166,7 @@ pub(crate) fn fbc_properties(
                 let f = string_fields(&v, &["packageName", "version"]).map_err(at)?;
                 package_required.push(json!({"packageName": f[0], "versionRange": f[1]}));
             }
-            _ => props.push((raw.kind.clone(), raw.value.clone(), v)),
+            _ => props.push((raw.kind.clone(), raw.value.clone(), v, true)),
         }
     }
     // opm builds the package property from a Go struct: its fields in the
@@ -175,9 +177,15 @@ pub(crate) fn fbc_properties(
         PACKAGE_TYPE.to_string(),
         serde_json::to_string(&ordered).unwrap_or_default(),
         package,
+        true,
     ));
     let mut built = |kind: &str, value: Value| {
-        props.push((kind.to_string(), crate::gojson::to_string(&value), value));
+        props.push((
+            kind.to_string(),
+            crate::gojson::to_string(&value),
+            value,
+            false,
+        ));
     };
     for o in objects {
         built(
@@ -197,7 +205,10 @@ pub(crate) fn fbc_properties(
     props.sort_by(|a, b| (a.0.as_str(), a.1.as_str()).cmp(&(b.0.as_str(), b.1.as_str())));
     let mut out: Vec<Property> = props
         .into_iter()
-        .map(|(kind, text, value)| Property::from_text(kind, &text, value))
+        .map(|(kind, text, value, as_read)| match as_read {
+            true => Property::from_text(kind, &text, value),
+            false => Property::new(kind, value),
+        })
         .collect();
     move_objects_to_end(&mut out);
     Ok(out)

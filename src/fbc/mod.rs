@@ -232,10 +232,7 @@ impl Property {
     /// A property whose value opm keeps as the JSON text it read (`text`,
     /// parsed as `value`) and writes in that text's key order.
     pub fn from_text(kind: impl Into<String>, text: &str, value: Value) -> Property {
-        let written = crate::gojson::Ordered::parse(text)
-            .ok()
-            .filter(|o| !o.is_sorted())
-            .map(Box::new);
+        let written = crate::gojson::Ordered::parse_unless_sorted(text).map(Box::new);
         Property {
             kind: kind.into(),
             value,

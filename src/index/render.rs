@@ -294,21 +294,29 @@ impl<'a> IndexPackages<'a> {
         }
         let objects = bundle.as_deref().map(split_objects).unwrap_or_default();
         drop(bundle);
-        for o in &objects {
-            raw.push((
-                "olm.bundle.object".into(),
-                gojson::to_string(
-                    &json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
-                ),
-            ));
-        }
+        // The bundle objects are built here, keys sorted: their values are
+        // made once, not written and read back (they hold every manifest).
+        let mut built_objects: Vec<(String, Value)> = objects
+            .iter()
+            .map(|o| {
+                let value =
+                    json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())});
+                (gojson::to_string(&value), value)
+            })
+            .collect();
         // opm sorts them by type, then by the value's bytes; the bundle
-        // objects then move to the end (keeping that order).
+        // objects then move to the end, in their order: they go last here.
         raw.sort();
+        built_objects.sort_by(|a, b| a.0.cmp(&b.0));
         // opm keeps each value as the bytes the index holds (RawMessage).
         let mut out: Vec<Property> = raw
             .iter()
             .map(|(t, v)| Property::from_text(t.as_str(), v, parse_value(v)))
+            .chain(
+                built_objects
+                    .into_iter()
+                    .map(|(_, value)| Property::new("olm.bundle.object", value)),
+            )
             .collect();
         // opm: the CSV's spec.relatedImages (none when the csv column was
         // cleared), then every image of the related_image table not
