@@ -107,9 +107,13 @@ pub fn to_go_indented_json<T: Serialize>(value: &T) -> Result<String, serde_json
     let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
     value.serialize(&mut ser)?;
+    // Go escapes these two even without HTML escaping; they only occur in
+    // strings. Both start with the bytes E2 80: one SIMD search for those
+    // instead of a char-by-char scan of the whole output (6% of a render).
+    let has_separator = memchr::memmem::find_iter(&buf, b"\xE2\x80")
+        .any(|i| matches!(buf.get(i + 2), Some(0xA8 | 0xA9)));
     let mut s = String::from_utf8(buf).unwrap_or_default();
-    // Go escapes these two even without HTML escaping; they only occur in strings.
-    if s.contains(['\u{2028}', '\u{2029}']) {
+    if has_separator {
         s = s
             .replace('\u{2028}', "\\u2028")
             .replace('\u{2029}', "\\u2029");
@@ -204,6 +208,15 @@ pub fn write_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_and_paragraph_separators_are_escaped_as_go_escapes_them() {
+        let v = serde_json::json!({"d": "a\u{2028}b\u{2029}c\u{201c}q\u{201d}\u{2013}<&>"});
+        assert_eq!(
+            to_go_indented_json(&v).expect("json"),
+            "{\n    \"d\": \"a\\u2028b\\u2029c\u{201c}q\u{201d}\u{2013}<&>\"\n}\n"
+        );
+    }
 
     #[test]
     fn objects_come_in_opm_order() {
