@@ -124,6 +124,16 @@ fn render_bundle(bundle: &crate::bundle::Bundle, image: &str) -> Result<Bundle, 
     })
 }
 
+/// How opm writes a property value it derived from a bundle.
+enum Written {
+    /// Keys sorted: a value built here from sorted JSON.
+    Sorted,
+    /// As the text it read (a CSV's `olm.properties`, `metadata/`).
+    AsRead,
+    /// In the field order of the Go struct it built the value from.
+    GoStruct(&'static crate::gojson::GoType),
+}
+
 /// The `olm.bundle` properties of a bundle (see the module documentation),
 /// with one `olm.bundle.object` per JSON object of `objects`. Err for an
 /// `olm.gvk` or `olm.package` value opm cannot decode.
@@ -134,10 +144,8 @@ pub(crate) fn fbc_properties(
     let mut provided: BTreeSet<Gvk> = p.provided.iter().map(|a| a.gvk.clone()).collect();
     let mut required: BTreeSet<Gvk> = p.required.iter().map(|a| a.gvk.clone()).collect();
     let mut package: Option<Value> = None;
-    // (type, value JSON as the sort key, value, whether opm keeps the text
-    // as it read it: values it builds here have their keys sorted, but the
-    // package, which is built below from its Go struct)
-    let mut props: Vec<(String, String, Value, bool)> = Vec::new();
+    // (type, value JSON as the sort key, value, how opm writes the value)
+    let mut props: Vec<(String, String, Value, Written)> = Vec::new();
     for (i, raw) in p.properties.iter().enumerate() {
         let v = raw.json();
         let at = |e: String| format!("property {i} ({}): {e}", raw.kind);
@@ -150,7 +158,7 @@ pub(crate) fn fbc_properties(
                 let f = string_fields(&v, &["packageName", "version", "release"]).map_err(at)?;
                 package = Some(package_value(&f[0], &f[1], &f[2]));
             }
-            _ => props.push((raw.kind.clone(), raw.value.clone(), v, true)),
+            _ => props.push((raw.kind.clone(), raw.value.clone(), v, Written::AsRead)),
         }
     }
     let mut package_required = Vec::new();
@@ -166,48 +174,47 @@ pub(crate) fn fbc_properties(
                 let f = string_fields(&v, &["packageName", "version"]).map_err(at)?;
                 package_required.push(json!({"packageName": f[0], "versionRange": f[1]}));
             }
-            _ => props.push((raw.kind.clone(), raw.value.clone(), v, true)),
+            _ => props.push((raw.kind.clone(), raw.value.clone(), v, Written::AsRead)),
         }
     }
-    // opm builds the package property from a Go struct: its fields in the
-    // struct's order, not sorted (a release comes after the version).
-    let package = package.unwrap_or_else(|| package_value(&p.package, &p.version, &p.release));
-    let ordered = crate::gojson::Ordered::shaped(&package, &go_types::PACKAGE);
-    props.push((
-        PACKAGE_TYPE.to_string(),
-        serde_json::to_string(&ordered).unwrap_or_default(),
-        package,
-        true,
-    ));
-    let mut built = |kind: &str, value: Value| {
+    let mut built = |kind: &str, value: Value, written: Written| {
         props.push((
             kind.to_string(),
             crate::gojson::to_string(&value),
             value,
-            false,
+            written,
         ));
     };
+    // opm builds the package property from a Go struct: its fields in the
+    // struct's order, not sorted (a release comes after the version).
+    built(
+        PACKAGE_TYPE,
+        package.unwrap_or_else(|| package_value(&p.package, &p.version, &p.release)),
+        Written::GoStruct(&go_types::PACKAGE),
+    );
     for o in objects {
         built(
             BUNDLE_OBJECT_TYPE,
             json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())}),
+            Written::Sorted,
         );
     }
     for g in &provided {
-        built(GVK_TYPE, g.to_json());
+        built(GVK_TYPE, g.to_json(), Written::Sorted);
     }
     for g in &required {
-        built("olm.gvk.required", g.to_json());
+        built("olm.gvk.required", g.to_json(), Written::Sorted);
     }
     for v in package_required {
-        built("olm.package.required", v);
+        built("olm.package.required", v, Written::Sorted);
     }
     props.sort_by(|a, b| (a.0.as_str(), a.1.as_str()).cmp(&(b.0.as_str(), b.1.as_str())));
     let mut out: Vec<Property> = props
         .into_iter()
-        .map(|(kind, text, value, as_read)| match as_read {
-            true => Property::from_text(kind, &text, value),
-            false => Property::new(kind, value),
+        .map(|(kind, text, value, written)| match written {
+            Written::AsRead => Property::from_text(kind, &text, value),
+            Written::Sorted => Property::new(kind, value),
+            Written::GoStruct(ty) => Property::shaped(kind, value, ty),
         })
         .collect();
     move_objects_to_end(&mut out);
