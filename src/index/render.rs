@@ -296,26 +296,23 @@ impl<'a> IndexPackages<'a> {
         drop(bundle);
         // The bundle objects are built here, keys sorted: their values are
         // made once, not written and read back (they hold every manifest).
-        let mut built_objects: Vec<(String, Value)> = objects
+        // Their bytes, `{"data":"<base64>"}`, sort as their base64 does.
+        let mut object_data: Vec<String> = objects
             .iter()
-            .map(|o| {
-                let value =
-                    json!({"data": base64::engine::general_purpose::STANDARD.encode(o.as_bytes())});
-                (gojson::to_string(&value), value)
-            })
+            .map(|o| base64::engine::general_purpose::STANDARD.encode(o.as_bytes()))
             .collect();
         // opm sorts them by type, then by the value's bytes; the bundle
         // objects then move to the end, in their order: they go last here.
         raw.sort();
-        built_objects.sort_by(|a, b| a.0.cmp(&b.0));
+        object_data.sort();
         // opm keeps each value as the bytes the index holds (RawMessage).
         let mut out: Vec<Property> = raw
             .iter()
             .map(|(t, v)| Property::from_text(t.as_str(), v, parse_value(v)))
             .chain(
-                built_objects
+                object_data
                     .into_iter()
-                    .map(|(_, value)| Property::new("olm.bundle.object", value)),
+                    .map(|data| Property::new("olm.bundle.object", json!({ "data": data }))),
             )
             .collect();
         // opm: the CSV's spec.relatedImages (none when the csv column was
