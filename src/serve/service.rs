@@ -225,18 +225,12 @@ impl registry_server::Registry for RegistryService {
                     std::mem::replace(&mut batch, Vec::with_capacity(LIST_BUNDLES_BATCH_ROWS));
                 tx.blocking_send(Ok(full)).is_ok()
             });
-            match result {
-                Ok(()) if !batch.is_empty() => {
-                    let _ = tx.blocking_send(Ok(batch));
-                }
-                Ok(()) => {}
-                Err(e) => {
-                    // The rows before an error go out first, as opm's do.
-                    if !batch.is_empty() {
-                        let _ = tx.blocking_send(Ok(batch));
-                    }
-                    let _ = tx.blocking_send(Err(status(e)));
-                }
+            // The rows before an error go out first, as opm's do.
+            if !batch.is_empty() {
+                let _ = tx.blocking_send(Ok(batch));
+            }
+            if let Err(e) = result {
+                let _ = tx.blocking_send(Err(status(e)));
             }
         });
         tokio::spawn(async move {
@@ -248,13 +242,11 @@ impl registry_server::Registry for RegistryService {
         });
         // An error before the first row is the call's answer, as it was when
         // the whole answer was built first.
-        let first = loop {
-            match rx.recv().await {
-                None => return Ok(Response::new(Box::pin(futures::stream::empty()))),
-                Some(Err(e)) => return Err(e),
-                Some(Ok(b)) if b.is_empty() => continue,
-                Some(Ok(b)) => break b,
-            }
+        // (A batch is never empty: the producer sends only batches with rows.)
+        let first = match rx.recv().await {
+            None => return Ok(Response::new(Box::pin(futures::stream::empty()))),
+            Some(Err(e)) => return Err(e),
+            Some(Ok(b)) => b,
         };
         use futures::StreamExt as _;
         let rest = futures::stream::unfold(rx, |mut rx| async move {
