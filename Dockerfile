@@ -7,6 +7,8 @@ FROM docker.io/library/rust:1.95-bookworm AS build
 WORKDIR /src
 # Dependencies first, so source edits do not rebuild them.
 COPY Cargo.toml Cargo.lock build.rs ./
+# Build settings (aws-lc without CPU jitter entropy: see the file).
+COPY .cargo ./.cargo
 # Cargo.toml declares `[[bench]] oci_pull`: cargo refuses to read the manifest
 # (for any command) unless benches/oci_pull.rs exists. build.rs compiles
 # schema/registry.proto and src/index/db.rs includes schema/index.sql.

@@ -828,3 +828,154 @@ fn refused_signature_moves_no_tag() {
         );
     }
 }
+
+/// Pushes `reference`: a bundle image whose one layer holds only
+/// `manifests/` (the fixture's CSV), its annotations carried as labels
+/// alone, as some older build tools made them.
+fn push_labels_only_bundle(reference: &str) {
+    use olm_catalog::oci::media::{self, Descriptor};
+    let csv = std::fs::read(
+        common::fixtures().join("graph/pkg-semver/1.0.0/manifests/demo.clusterserviceversion.yaml"),
+    )
+    .expect("fixture");
+    let mut layer = oci::layer::LayerBuilder::new();
+    layer.file("manifests/demo.clusterserviceversion.yaml", csv, 0o644);
+    let built = layer.build(0).expect("layer");
+    let layer_desc = Descriptor {
+        media_type: media::OCI_LAYER_GZIP.into(),
+        digest: built.digest.clone(),
+        size: built.blob.len(),
+        platform: None,
+        annotations: None,
+    };
+    let config = serde_json::to_vec(&serde_json::json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Labels": {
+            "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+            "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
+            "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
+            "operators.operatorframework.io.bundle.package.v1": "demo",
+            "operators.operatorframework.io.bundle.channels.v1": "stable",
+            "operators.operatorframework.io.bundle.channel.default.v1": "stable",
+        }},
+        "rootfs": {"type": "layers", "diff_ids": [built.diff_id]},
+    }))
+    .expect("config");
+    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
+        "config": config_desc, "layers": [layer_desc],
+    }))
+    .expect("manifest");
+    let (host, rest) = reference.split_once('/').expect("host/repo:tag");
+    let (name, tag) = rest.rsplit_once(':').expect("repo:tag");
+    let repo = oci::Repo {
+        host: host.into(),
+        name: name.into(),
+    };
+    let client = registry::client();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        client
+            .push_blob(&repo, &layer_desc, &built.blob, None)
+            .await
+            .expect("push layer");
+        client
+            .push_blob(&repo, &config_desc, &config.into(), None)
+            .await
+            .expect("push config");
+        client
+            .put_manifest(&repo, tag, media::OCI_MANIFEST, &manifest)
+            .await
+            .expect("put manifest");
+    });
+}
+
+/// The config digest of the image `reference` names.
+fn config_digest(reference: &str) -> String {
+    let raw: serde_json::Value = serde_json::from_str(&skopeo(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &format!("docker://{reference}"),
+    ]))
+    .expect("json");
+    raw["config"]["digest"]
+        .as_str()
+        .expect("config digest")
+        .to_string()
+}
+
+/// `index add` from bundle images asks the registry for each image's
+/// manifest and layer, and for its config only when the layer holds no
+/// annotations (opm reads `metadata/`, not a bundle image's labels): two
+/// requests an image, not three. The labels of a labels-only image still
+/// stand in for its annotations.
+#[test]
+fn index_add_reads_a_config_only_for_its_labels() {
+    let reg = Registry::start();
+    let proxy = Proxy::start(reg.port(), Box::new(|_| Action::Forward));
+    let with_annotations = [
+        format!("{}/etcd/bundle:0.9.2", proxy.host()),
+        format!("{}/etcd/bundle:0.9.4", proxy.host()),
+    ];
+    for (version, tag) in ["0.9.2", "0.9.4"].iter().zip(&with_annotations) {
+        let (code, _, err) = build(
+            &corpus_bundle(&format!("etcd/{version}")),
+            tag,
+            &[],
+            &[],
+            None,
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let labels_only = format!("{}/demo/bundle:1.0.0", proxy.host());
+    push_labels_only_bundle(&labels_only);
+    let configs: Vec<String> = with_annotations.iter().map(|r| config_digest(r)).collect();
+    let labels_config = config_digest(&labels_only);
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("index.db");
+    let db = db.to_str().expect("utf-8");
+    let before = proxy.lines().len();
+    let mut args = vec!["index", "add", "--database", db, "--mode", "semver"];
+    args.extend(with_annotations.iter().map(String::as_str));
+    args.push(&labels_only);
+    let (code, _, err) = common::run_cli(&args, &[], None);
+    assert_eq!(code, 0, "{err}");
+    let asked: Vec<String> = proxy.lines()[before..]
+        .iter()
+        .filter(|l| l.starts_with("GET") && !l.starts_with("GET /v2/ "))
+        .cloned()
+        .collect();
+    for config in &configs {
+        assert!(
+            !asked.iter().any(|l| l.contains(config.as_str())),
+            "the config {config} of an image with annotations was fetched: {asked:#?}"
+        );
+    }
+    assert!(
+        asked.iter().any(|l| l.contains(labels_config.as_str())),
+        "the labels-only image's config was not fetched: {asked:#?}"
+    );
+    let blobs = asked.iter().filter(|l| l.contains("/blobs/")).count();
+    let manifests = asked.iter().filter(|l| l.contains("/manifests/")).count();
+    assert_eq!((manifests, blobs), (3, 4), "{asked:#?}");
+
+    let (code, out, err) = common::run_cli(
+        &["index", "list", "bundles", "--database", db, "-o", "json"],
+        &[],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let demo: Vec<&serde_json::Value> = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["package"] == "demo")
+        .collect();
+    assert_eq!(demo.len(), 1, "{out}");
+    assert_eq!(demo[0]["channel"], "stable", "{out}");
+    assert_eq!(demo[0]["image"], labels_only.as_str(), "{out}");
+}

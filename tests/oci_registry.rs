@@ -300,12 +300,9 @@ async fn pulled_bundles_match_their_directories() {
             got.annotations.as_ref().map(|a| &a.values),
             want.annotations.as_ref().map(|a| &a.values)
         );
-        assert_eq!(
-            p.labels
-                .get("operators.operatorframework.io.bundle.package.v1")
-                .map(String::as_str),
-            want.package()
-        );
+        // The layers hold the annotations: many pulls at once leave the
+        // config, and its labels, unread.
+        assert!(p.labels.is_none(), "{:?}", p.labels);
     }
 
     // A missing tag is a clear error naming the image.

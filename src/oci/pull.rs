@@ -4,9 +4,10 @@
 //! [`pull_bundle`] writes nothing to disk: layers are unpacked in memory with the limits
 //! of [`UnpackLimits`], only `manifests/` and `metadata/` are kept, links are
 //! resolved inside those directories, and the bundle is built with
-//! [`Bundle::from_files`] and the image labels
-//! ([`Bundle::set_label_annotations`]), so problems in the content become
-//! findings exactly as for a bundle directory.
+//! [`Bundle::from_files`], so problems in the content become findings exactly
+//! as for a bundle directory. The image labels stand in for annotations the
+//! layers lack ([`Bundle::set_label_annotations`]); pulling many at once
+//! reads an image's config only then.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,9 +15,10 @@ use std::path::{Path, PathBuf};
 use futures::{Stream, StreamExt as _};
 
 use super::layer::{LayerFs, UnpackLimits};
+use super::media::ImageManifest;
 use super::progress::{Progress, ProgressMode};
 use super::registry::RegistryClient;
-use super::transfer::{fetch_blob, fetch_image};
+use super::transfer::{fetch_blob, fetch_config, fetch_image_manifest};
 use super::{ImageRef, OciError};
 use crate::bundle::{Bundle, RawFile};
 use crate::diag::{Finding, Location};
@@ -28,25 +30,33 @@ pub struct PulledBundle {
     pub reference: String,
     /// Digest of the image manifest.
     pub digest: String,
-    /// The image config's labels.
-    pub labels: BTreeMap<String, String>,
+    /// The image config's labels, when the config was read: always by
+    /// [`pull_bundle`]; by [`pull_bundle_stream`] and [`pull_bundles`] only
+    /// when the layers hold no annotations, for the labels then stand in
+    /// for them.
+    pub labels: Option<BTreeMap<String, String>>,
     /// The bundle; its `dir` is the reference.
     pub bundle: Bundle,
+}
+
+/// When a bundle pull reads the image config, one request more per image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConfigRead {
+    /// Always: the caller looks at the labels.
+    Always,
+    /// Only when the layers hold no annotations. opm reads a bundle image's
+    /// `metadata/`, never its labels, so a whole-catalog `index add` needs
+    /// two requests an image (manifest, layer), not three; against a
+    /// registry's per-request cost that is a third of its work.
+    IfNoAnnotations,
 }
 
 fn in_bundle(path: &str) -> bool {
     path.starts_with("manifests/") || path.starts_with("metadata/")
 }
 
-/// The layers of `src` (compressed, with their digests), its labels and
-/// its manifest digest, within `limits`.
-async fn fetch_layers(
-    client: &RegistryClient,
-    src: &ImageRef,
-    limits: &UnpackLimits,
-) -> Result<(Vec<(String, Vec<u8>)>, BTreeMap<String, String>, String), OciError> {
-    let (manifest, config, digest) = fetch_image(client, src).await?;
-    let labels: BTreeMap<String, String> = config
+fn labels_of(config: &serde_json::Value) -> BTreeMap<String, String> {
+    config
         .pointer("/config/Labels")
         .and_then(|l| l.as_object())
         .map(|m| {
@@ -54,7 +64,17 @@ async fn fetch_layers(
                 .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The manifest of `src`, its digest and its layers (compressed, with
+/// their digests), within `limits`.
+async fn fetch_layers(
+    client: &RegistryClient,
+    src: &ImageRef,
+    limits: &UnpackLimits,
+) -> Result<(ImageManifest, String, Vec<(String, Vec<u8>)>), OciError> {
+    let (manifest, digest) = fetch_image_manifest(client, src).await?;
     let mut blobs = Vec::with_capacity(manifest.layers.len());
     let mut total = 0u64;
     for layer in &manifest.layers {
@@ -71,63 +91,75 @@ async fn fetch_layers(
             fetch_blob(client, src, layer, limits.max_blob, None).await?,
         ));
     }
-    Ok((blobs, labels, digest))
+    Ok((manifest, digest, blobs))
 }
 
-/// Pulls `reference` and hands its merged layers (the paths `keep`
-/// accepts), labels and digest to `use_fs`, which runs off the async
-/// threads: the one unpacking path of [`pull_bundle`] and [`unpack_image`].
+/// Pulls the layers of `src` and hands them merged (the paths `keep`
+/// accepts) to `use_fs`, which runs off the async threads: the one
+/// unpacking path of [`pull_bundle`] and [`unpack_image`]. Returns what
+/// `use_fs` made, the manifest and its digest.
 async fn with_merged_layers<T: Send + 'static>(
     client: &RegistryClient,
-    reference: &str,
+    src: &ImageRef,
     limits: &UnpackLimits,
     keep: fn(&str) -> bool,
-    use_fs: impl FnOnce(LayerFs, BTreeMap<String, String>, String) -> Result<T, OciError>
-        + Send
-        + 'static,
-) -> Result<T, OciError> {
-    let src: ImageRef = reference.parse()?;
-    let (blobs, labels, digest) = fetch_layers(client, &src, limits).await?;
+    use_fs: impl FnOnce(LayerFs) -> Result<T, OciError> + Send + 'static,
+) -> Result<(T, ImageManifest, String), OciError> {
+    let (manifest, digest, blobs) = fetch_layers(client, src, limits).await?;
     let limits = *limits;
     let src_name = src.to_string();
-    tokio::task::spawn_blocking(move || {
+    let made = tokio::task::spawn_blocking(move || {
         let mut fs = LayerFs::default();
         for (layer_digest, blob) in &blobs {
             fs.apply(blob, &format!("{src_name}@{layer_digest}"), &limits, &keep)?;
         }
         drop(blobs);
-        use_fs(fs, labels, digest)
+        use_fs(fs)
     })
     .await
     .map_err(|e| OciError::Task {
         what: format!("unpacking {src}"),
         reason: e.to_string(),
-    })?
+    })??;
+    Ok((made, manifest, digest))
 }
 
-/// Pulls one bundle image (registry reference or `oci:DIR:TAG`).
+/// Pulls one bundle image (registry reference or `oci:DIR:TAG`), its
+/// config included.
 pub async fn pull_bundle(
     client: &RegistryClient,
     reference: &str,
     limits: &UnpackLimits,
 ) -> Result<PulledBundle, OciError> {
+    pull_bundle_reading(client, reference, limits, ConfigRead::Always).await
+}
+
+async fn pull_bundle_reading(
+    client: &RegistryClient,
+    reference: &str,
+    limits: &UnpackLimits,
+    config: ConfigRead,
+) -> Result<PulledBundle, OciError> {
+    let src: ImageRef = reference.parse()?;
     let owned = reference.to_string();
-    with_merged_layers(
-        client,
-        reference,
-        limits,
-        in_bundle,
-        move |fs, labels, digest| {
-            let bundle = bundle_from_fs(&owned, &fs, &labels);
-            Ok(PulledBundle {
-                reference: owned,
-                digest,
-                labels,
-                bundle,
-            })
-        },
-    )
-    .await
+    let (mut bundle, manifest, digest) =
+        with_merged_layers(client, &src, limits, in_bundle, move |fs| {
+            Ok(bundle_from_fs(&owned, &fs))
+        })
+        .await?;
+    let labels = if config == ConfigRead::Always || bundle.annotations.is_none() {
+        let labels = labels_of(&fetch_config(client, &src, &manifest).await?);
+        bundle.set_label_annotations(&labels);
+        Some(labels)
+    } else {
+        None
+    };
+    Ok(PulledBundle {
+        reference: reference.to_string(),
+        digest,
+        labels,
+        bundle,
+    })
 }
 
 /// An image whose files were written to a directory.
@@ -151,25 +183,21 @@ pub async fn unpack_image(
     dir: &Path,
     limits: &UnpackLimits,
 ) -> Result<UnpackedImage, OciError> {
+    let src: ImageRef = reference.parse()?;
     let dir = dir.to_path_buf();
-    with_merged_layers(
-        client,
-        reference,
-        limits,
-        |_| true,
-        move |fs, labels, digest| {
-            let paths = fs.write_to(&dir)?;
-            Ok(UnpackedImage {
-                digest,
-                labels,
-                paths,
-            })
-        },
-    )
-    .await
+    let (paths, manifest, digest) =
+        with_merged_layers(client, &src, limits, |_| true, move |fs| fs.write_to(&dir)).await?;
+    let labels = labels_of(&fetch_config(client, &src, &manifest).await?);
+    Ok(UnpackedImage {
+        digest,
+        labels,
+        paths,
+    })
 }
 
-fn bundle_from_fs(reference: &str, fs: &LayerFs, labels: &BTreeMap<String, String>) -> Bundle {
+/// The bundle the merged layers hold, without the labels (the caller adds
+/// them when it reads the config).
+fn bundle_from_fs(reference: &str, fs: &LayerFs) -> Bundle {
     let root = PathBuf::from(reference);
     let mut files = Vec::new();
     let mut findings = Vec::new();
@@ -215,7 +243,6 @@ fn bundle_from_fs(reference: &str, fs: &LayerFs, labels: &BTreeMap<String, Strin
         );
     }
     let mut bundle = Bundle::from_files(Path::new(reference), files);
-    bundle.set_label_annotations(labels);
     findings.append(&mut bundle.load_findings);
     bundle.load_findings = findings;
     bundle
@@ -243,7 +270,8 @@ pub fn pull_bundle_stream(
             let client = client.clone();
             let progress = progress.clone();
             async move {
-                let result = pull_bundle(&client, &r, &limits).await;
+                let result =
+                    pull_bundle_reading(&client, &r, &limits, ConfigRead::IfNoAnnotations).await;
                 progress.inc(1);
                 result
             }

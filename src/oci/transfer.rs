@@ -132,6 +132,17 @@ pub async fn fetch_image(
     client: &RegistryClient,
     src: &ImageRef,
 ) -> Result<(ImageManifest, serde_json::Value, String), OciError> {
+    let (manifest, digest) = fetch_image_manifest(client, src).await?;
+    let config = fetch_config(client, src, &manifest).await?;
+    Ok((manifest, config, digest))
+}
+
+/// Fetches the image manifest `src` names (the platform [`fetch_image`]
+/// picks when it names an index) and its digest, without the config.
+pub async fn fetch_image_manifest(
+    client: &RegistryClient,
+    src: &ImageRef,
+) -> Result<(ImageManifest, String), OciError> {
     let (bytes, mt, digest) = fetch_manifest(client, src).await?;
     let (bytes, mt, digest) = if media::is_index(&mt) {
         let index: ImageIndex = parse_json(&bytes, &format!("index {src}"))?;
@@ -159,9 +170,17 @@ pub async fn fetch_image(
         });
     }
     let manifest: ImageManifest = parse_json(&bytes, &format!("manifest {src}"))?;
+    Ok((manifest, digest))
+}
+
+/// Fetches and parses the config blob of `manifest`, an image of `src`.
+pub async fn fetch_config(
+    client: &RegistryClient,
+    src: &ImageRef,
+    manifest: &ImageManifest,
+) -> Result<serde_json::Value, OciError> {
     let config_bytes = fetch_blob(client, src, &manifest.config, MAX_CONFIG, None).await?;
-    let config = parse_json(&config_bytes, &format!("config of {src}"))?;
-    Ok((manifest, config, digest))
+    parse_json(&config_bytes, &format!("config of {src}"))
 }
 
 /// linux/amd64 if listed, else the first real platform (attestation

@@ -144,7 +144,11 @@ impl Puller {
                 "declarative config image",
             ),
         ] {
-            if pulled.labels.contains_key(label) {
+            if pulled
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(label))
+            {
                 return Err(Render(format!(
                     "cannot render {kind} {image}: not allowed (it has the {label} label; a template's bundles must be bundle images)"
                 )));
