@@ -9,8 +9,9 @@
 //! ```text
 //! yaml, diag, gojson,      foundations: located YAML, findings, Go-style JSON
 //!   goyaml, semver_range,   and YAML as opm writes it, blang/semver ranges,
-//!   reference, par          image references by distribution's grammar,
-//!                           ordered parallel work in a bounded window
+//!   reference, par,         image references by distribution's grammar,
+//!   k8s_names               ordered parallel work in a bounded window,
+//!                           Kubernetes name rules in apimachinery's words
 //!   -> bundle               load a bundle directory into a model
 //!   -> fbc                  the file-based catalog model (declcfg)
 //!   -> validate | graph     check bundles; build, check and template upgrade graphs
@@ -52,6 +53,7 @@ pub mod goyaml;
 pub mod graph;
 #[cfg(feature = "sqlite")]
 pub mod index;
+pub mod k8s_names;
 #[cfg(feature = "registry")]
 pub mod oci;
 // The use cases reach every module, images and SQLite included.

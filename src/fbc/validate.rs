@@ -810,25 +810,10 @@ fn replaces_chain_problem(
     })
 }
 
-/// Why `name` is not an RFC 1123 label (k8s `IsDNS1123Label`, which opm
-/// requires of package names), or `None`.
+/// Why `name` is not an RFC 1123 label (apimachinery v0.36's
+/// `IsDNS1123Label`, which opm requires of package names), or `None`.
 fn dns1123_label(name: &str) -> Option<String> {
-    let mut why = Vec::new();
-    if name.len() > 63 {
-        why.push("must be no more than 63 characters".to_string());
-    }
-    let label = |s: &str| {
-        let b = s.as_bytes();
-        let an = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        !b.is_empty() && an(&b[0]) && an(&b[b.len() - 1]) && b.iter().all(|c| an(c) || *c == b'-')
-    };
-    if !label(name) {
-        if name.split('.').all(label) {
-            why.push("must not contain dots".to_string());
-        } else {
-            why.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".to_string());
-        }
-    }
+    let why = crate::k8s_names::dns1123_label(name, crate::k8s_names::Apimachinery::V0_36);
     (!why.is_empty()).then(|| why.join(" "))
 }
 

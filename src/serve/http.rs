@@ -349,28 +349,7 @@ impl HttpCurrent {
 /// Why a catalog name is not a DNS-1123 subdomain (catalogd's
 /// `isValidCatalogName`), with Kubernetes' messages.
 pub fn catalog_name_error(name: &str) -> Option<String> {
-    let mut errs = Vec::new();
-    if name.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_alphanumeric()
-            && !b[0].is_ascii_uppercase()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && !b[b.len() - 1].is_ascii_uppercase()
-            && b.iter()
-                .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase() || *c == b'-')
-    };
-    if !name.split('.').all(label_ok) {
-        errs.push(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
-             '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', \
-             regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .to_string(),
-        );
-    }
+    let errs = crate::k8s_names::dns1123_subdomain(name);
     if errs.is_empty() {
         None
     } else {

@@ -16,10 +16,10 @@
 
 use std::collections::BTreeSet;
 
-use super::names;
 use super::rules::{finding, finding_hint};
 use crate::bundle::Manifest;
 use crate::diag::Finding;
+use crate::k8s_names as names;
 use crate::path;
 use crate::yaml::{path_to_string, Entry, Node, Seg, Value};
 

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use super::names;
 use super::rules::{finding, finding_hint};
 use super::Context;
 use crate::bundle::Manifest;
 use crate::diag::Finding;
+use crate::k8s_names::{self as names, Apimachinery::V0_26};
 use crate::path;
 use crate::semver_range::Range as SemverRange;
 use crate::yaml::{Node, Seg, Value};
@@ -73,7 +73,7 @@ fn seq(n: Option<&Node>) -> &[Node] {
 /// label value (OLM labels objects with it).
 fn csv_name_violations(name: &str) -> Vec<String> {
     let mut v = names::dns1123_subdomain(name);
-    v.extend(names::label_value(name));
+    v.extend(names::label_value(name, V0_26));
     v
 }
 

@@ -23,7 +23,6 @@ pub(crate) mod bundle_rules;
 pub(crate) mod cel;
 pub(crate) mod crd;
 pub(crate) mod csv_rules;
-pub(crate) mod names;
 pub(crate) mod objects;
 pub(crate) mod package_manifest;
 pub mod rules;

@@ -65,11 +65,12 @@ enum Req {
 }
 
 fn is_key(s: &str) -> bool {
-    !s.is_empty() && crate::validate::names::qualified_name(s).is_empty()
+    !s.is_empty()
+        && crate::k8s_names::qualified_name(s, crate::k8s_names::Apimachinery::V0_26).is_empty()
 }
 
 fn is_value(s: &str) -> bool {
-    crate::validate::names::label_value(s).is_empty()
+    crate::k8s_names::label_value(s, crate::k8s_names::Apimachinery::V0_26).is_empty()
 }
 
 /// Splits on commas that are not inside parentheses.

@@ -3,11 +3,11 @@
 //! (which `operator-sdk bundle validate` runs before the API validators), plus
 //! the layout blind spots they miss.
 
-use super::names;
 use super::rules::{finding, finding_hint};
 use super::Context;
 use crate::bundle::{keys, Manifest};
 use crate::diag::{Finding, Location};
+use crate::k8s_names::{self as names, Apimachinery::V0_26};
 use crate::path;
 use crate::semver_range::Range as SemverRange;
 use crate::yaml::{Node, Value};
@@ -631,7 +631,7 @@ fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
         .and_then(|md| md.get("namespace"))
         .and_then(Node::as_str)
     {
-        let v = names::dns1123_label(ns);
+        let v = names::dns1123_label(ns, V0_26);
         if !ns.is_empty() && !v.is_empty() {
             out.push(
                 finding(
@@ -651,7 +651,7 @@ fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
             continue;
         };
         for e in entries {
-            let kv = names::qualified_name(&e.key);
+            let kv = names::qualified_name(&e.key, V0_26);
             if !kv.is_empty() {
                 out.push(
                     finding(
@@ -677,7 +677,7 @@ fn check_object(m: &Manifest, out: &mut Vec<Finding>) {
                     .map(String::from)
                     .or_else(|| e.value.raw().map(String::from))
                     .unwrap_or_default();
-                let vv = names::label_value(&text);
+                let vv = names::label_value(&text, V0_26);
                 if !vv.is_empty() {
                     out.push(
                         finding(

@@ -2,12 +2,15 @@
 //! `metav1.LabelSelectorAsSelector` reads and validates them and
 //! `labels.Selector.Matches` applies them: how operator-controller picks
 //! the ClusterCatalogs a ClusterExtension's `spec.source.catalog.selector`
-//! names. Error texts are apimachinery's (`labels.NewRequirement`,
-//! `validation.IsQualifiedName`, `IsValidLabelValue`, `field.Error`).
+//! names. Error texts are apimachinery v0.36's, operator-controller's
+//! (`labels.NewRequirement`, `content.IsLabelKey`, `IsLabelValue`,
+//! `field.Error`).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+
+use crate::k8s_names::{self, Apimachinery};
 
 /// One requirement of a selector.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,105 +32,6 @@ pub struct LabelSelector {
     reqs: Vec<Req>,
 }
 
-const QNAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QNAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-/// apimachinery `validation.RegexError`.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
-    let mut s = format!("{msg} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            s.push_str(" or ");
-        }
-        s.push_str(&format!("'{e}', "));
-    }
-    s.push_str(&format!("regex used for validation is '{fmt}')"));
-    s
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, whole string.
-fn is_qname(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// One DNS-1123 label, whole string.
-fn is_dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-}
-
-/// apimachinery `validation.IsQualifiedName`.
-fn qualified_name_errors(v: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = v.split('/').collect();
-    let name = match parts.as_slice() {
-        [n] => *n,
-        [prefix, n] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                if prefix.len() > 253 {
-                    errs.push("prefix part must be no more than 253 characters".into());
-                }
-                if !prefix.split('.').all(is_dns_label) {
-                    errs.push(format!(
-                        "prefix part {}",
-                        regex_error(DNS1123_MSG, DNS1123_FMT, &["example.com"])
-                    ));
-                }
-            }
-            n
-        }
-        _ => {
-            errs.push(format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(QNAME_MSG, QNAME_FMT, &["MyName", "my.name", "123-abc"])
-            ));
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".into());
-    } else if name.len() > 63 {
-        errs.push("name part must be no more than 63 characters".into());
-    }
-    if !is_qname(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(QNAME_MSG, QNAME_FMT, &["MyName", "my.name", "123-abc"])
-        ));
-    }
-    errs
-}
-
-/// apimachinery `validation.IsValidLabelValue`.
-fn label_value_errors(v: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if v.len() > 63 {
-        errs.push("must be no more than 63 characters".into());
-    }
-    if !(v.is_empty() || is_qname(v)) {
-        errs.push(regex_error(
-            VALUE_MSG,
-            &format!("({QNAME_FMT})?"),
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
-
 /// Go's `%#v` of a `[]string`.
 fn go_strings(vals: &[String], nil: bool) -> String {
     if nil {
@@ -145,7 +49,7 @@ fn go_strings(vals: &[String], nil: bool) -> String {
 /// `labels.NewRequirement`: its errors, aggregated as `utilerrors` does.
 fn new_requirement(key: &str, op: &str, vals: &[String], nil_vals: bool) -> Result<(), String> {
     let mut errs = Vec::new();
-    let ke = qualified_name_errors(key);
+    let ke = k8s_names::qualified_name(key, Apimachinery::V0_36);
     if !ke.is_empty() {
         errs.push(format!("key: Invalid value: {key:?}: {}", ke.join("; ")));
     }
@@ -174,7 +78,7 @@ fn new_requirement(key: &str, op: &str, vals: &[String], nil_vals: bool) -> Resu
         _ => {}
     }
     for (i, v) in vals.iter().enumerate() {
-        let ve = label_value_errors(v);
+        let ve = k8s_names::label_value(v, Apimachinery::V0_36);
         if !ve.is_empty() {
             errs.push(format!(
                 "values[{i}][{key}]: Invalid value: {v:?}: {}",
