@@ -518,51 +518,63 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// The JSON field names of the model's types, per schema, as opm's
-/// `declcfg` structs spell them: a name and, where its value is an object
-/// or a list of objects of a known shape, that shape's fields.
-struct Field(&'static str, Option<Fields>);
-type Fields = &'static [Field];
+/// The Go types of opm v1.73.0's `declcfg` objects (`alpha/declcfg/declcfg.go`),
+/// fields in their declaration order: the JSON names a key is matched
+/// against, and the types their values decode into.
+pub mod go_types {
+    use crate::gojson::GoType::{self, *};
 
-const PROPERTY: Fields = &[Field("type", None), Field("value", None)];
-const ICON: Fields = &[Field("base64data", None), Field("mediatype", None)];
-const ENTRY: Fields = &[
-    Field("name", None),
-    Field("replaces", None),
-    Field("skips", None),
-    Field("skipRange", None),
-];
-const RELATED_IMAGE: Fields = &[Field("name", None), Field("image", None)];
-const REFERENCE: Fields = &[Field("schema", None), Field("name", None)];
-const DEPRECATION_ENTRY: Fields = &[Field("reference", Some(REFERENCE)), Field("message", None)];
-const PACKAGE: Fields = &[
-    Field("schema", None),
-    Field("name", None),
-    Field("defaultChannel", None),
-    Field("icon", Some(ICON)),
-    Field("description", None),
-    Field("properties", Some(PROPERTY)),
-];
-const CHANNEL: Fields = &[
-    Field("schema", None),
-    Field("name", None),
-    Field("package", None),
-    Field("entries", Some(ENTRY)),
-    Field("properties", Some(PROPERTY)),
-];
-const BUNDLE: Fields = &[
-    Field("schema", None),
-    Field("name", None),
-    Field("package", None),
-    Field("image", None),
-    Field("properties", Some(PROPERTY)),
-    Field("relatedImages", Some(RELATED_IMAGE)),
-];
-const DEPRECATIONS: Fields = &[
-    Field("schema", None),
-    Field("package", None),
-    Field("entries", Some(DEPRECATION_ENTRY)),
-];
+    /// `property.Property`.
+    pub const PROPERTY: GoType = Struct(&[("type", Str), ("value", Any)]);
+    /// `declcfg.Icon`.
+    pub const ICON: GoType = Struct(&[("base64data", Bytes), ("mediatype", Str)]);
+    /// `declcfg.ChannelEntry`.
+    pub const CHANNEL_ENTRY: GoType = Struct(&[
+        ("name", Str),
+        ("replaces", Str),
+        ("skips", Slice(&Str)),
+        ("skipRange", Str),
+    ]);
+    /// `declcfg.RelatedImage`.
+    pub const RELATED_IMAGE: GoType = Struct(&[("name", Str), ("image", Str)]);
+    /// `declcfg.PackageScopedReference`.
+    pub const PACKAGE_SCOPED_REFERENCE: GoType = Struct(&[("schema", Str), ("name", Str)]);
+    /// `declcfg.DeprecationEntry`.
+    pub const DEPRECATION_ENTRY: GoType =
+        Struct(&[("reference", PACKAGE_SCOPED_REFERENCE), ("message", Str)]);
+    /// `declcfg.Package`.
+    pub const PACKAGE: GoType = Struct(&[
+        ("schema", Str),
+        ("name", Str),
+        ("defaultChannel", Str),
+        ("icon", ICON),
+        ("description", Str),
+        ("properties", Slice(&PROPERTY)),
+    ]);
+    /// `declcfg.Channel`.
+    pub const CHANNEL: GoType = Struct(&[
+        ("schema", Str),
+        ("name", Str),
+        ("package", Str),
+        ("entries", Slice(&CHANNEL_ENTRY)),
+        ("properties", Slice(&PROPERTY)),
+    ]);
+    /// `declcfg.Bundle` (its JSON fields).
+    pub const BUNDLE: GoType = Struct(&[
+        ("schema", Str),
+        ("name", Str),
+        ("package", Str),
+        ("image", Str),
+        ("properties", Slice(&PROPERTY)),
+        ("relatedImages", Slice(&RELATED_IMAGE)),
+    ]);
+    /// `declcfg.Deprecation`.
+    pub const DEPRECATION: GoType = Struct(&[
+        ("schema", Str),
+        ("package", Str),
+        ("entries", Slice(&DEPRECATION_ENTRY)),
+    ]);
+}
 
 /// Go's `encoding/json` fills a struct field from the key spelled as its
 /// JSON name or, failing that, from one equal to it regardless of case
@@ -573,20 +585,23 @@ const DEPRECATIONS: Fields = &[
 /// exactly wins over a differently cased one.
 fn go_field_names(obj: &mut Value) {
     let schema = crate::gojson::struct_field(obj, "schema").and_then(Value::as_str);
-    let fields = match schema {
-        Some(SCHEMA_PACKAGE) => PACKAGE,
-        Some(SCHEMA_CHANNEL) => CHANNEL,
-        Some(SCHEMA_BUNDLE) => BUNDLE,
-        Some(SCHEMA_DEPRECATIONS) => DEPRECATIONS,
+    let ty = match schema {
+        Some(SCHEMA_PACKAGE) => &go_types::PACKAGE,
+        Some(SCHEMA_CHANNEL) => &go_types::CHANNEL,
+        Some(SCHEMA_BUNDLE) => &go_types::BUNDLE,
+        Some(SCHEMA_DEPRECATIONS) => &go_types::DEPRECATION,
         _ => return,
     };
-    canonical_keys(obj, fields);
+    canonical_keys(obj, ty);
 }
 
-fn canonical_keys(v: &mut Value, fields: Fields) {
-    match v {
-        Value::Array(items) => items.iter_mut().for_each(|i| canonical_keys(i, fields)),
-        Value::Object(map) => {
+fn canonical_keys(v: &mut Value, ty: &crate::gojson::GoType) {
+    use crate::gojson::GoType;
+    match (ty, v) {
+        (GoType::Slice(item), Value::Array(items)) => {
+            items.iter_mut().for_each(|i| canonical_keys(i, item))
+        }
+        (GoType::Struct(fields), Value::Object(map)) => {
             let renames: Vec<(String, &'static str)> = map
                 .keys()
                 .filter(|k| !fields.iter().any(|f| f.0 == k.as_str()))
@@ -602,9 +617,9 @@ fn canonical_keys(v: &mut Value, fields: Fields) {
                     map.entry(to.to_string()).or_insert(value);
                 }
             }
-            for Field(f, nested) in fields {
-                if let (Some(nested), Some(value)) = (nested, map.get_mut(*f)) {
-                    canonical_keys(value, nested);
+            for (name, field_ty) in fields.iter() {
+                if let Some(value) = map.get_mut(*name) {
+                    canonical_keys(value, field_ty);
                 }
             }
         }

@@ -306,55 +306,9 @@ pub fn render_as(
 
 /// The Go types a template decodes into: which keys are fields (matched
 /// regardless of case) and what each holds (`GoType::Any`: kept as written).
+/// The FBC objects of its `entries` are `fbc::go_types`.
 use crate::gojson::GoType as Shape;
 
-const PROPERTY: Shape = Shape::Struct(&[("type", Shape::Any), ("value", Shape::Any)]);
-const PROPERTIES: Shape = Shape::Slice(&PROPERTY);
-const FBC_PACKAGE: Shape = Shape::Struct(&[
-    ("schema", Shape::Any),
-    ("name", Shape::Any),
-    ("defaultChannel", Shape::Any),
-    (
-        "icon",
-        Shape::Struct(&[("base64data", Shape::Any), ("mediatype", Shape::Any)]),
-    ),
-    ("description", Shape::Any),
-    ("properties", PROPERTIES),
-]);
-const CHANNEL_ENTRY: Shape = Shape::Struct(&[
-    ("name", Shape::Any),
-    ("replaces", Shape::Any),
-    ("skips", Shape::Any),
-    ("skipRange", Shape::Any),
-]);
-const FBC_CHANNEL: Shape = Shape::Struct(&[
-    ("schema", Shape::Any),
-    ("name", Shape::Any),
-    ("package", Shape::Any),
-    ("entries", Shape::Slice(&CHANNEL_ENTRY)),
-    ("properties", PROPERTIES),
-]);
-const RELATED_IMAGE: Shape = Shape::Struct(&[("name", Shape::Any), ("image", Shape::Any)]);
-const FBC_BUNDLE: Shape = Shape::Struct(&[
-    ("schema", Shape::Any),
-    ("name", Shape::Any),
-    ("package", Shape::Any),
-    ("image", Shape::Any),
-    ("properties", PROPERTIES),
-    ("relatedImages", Shape::Slice(&RELATED_IMAGE)),
-]);
-const DEPRECATION_ENTRY: Shape = Shape::Struct(&[
-    (
-        "reference",
-        Shape::Struct(&[("schema", Shape::Any), ("name", Shape::Any)]),
-    ),
-    ("message", Shape::Any),
-]);
-const FBC_DEPRECATIONS: Shape = Shape::Struct(&[
-    ("schema", Shape::Any),
-    ("package", Shape::Any),
-    ("entries", Shape::Slice(&DEPRECATION_ENTRY)),
-]);
 const SEMVER_BUNDLES: Shape = Shape::Struct(&[(
     "bundles",
     Shape::Slice(&Shape::Struct(&[("image", Shape::Any)])),
@@ -548,10 +502,10 @@ fn read_entries(root: &mut crate::yaml::Node, path: &Path) -> Result<Vec<(usize,
             .unwrap_or("")
             .to_string();
         let shape = match schema.as_str() {
-            fbc::SCHEMA_PACKAGE => Some(FBC_PACKAGE),
-            fbc::SCHEMA_CHANNEL => Some(FBC_CHANNEL),
-            fbc::SCHEMA_BUNDLE => Some(FBC_BUNDLE),
-            fbc::SCHEMA_DEPRECATIONS => Some(FBC_DEPRECATIONS),
+            fbc::SCHEMA_PACKAGE => Some(fbc::go_types::PACKAGE),
+            fbc::SCHEMA_CHANNEL => Some(fbc::go_types::CHANNEL),
+            fbc::SCHEMA_BUNDLE => Some(fbc::go_types::BUNDLE),
+            fbc::SCHEMA_DEPRECATIONS => Some(fbc::go_types::DEPRECATION),
             _ => None,
         };
         match shape {
