@@ -27,8 +27,30 @@
 //! here; the `cel` crate would bring a second parser with other messages
 //! and a larger build for the one function OLM adds.
 
-/// Why a rule is refused.
-pub type CelError = String;
+/// Why a rule was refused or its evaluation failed, in cel-go's words (as
+/// OLM reports them).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CelError {
+    /// When it happened.
+    pub stage: CelStage,
+    /// cel-go's message (`Syntax error: ...`, `no such key: ...`).
+    pub message: String,
+}
+
+/// When a [`CelError`] happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CelStage {
+    /// Parsing or checking the rule (OLM refuses the bundle).
+    Compile,
+    /// Evaluating it against a bundle's properties (OLM counts the bundle as
+    /// not satisfying the rule).
+    Evaluate,
+}
+
+/// The messages the lexer, parser, checker and evaluator pass up; they
+/// become a [`CelError`] at the public functions.
+type Msg = String;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -42,14 +64,14 @@ enum Tok {
 }
 
 /// The text of a string literal between its quotes, escapes decoded.
-fn unescape(body: &str, raw: bool) -> Result<Vec<u8>, CelError> {
+fn unescape(body: &str, raw: bool) -> Result<Vec<u8>, Msg> {
     if raw {
         return Ok(body.as_bytes().to_vec());
     }
     let b = body.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    let bad = || CelError::from("Syntax error: invalid escape sequence in string literal");
+    let bad = || Msg::from("Syntax error: invalid escape sequence in string literal");
     while i < b.len() {
         if b[i] != b'\\' {
             out.push(b[i]);
@@ -102,7 +124,7 @@ const OPS: &[&str] = &[
     "(", ")", "[", "]", "{", "}",
 ];
 
-fn lex(src: &str) -> Result<Vec<Tok>, CelError> {
+fn lex(src: &str) -> Result<Vec<Tok>, Msg> {
     let b = src.as_bytes();
     let mut i = 0;
     let mut out = Vec::new();
@@ -166,7 +188,7 @@ fn lex(src: &str) -> Result<Vec<Tok>, CelError> {
             } else {
                 Tok::Str(
                     String::from_utf8(bytes)
-                        .map_err(|_| CelError::from("Syntax error: string literal is not UTF-8"))?,
+                        .map_err(|_| Msg::from("Syntax error: string literal is not UTF-8"))?,
                 )
             });
             i = k;
@@ -211,7 +233,7 @@ fn lex(src: &str) -> Result<Vec<Tok>, CelError> {
                 }
             }
             let text = &src[start..i];
-            let int_of = |t: &str| -> Result<u64, CelError> {
+            let int_of = |t: &str| -> Result<u64, Msg> {
                 let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
                     Some(h) => u64::from_str_radix(h, 16),
                     None => t.parse(),
@@ -434,7 +456,7 @@ impl Parser {
             false
         }
     }
-    fn expect(&mut self, op: &str) -> Result<(), CelError> {
+    fn expect(&mut self, op: &str) -> Result<(), Msg> {
         if self.eat(op) {
             Ok(())
         } else {
@@ -455,7 +477,7 @@ impl Parser {
 
     /// One level deeper; refused past [`MAX_RECURSION_DEPTH`] with
     /// cel-go's message.
-    fn deeper(&mut self) -> Result<(), CelError> {
+    fn deeper(&mut self) -> Result<(), Msg> {
         self.depth += 1;
         if self.depth > MAX_RECURSION_DEPTH {
             return Err("ERROR: max recursion depth exceeded".into());
@@ -463,7 +485,7 @@ impl Parser {
         Ok(())
     }
 
-    fn expr(&mut self) -> Result<Expr, CelError> {
+    fn expr(&mut self) -> Result<Expr, Msg> {
         self.deeper()?;
         self.nesting += 1;
         if self.nesting > MAX_NESTING {
@@ -482,14 +504,14 @@ impl Parser {
         self.nesting -= 1;
         Ok(e)
     }
-    fn or(&mut self) -> Result<Expr, CelError> {
+    fn or(&mut self) -> Result<Expr, Msg> {
         let mut terms = vec![self.and()?];
         while self.eat("||") {
             terms.push(self.and()?);
         }
         Ok(balance("||", terms))
     }
-    fn and(&mut self) -> Result<Expr, CelError> {
+    fn and(&mut self) -> Result<Expr, Msg> {
         let mut terms = vec![self.relation()?];
         while self.eat("&&") {
             terms.push(self.relation()?);
@@ -502,8 +524,8 @@ impl Parser {
     fn chain(
         &mut self,
         op_here: fn(&Parser) -> Option<&'static str>,
-        operand: fn(&mut Parser) -> Result<Expr, CelError>,
-    ) -> Result<Expr, CelError> {
+        operand: fn(&mut Parser) -> Result<Expr, Msg>,
+    ) -> Result<Expr, Msg> {
         let start = self.depth;
         let mut e = operand(self)?;
         while let Some(op) = op_here(self) {
@@ -514,7 +536,7 @@ impl Parser {
         self.depth = start;
         Ok(e)
     }
-    fn relation(&mut self) -> Result<Expr, CelError> {
+    fn relation(&mut self) -> Result<Expr, Msg> {
         self.chain(
             |p| match p.peek() {
                 Some(Tok::Op(o)) if ["==", "!=", "<=", ">=", "<", ">"].contains(o) => Some(*o),
@@ -524,7 +546,7 @@ impl Parser {
             Parser::addition,
         )
     }
-    fn addition(&mut self) -> Result<Expr, CelError> {
+    fn addition(&mut self) -> Result<Expr, Msg> {
         self.chain(
             |p| match p.peek() {
                 Some(Tok::Op(o)) if ["+", "-"].contains(o) => Some(*o),
@@ -533,7 +555,7 @@ impl Parser {
             Parser::mult,
         )
     }
-    fn mult(&mut self) -> Result<Expr, CelError> {
+    fn mult(&mut self) -> Result<Expr, Msg> {
         self.chain(
             |p| match p.peek() {
                 Some(Tok::Op(o)) if ["*", "/", "%"].contains(o) => Some(*o),
@@ -542,7 +564,7 @@ impl Parser {
             Parser::unary,
         )
     }
-    fn unary(&mut self) -> Result<Expr, CelError> {
+    fn unary(&mut self) -> Result<Expr, Msg> {
         let start = self.depth;
         let mut ops = Vec::new();
         while let Some(op) = ["!", "-"].into_iter().find(|op| self.is_op(op)) {
@@ -560,7 +582,7 @@ impl Parser {
         self.depth = start;
         Ok(e)
     }
-    fn args(&mut self) -> Result<Vec<Expr>, CelError> {
+    fn args(&mut self) -> Result<Vec<Expr>, Msg> {
         let mut out = Vec::new();
         if self.eat(")") {
             return Ok(out);
@@ -574,7 +596,7 @@ impl Parser {
         }
     }
     /// `target.fn(var, body...)` for the comprehension macros.
-    fn macro_call(&mut self, target: Expr, name: &str) -> Result<Expr, CelError> {
+    fn macro_call(&mut self, target: Expr, name: &str) -> Result<Expr, Msg> {
         let var = match self.peek() {
             Some(Tok::Ident(v)) => v.clone(),
             _ => {
@@ -604,7 +626,7 @@ impl Parser {
             args,
         })
     }
-    fn member(&mut self) -> Result<Expr, CelError> {
+    fn member(&mut self) -> Result<Expr, Msg> {
         let start = self.depth;
         let mut e = self.primary()?;
         loop {
@@ -646,7 +668,7 @@ impl Parser {
             }
         }
     }
-    fn primary(&mut self) -> Result<Expr, CelError> {
+    fn primary(&mut self) -> Result<Expr, Msg> {
         let Some(tok) = self.peek().cloned() else {
             return Err("Syntax error: mismatched input '<EOF>'".into());
         };
@@ -728,7 +750,7 @@ impl Parser {
 }
 
 /// The type of `e` in OLM's environment; errors for undeclared names.
-fn check(e: &Expr, scope: &mut Vec<String>) -> Result<Ty, CelError> {
+fn check(e: &Expr, scope: &mut Vec<String>) -> Result<Ty, Msg> {
     let undeclared = |n: &str| format!("ERROR: undeclared reference to '{n}' (in container '')");
     Ok(match e {
         Expr::Int(_) => Ty::Int,
@@ -845,7 +867,7 @@ fn balance(op: &'static str, mut terms: Vec<Expr>) -> Expr {
     Expr::Binary(op, bx(balance(op, terms)), bx(balance(op, right)))
 }
 
-fn parse(rule: &str) -> Result<Expr, CelError> {
+fn parse(rule: &str) -> Result<Expr, Msg> {
     let size = rule.chars().count();
     if size > MAX_CODE_POINTS {
         return Err(format!(
@@ -892,16 +914,20 @@ impl Eq for Program {}
 impl Program {
     /// Parses and checks a rule as OLM's `CelEnvironment.Validate` does.
     pub fn compile(rule: &str) -> Result<Program, CelError> {
-        let expr = parse(rule)?;
-        match check(&expr, &mut Vec::new())? {
-            Ty::Bool => {}
-            other => {
-                return Err(format!(
+        let compiled = || -> Result<Expr, Msg> {
+            let expr = parse(rule)?;
+            match check(&expr, &mut Vec::new())? {
+                Ty::Bool => Ok(expr),
+                other => Err(format!(
                     "the rule's type is {}, not bool: OLM requires a boolean rule",
                     other.name()
-                ))
+                )),
             }
-        }
+        };
+        let expr = compiled().map_err(|message| CelError {
+            stage: CelStage::Compile,
+            message,
+        })?;
         Ok(Program {
             rule: rule.to_string(),
             expr,
@@ -923,13 +949,17 @@ impl Program {
             vars: Vec::new(),
             steps: 0,
         };
-        match env.eval(&self.expr)? {
+        let value = env.eval(&self.expr).and_then(|v| match v {
             Val::Bool(b) => Ok(b),
             other => Err(format!(
                 "the rule evaluated to a {}, not a bool",
                 other.type_name()
             )),
-        }
+        });
+        value.map_err(|message| CelError {
+            stage: CelStage::Evaluate,
+            message,
+        })
     }
 }
 
@@ -1020,7 +1050,7 @@ impl Val {
         }
     }
 
-    fn compare(&self, other: &Val) -> Result<std::cmp::Ordering, CelError> {
+    fn compare(&self, other: &Val) -> Result<std::cmp::Ordering, Msg> {
         match (self, other) {
             (Val::Str(a), Val::Str(b)) => Ok(a.cmp(b)),
             (Val::Bytes(a), Val::Bytes(b)) => Ok(a.cmp(b)),
@@ -1036,7 +1066,7 @@ impl Val {
         }
     }
 
-    fn to_text(&self) -> Result<String, CelError> {
+    fn to_text(&self) -> Result<String, Msg> {
         Ok(match self {
             Val::Str(s) => s.clone(),
             Val::Bool(b) => b.to_string(),
@@ -1052,7 +1082,7 @@ impl Val {
     }
 }
 
-fn no_overload(op: &str, a: &Val, b: &Val) -> CelError {
+fn no_overload(op: &str, a: &Val, b: &Val) -> Msg {
     format!(
         "no such overload: {op} on {} and {}",
         a.type_name(),
@@ -1062,7 +1092,7 @@ fn no_overload(op: &str, a: &Val, b: &Val) -> CelError {
 
 /// blang/semver's `ParseTolerant`, with cel-go's error for OLM's
 /// `semver_compare`.
-fn tolerant_semver(s: &str) -> Result<semver::Version, CelError> {
+fn tolerant_semver(s: &str) -> Result<semver::Version, Msg> {
     crate::semver_range::parse_tolerant(s)
         .map_err(|_| format!("unable to parse '{s}' to semver format"))
 }
@@ -1077,7 +1107,7 @@ struct Env {
 }
 
 impl Env {
-    fn eval(&mut self, e: &Expr) -> Result<Val, CelError> {
+    fn eval(&mut self, e: &Expr) -> Result<Val, Msg> {
         self.steps += 1;
         if self.steps > EVAL_BUDGET {
             return Err("the rule took too many evaluation steps".into());
@@ -1206,7 +1236,7 @@ impl Env {
         })
     }
 
-    fn binary(&mut self, op: &str, a: &Expr, b: &Expr) -> Result<Val, CelError> {
+    fn binary(&mut self, op: &str, a: &Expr, b: &Expr) -> Result<Val, Msg> {
         // `&&` and `||` absorb an error when the other side decides.
         if op == "&&" || op == "||" {
             let decisive = op == "||";
@@ -1252,7 +1282,7 @@ impl Env {
         name: &str,
         var: &str,
         args: &[Expr],
-    ) -> Result<Val, CelError> {
+    ) -> Result<Val, Msg> {
         let items: Vec<Val> = match self.eval(target)? {
             Val::List(l) => l,
             Val::Map(m) => m.into_iter().map(|(k, _)| k).collect(),
@@ -1261,11 +1291,11 @@ impl Env {
         let mut found = 0usize;
         let mut any_true = false;
         let mut all_true = true;
-        let mut first_err: Option<CelError> = None;
+        let mut first_err: Option<Msg> = None;
         let mut mapped = Vec::new();
         for item in items {
             self.vars.push((var.to_string(), item.clone()));
-            let r = (|| -> Result<(), CelError> {
+            let r = (|| -> Result<(), Msg> {
                 match name {
                     "map" => {
                         let keep = match args {
@@ -1325,8 +1355,8 @@ impl Env {
     }
 }
 
-fn arith(op: &str, x: Val, y: Val) -> Result<Val, CelError> {
-    let overflow = || CelError::from("integer overflow");
+fn arith(op: &str, x: Val, y: Val) -> Result<Val, Msg> {
+    let overflow = || Msg::from("integer overflow");
     Ok(match (op, &x, &y) {
         ("+", Val::Str(a), Val::Str(b)) => Val::Str(format!("{a}{b}")),
         ("+", Val::Bytes(a), Val::Bytes(b)) => Val::Bytes([a.clone(), b.clone()].concat()),
@@ -1360,7 +1390,7 @@ fn arith(op: &str, x: Val, y: Val) -> Result<Val, CelError> {
 }
 
 /// The functions of OLM's environment, the receiver first for member calls.
-fn call(name: &str, args: &[Val]) -> Result<Val, CelError> {
+fn call(name: &str, args: &[Val]) -> Result<Val, Msg> {
     let bad = || {
         let types: Vec<&str> = args.iter().map(Val::type_name).collect();
         format!("no such overload: {name}({})", types.join(", "))
@@ -1444,7 +1474,7 @@ fn call(name: &str, args: &[Val]) -> Result<Val, CelError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{check_rule, Program};
+    use super::{check_rule, CelStage, Program};
     use serde_json::json;
 
     #[test]
@@ -1474,7 +1504,8 @@ mod tests {
             ("a #", "token recognition"),
         ] {
             let e = check_rule(bad).expect_err(bad);
-            assert!(e.contains(why), "{bad}: {e}");
+            assert_eq!(e.stage, CelStage::Compile);
+            assert!(e.message.contains(why), "{bad}: {e}");
         }
     }
 
@@ -1499,13 +1530,13 @@ mod tests {
         for rule in &hostile {
             let e = check_rule(rule).expect_err(&rule[..20]);
             assert!(
-                e.contains("max recursion depth exceeded"),
+                e.message.contains("max recursion depth exceeded"),
                 "{}: {e}",
                 &rule[..20]
             );
         }
         let e = check_rule(&"!".repeat(100_001)).expect_err("too long");
-        assert!(e.contains("code point size exceeds limit"), "{e}");
+        assert!(e.message.contains("code point size exceeds limit"), "{e}");
     }
 
     #[test]
@@ -1528,6 +1559,10 @@ mod tests {
     fn eval(rule: &str, props: serde_json::Value) -> Result<bool, String> {
         let p = Program::compile(rule).map_err(|e| format!("compile: {e}"))?;
         p.evaluate(props.as_array().map(Vec::as_slice).unwrap_or(&[]))
+            .map_err(|e| {
+                assert_eq!(e.stage, CelStage::Evaluate);
+                e.message
+            })
     }
 
     #[test]

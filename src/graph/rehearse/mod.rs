@@ -29,7 +29,7 @@ pub use catalog::{
     ClusterCatalog, Gvk, Requirement, CATALOG_NAME_LABEL,
 };
 pub use request::{ClusterExtension, InstalledCsv, Subscription};
-pub use selector::LabelSelector;
+pub use selector::{InvalidSelector, LabelSelector};
 pub use v0::{rehearse_subscription, rehearse_subscriptions};
 pub use v1::{rehearse_cluster_extension, rehearse_cluster_extension_in};
 

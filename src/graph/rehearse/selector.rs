@@ -109,12 +109,25 @@ fn strings_of(v: Option<&Value>, what: &str) -> Result<(Vec<String>, bool), Stri
     }
 }
 
+/// Why a selector is invalid, in apimachinery's words (what
+/// operator-controller puts after "desired catalog selector is invalid: ").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct InvalidSelector {
+    /// apimachinery's message.
+    pub message: String,
+}
+
 impl LabelSelector {
     /// Reads and validates a `metav1.LabelSelector` (JSON); the error is
     /// apimachinery's text. `matchLabels` are taken in key order (Go's map
     /// order is random: with several bad labels, which one a cluster names
     /// first varies).
-    pub fn parse(v: &Value) -> Result<LabelSelector, String> {
+    pub fn parse(v: &Value) -> Result<LabelSelector, InvalidSelector> {
+        Self::parse_text(v).map_err(|message| InvalidSelector { message })
+    }
+
+    fn parse_text(v: &Value) -> Result<LabelSelector, String> {
         let mut reqs = Vec::new();
         if v.is_null() {
             return Ok(LabelSelector::default());
@@ -178,17 +191,21 @@ mod tests {
         let e = LabelSelector::parse(
             &json!({"matchExpressions": [{"key": "name", "operator": "bad", "values": ["value"]}]}),
         )
-        .expect_err("bad operator");
+        .expect_err("bad operator")
+        .message;
         assert_eq!(e, "\"bad\" is not a valid label selector operator");
-        let e = LabelSelector::parse(&json!({"matchLabels": {"": "value"}})).expect_err("key");
+        let e = LabelSelector::parse(&json!({"matchLabels": {"": "value"}}))
+            .expect_err("key")
+            .message;
         assert!(
             e.starts_with(
                 "key: Invalid value: \"\": name part must be non-empty; name part must consist of"
             ),
             "{e}"
         );
-        let e =
-            LabelSelector::parse(&json!({"matchLabels": {"name": "&value"}})).expect_err("value");
+        let e = LabelSelector::parse(&json!({"matchLabels": {"name": "&value"}}))
+            .expect_err("value")
+            .message;
         assert!(
             e.starts_with(
                 "values[0][name]: Invalid value: \"&value\": a valid label must be an empty string"
