@@ -612,3 +612,71 @@ fn rehearsal_on_an_sqlite_index() {
     let tos: Vec<String> = upgrades(&v).into_iter().map(|u| u.2).collect();
     assert_eq!(tos, ["etcdoperator.v0.9.2", "etcdoperator.v0.9.4"]);
 }
+
+/// A long chain of dependencies (each package requires the next; the last
+/// package's channel has two entries): round 0 installs all of them, the
+/// last at its channel head, and each becomes a Subscription with one
+/// candidate, so the next round moves nothing. Thousands of such
+/// Subscriptions once took a copy of the solver's queue each (gigabytes at
+/// 3,000); each is now taken in place.
+#[test]
+fn a_long_dependency_chain_installs_in_order() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let n = 150;
+    let mut fbc = String::new();
+    let bundle = |p: &str, v: &str, next: Option<String>| {
+        let mut props = vec![
+            serde_json::json!({"type": "olm.package", "value": {"packageName": p, "version": v}}),
+        ];
+        if let Some(next) = next {
+            props.push(serde_json::json!({"type": "olm.package.required", "value": {"packageName": next, "versionRange": ">=1.0.0"}}));
+        }
+        serde_json::json!({"schema": "olm.bundle", "name": format!("{p}.v{v}"), "package": p, "image": format!("example.com/{p}:{v}"), "properties": props}).to_string()
+    };
+    for i in 0..n {
+        let p = format!("p{i}");
+        let next = (i + 1 < n).then(|| format!("p{}", i + 1));
+        fbc.push_str(&format!(
+            "{{\"schema\":\"olm.package\",\"name\":\"{p}\",\"defaultChannel\":\"stable\"}}\n"
+        ));
+        let mut entries = vec![serde_json::json!({"name": format!("{p}.v1.0.0")})];
+        fbc.push_str(&bundle(&p, "1.0.0", next.clone()));
+        fbc.push('\n');
+        if i + 1 == n {
+            entries.push(serde_json::json!({"name": format!("{p}.v1.1.0"), "replaces": format!("{p}.v1.0.0")}));
+            fbc.push_str(&bundle(&p, "1.1.0", None));
+            fbc.push('\n');
+        }
+        fbc.push_str(
+            &serde_json::json!({"schema": "olm.channel", "name": "stable", "package": p, "entries": entries})
+                .to_string(),
+        );
+        fbc.push('\n');
+    }
+    let cat = t.path().join("catalog.json");
+    std::fs::write(&cat, fbc).expect("write");
+    let sub = t.path().join("sub.yaml");
+    std::fs::write(
+        &sub,
+        "kind: Subscription\nmetadata:\n  name: p0\nspec:\n  name: p0\n  channel: stable\n  startingCSV: p0.v1.0.0\n",
+    )
+    .expect("write");
+    let (code, v) = rehearse(
+        "--subscription",
+        sub.to_str().expect("utf-8"),
+        cat.to_str().expect("utf-8"),
+        &[],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    let installed = names(&v, "install", "bundle");
+    assert_eq!(installed.len(), n, "{installed:?}");
+    assert_eq!(installed[0], "p0.v1.0.0");
+    // The head of the last channel is what OLM resolves for the last
+    // dependency in round 0.
+    assert_eq!(installed[n - 1], format!("p{}.v1.1.0", n - 1));
+    assert_eq!(
+        v["install"][n - 1]["requiredBy"],
+        format!("p{}.v1.0.0", n - 2)
+    );
+    assert!(upgrades(&v).is_empty(), "{v:#}");
+}

@@ -182,8 +182,9 @@ pub struct Catalog {
     pub source: String,
     /// Graphs by package name.
     pub graphs: BTreeMap<String, PackageGraph>,
-    /// Bundles by (package, name).
-    pub bundles: BTreeMap<(String, String), CatBundle>,
+    /// Bundles by package, then name (looked up without building a key:
+    /// the v0 solver asks for a bundle at every step).
+    pub bundles: BTreeMap<String, BTreeMap<String, CatBundle>>,
 }
 
 pub(super) fn str_field(v: &Value, k: &str) -> String {
@@ -331,10 +332,13 @@ impl Catalog {
             .into_iter()
             .map(|g| (g.package.clone(), g))
             .collect();
-        let mut bundles = BTreeMap::new();
+        let mut bundles: BTreeMap<String, BTreeMap<String, CatBundle>> = BTreeMap::new();
         for b in &cfg.bundles {
             let cb = CatBundle::from_properties(&b.name, &b.package, &b.properties);
-            bundles.insert((cb.package.clone(), cb.name.clone()), cb);
+            bundles
+                .entry(cb.package.clone())
+                .or_default()
+                .insert(cb.name.clone(), cb);
         }
         Catalog {
             source: source.to_string(),
@@ -344,7 +348,7 @@ impl Catalog {
     }
 
     pub(super) fn bundle(&self, package: &str, name: &str) -> Option<&CatBundle> {
-        self.bundles.get(&(package.to_string(), name.to_string()))
+        self.bundles.get(package)?.get(name)
     }
 
     pub(super) fn version_text(&self, package: &str, name: &str) -> String {

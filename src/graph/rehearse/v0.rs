@@ -244,6 +244,7 @@ impl<'a> V0<'a> {
                     .cat
                     .bundles
                     .values()
+                    .flat_map(BTreeMap::values)
                     .filter(|b| b.provides.contains(gvk))
                     .map(|b| b.name.as_str())
                     .collect();
@@ -397,16 +398,68 @@ impl<'a> V0<'a> {
     ) -> Result<Vec<Chosen>, String> {
         let mark = chosen.len();
         let mut forced: Vec<Forced> = Vec::new();
-        self.search_in_place(subs, chosen, &mut queue, &mut forced)
-            .map_err(|mut e| {
+        match self.search_in_place(subs, chosen, &mut queue, &mut forced) {
+            Ok(done) => {
+                // What each Subscription taken here passed over, innermost
+                // first, as the recursion once recorded it on its way out.
+                for f in forced.into_iter().rev() {
+                    if let Forced::Sub {
+                        sub,
+                        mut passed_over,
+                        at,
+                        ..
+                    } = f
+                    {
+                        // Those after the one taken were never tried.
+                        passed_over.truncate(at);
+                        self.passed.insert(sub, passed_over);
+                    }
+                }
+                Ok(done)
+            }
+            Err(mut e) => {
                 chosen.truncate(mark);
                 // Explain the failure through the forced choices that led
                 // to it, innermost first, as the recursion once did.
                 for f in forced.into_iter().rev() {
-                    e = f.explain(e);
+                    e = self.explain(subs, f, e);
                 }
-                e
-            })
+                Err(e)
+            }
+        }
+    }
+
+    /// The failure `why` found after the forced choice `f`, as the
+    /// resolver would report it for the requirement or Subscription.
+    fn explain(&mut self, subs: &[SubReq], f: Forced, why: String) -> String {
+        match f {
+            Forced::Dep {
+                lead,
+                mut failures,
+                at,
+                name,
+            } => {
+                failures.insert(at, (name, why));
+                combine(&lead, failures)
+            }
+            Forced::Sub {
+                sub,
+                mut passed_over,
+                at,
+                name,
+            } => {
+                passed_over.insert(
+                    at,
+                    PassedOver {
+                        bundle: name,
+                        reason: why,
+                    },
+                );
+                let msg = sub_failure(&subs[sub], &passed_over);
+                self.passed.insert(sub, passed_over);
+                msg
+            }
+        }
     }
 
     fn search_in_place(
@@ -443,7 +496,45 @@ impl<'a> V0<'a> {
                             s.name, have.name
                         ));
                     }
-                    return self.search_sub(subs, i, chosen, std::mem::take(queue));
+                    // Each candidate's standing, as `search_sub` judges it.
+                    let verdicts: Vec<Option<String>> = s
+                        .candidates
+                        .iter()
+                        .map(|c| self.sub_conflict(chosen, c))
+                        .collect();
+                    if verdicts.iter().filter(|v| v.is_none()).count() != 1 {
+                        return self.search_sub(subs, i, chosen, std::mem::take(queue));
+                    }
+                    // One way forward: take it here, without a copy of the
+                    // queue (a dependency installed in round 0 is a
+                    // Subscription with one candidate in every later round,
+                    // and there may be thousands).
+                    let mut passed_over = Vec::new();
+                    let mut at = 0;
+                    let mut only = None;
+                    for (c, verdict) in s.candidates.iter().zip(verdicts) {
+                        match verdict {
+                            Some(reason) => passed_over.push(PassedOver {
+                                bundle: c.name.clone(),
+                                reason,
+                            }),
+                            None => {
+                                at = passed_over.len();
+                                only = Some(c.clone());
+                            }
+                        }
+                    }
+                    if let Some(c) = only {
+                        queue.extend(self.deps_of(&c));
+                        forced.push(Forced::Sub {
+                            sub: i,
+                            passed_over,
+                            at,
+                            name: c.name.clone(),
+                        });
+                        chosen.push(c);
+                    }
+                    continue;
                 }
                 Item::Dep(owner, index) => (owner, index),
             };
@@ -487,7 +578,7 @@ impl<'a> V0<'a> {
                 }
                 if let Some(c) = only {
                     queue.extend(self.deps_of(&c));
-                    forced.push(Forced {
+                    forced.push(Forced::Dep {
                         lead,
                         failures,
                         at,
@@ -522,6 +613,15 @@ impl<'a> V0<'a> {
         }
     }
 
+    /// Why the Subscription candidate `c` cannot join `chosen`: a conflict,
+    /// or dependencies no bundle satisfies.
+    fn sub_conflict(&self, chosen: &[Chosen], c: &Chosen) -> Option<String> {
+        self.conflict(chosen, c).or_else(|| {
+            let h = self.hopeless(chosen, c);
+            (!h.is_empty()).then(|| h.join("; "))
+        })
+    }
+
     fn search_sub(
         &mut self,
         subs: &[SubReq],
@@ -532,11 +632,7 @@ impl<'a> V0<'a> {
         let s = &subs[i];
         let mut failures: Vec<PassedOver> = Vec::new();
         for c in &s.candidates {
-            let why = self.conflict(chosen, c).or_else(|| {
-                let h = self.hopeless(chosen, c);
-                (!h.is_empty()).then(|| h.join("; "))
-            });
-            if let Some(why) = why {
+            if let Some(why) = self.sub_conflict(chosen, c) {
                 failures.push(PassedOver {
                     bundle: c.name.clone(),
                     reason: why,
@@ -561,26 +657,7 @@ impl<'a> V0<'a> {
                 }
             }
         }
-        let msg = match failures.as_slice() {
-            [] => format!(
-                "no operators found matching the criteria of subscription {}",
-                s.name
-            ),
-            [one] => one.reason.clone(),
-            many => format!(
-                "subscription {} can install none of its {} candidates ({})",
-                s.name,
-                many.len(),
-                many.iter()
-                    .map(|p| if p.reason.contains(&p.bundle) {
-                        p.reason.clone()
-                    } else {
-                        format!("{}: {}", p.bundle, p.reason)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        };
+        let msg = sub_failure(s, &failures);
         self.passed.insert(i, failures);
         Err(msg)
     }
@@ -600,23 +677,49 @@ impl<'a> V0<'a> {
 
 /// One message for a choice none of whose candidates works: the cause
 /// itself when every candidate fails for the same reason.
-/// A dependency that had one candidate left, taken without recursing:
-/// what is needed to explain a failure found after it.
-struct Forced {
-    lead: String,
-    /// The candidates passed over for conflicts, in preference order.
-    failures: Vec<(String, String)>,
-    /// Where the candidate taken stands among them.
-    at: usize,
-    name: String,
+/// A dependency or Subscription that had one candidate left, taken
+/// without recursing: what is needed to explain a failure found after it.
+enum Forced {
+    Dep {
+        lead: String,
+        /// The candidates passed over for conflicts, in preference order.
+        failures: Vec<(String, String)>,
+        /// Where the candidate taken stands among them.
+        at: usize,
+        name: String,
+    },
+    Sub {
+        /// The Subscription's index in the resolution.
+        sub: usize,
+        /// The candidates passed over, in preference order.
+        passed_over: Vec<PassedOver>,
+        /// Where the candidate taken stands among them.
+        at: usize,
+        name: String,
+    },
 }
 
-impl Forced {
-    /// The failure `why` found after this choice, as the resolver would
-    /// report it for the requirement.
-    fn explain(mut self, why: String) -> String {
-        self.failures.insert(self.at, (self.name, why));
-        combine(&self.lead, self.failures)
+/// Why Subscription `s` installs nothing, given why each candidate failed.
+fn sub_failure(s: &SubReq, failures: &[PassedOver]) -> String {
+    match failures {
+        [] => format!(
+            "no operators found matching the criteria of subscription {}",
+            s.name
+        ),
+        [one] => one.reason.clone(),
+        many => format!(
+            "subscription {} can install none of its {} candidates ({})",
+            s.name,
+            many.len(),
+            many.iter()
+                .map(|p| if p.reason.contains(&p.bundle) {
+                    p.reason.clone()
+                } else {
+                    format!("{}: {}", p.bundle, p.reason)
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     }
 }
 
@@ -969,8 +1072,8 @@ fn rehearse_on_this_thread(
             .map(|s| s.package.clone());
         let in_cat: Vec<&String> = cat
             .bundles
-            .keys()
-            .filter(|(_, n)| *n == i.name)
+            .iter()
+            .filter(|(_, named)| named.contains_key(&i.name))
             .map(|(p, _)| p)
             .collect();
         let package = if !i.package.is_empty() {
