@@ -11,21 +11,11 @@ use crate::fbc::DeclarativeConfig;
 use crate::graph::PackageGraph;
 use crate::semver_range::Range;
 
-/// A group/version/kind.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct Gvk {
-    /// API group.
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Kind.
-    pub kind: String,
-}
+use crate::bundle::Gvk;
 
-impl std::fmt::Display for Gvk {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{} {}", self.group, self.version, self.kind)
-    }
+/// An API as the rehearsal's messages name it: `group/version Kind`.
+pub(super) fn api_text(g: &Gvk) -> String {
+    format!("{}/{} {}", g.group, g.version, g.kind)
 }
 
 /// A dependency a bundle declares; every form is a test on one bundle.
@@ -74,7 +64,7 @@ impl Requirement {
             Requirement::Package { name, range, .. } => {
                 format!("package {name} in range {range}")
             }
-            Requirement::Gvk(g) => format!("an operator providing {g}"),
+            Requirement::Gvk(g) => format!("an operator providing {}", api_text(g)),
             Requirement::Label(l) => format!("an operator with label {l}"),
             Requirement::All(rs) => format!("one operator with all of ({})", list(rs)),
             Requirement::Any(rs) => format!("one operator with any of ({})", list(rs)),
@@ -192,11 +182,7 @@ pub(super) fn str_field(v: &Value, k: &str) -> String {
 }
 
 fn gvk_of(v: &Value) -> Gvk {
-    Gvk {
-        group: str_field(v, "group"),
-        version: str_field(v, "version"),
-        kind: str_field(v, "kind"),
-    }
+    Gvk::from_json(v)
 }
 
 fn package_requirement(name: &str, range_text: &str, what: &str) -> Requirement {

@@ -26,7 +26,7 @@ mod v1;
 
 pub use catalog::{
     parse_availability, parse_labels, parse_priority, split_named, CatBundle, Catalog,
-    ClusterCatalog, Gvk, Requirement, CATALOG_NAME_LABEL,
+    ClusterCatalog, Requirement, CATALOG_NAME_LABEL,
 };
 pub use request::{ClusterExtension, InstalledCsv, Subscription};
 pub use selector::{InvalidSelector, LabelSelector};

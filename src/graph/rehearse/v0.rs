@@ -18,13 +18,14 @@
 //! depth-first search that takes each choice's most preferred candidate and
 //! backs off on failure.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use semver::Version;
 
 use super::catalog::{CatBundle, Catalog, Requirement};
 use super::request::InstalledCsv;
 use super::{PassedOver, Placed, Rehearsal, Subscription, Upgrade};
+use crate::bundle::Gvk;
 use crate::graph::successors::{self, Olm};
 use crate::graph::{EdgeKind, PackageGraph};
 use crate::semver_range as range;
@@ -46,6 +47,30 @@ impl Chosen {
         self.package == other.package
             && self.name == other.name
             && self.on_cluster == other.on_cluster
+    }
+}
+
+/// The bundles chosen so far, in order, indexed by package and by provided
+/// API, so that the conflict and satisfaction checks of each step look at
+/// the few that matter instead of scanning them all (after a long chain of
+/// dependencies a resolution holds thousands).
+#[derive(Default)]
+struct Picked {
+    list: Vec<Chosen>,
+    /// Positions in `list` of each package's picks, ascending.
+    by_package: HashMap<String, Vec<usize>>,
+    /// Positions in `list` of the picks providing each API, ascending.
+    by_api: HashMap<Gvk, Vec<usize>>,
+}
+
+impl Picked {
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The picks at `positions`, in order.
+    fn at<'p>(&'p self, positions: Option<&'p Vec<usize>>) -> impl Iterator<Item = &'p Chosen> {
+        positions.into_iter().flatten().map(move |&i| &self.list[i])
     }
 }
 
@@ -83,7 +108,7 @@ struct V0<'a> {
     budget: usize,
     /// Every channel in the resolver's dependency order.
     channel_order: Vec<(&'a PackageGraph, &'a crate::graph::Channel)>,
-    /// Catalog candidates by requirement (its description), computed once.
+    /// Candidates (cluster, then catalog) by requirement (its description), computed once.
     memo: std::cell::RefCell<BTreeMap<String, Result<Vec<Chosen>, String>>>,
     /// Per Subscription: the more preferred candidates passed over on the
     /// path that succeeded, or on the last that failed.
@@ -121,15 +146,62 @@ impl<'a> V0<'a> {
         }
     }
 
-    fn satisfied(&self, chosen: &[Chosen], req: &Requirement) -> bool {
-        chosen
-            .iter()
-            .any(|c| self.bundle(c).is_some_and(|b| req.test(b)))
+    /// Adds `c` to `picked`, indexed.
+    fn pick(&self, picked: &mut Picked, c: Chosen) {
+        let at = picked.list.len();
+        if let Some(b) = self.bundle(&c) {
+            for g in &b.provides {
+                picked.by_api.entry(g.clone()).or_default().push(at);
+            }
+        }
+        picked
+            .by_package
+            .entry(c.package.clone())
+            .or_default()
+            .push(at);
+        picked.list.push(c);
+    }
+
+    /// Drops the picks from position `mark` on (a failed branch).
+    fn unpick(&self, picked: &mut Picked, mark: usize) {
+        while picked.list.len() > mark {
+            let Some(c) = picked.list.pop() else { break };
+            let at = picked.list.len();
+            let drop_at = |positions: Option<&mut Vec<usize>>| {
+                if let Some(p) = positions {
+                    if p.last() == Some(&at) {
+                        p.pop();
+                    }
+                }
+            };
+            if let Some(b) = self.bundle(&c) {
+                for g in &b.provides {
+                    drop_at(picked.by_api.get_mut(g));
+                }
+            }
+            drop_at(picked.by_package.get_mut(&c.package));
+        }
+    }
+
+    fn satisfied(&self, chosen: &Picked, req: &Requirement) -> bool {
+        let test = |c: &Chosen| self.bundle(c).is_some_and(|b| req.test(b));
+        match req {
+            // Only a bundle of the package, or one providing the API, can.
+            Requirement::Package { name, .. } => chosen.at(chosen.by_package.get(name)).any(test),
+            Requirement::Gvk(g) => chosen.at(chosen.by_api.get(g)).any(test),
+            _ => chosen.list.iter().any(test),
+        }
     }
 
     /// The candidates for a requirement, in the resolver's order: CSVs on
     /// the cluster, then the catalog's.
     fn candidates(&self, req: &Requirement) -> Result<Vec<Chosen>, String> {
+        // The cluster and the catalog are fixed for this resolution: each
+        // requirement's candidates are found once.
+        let key = req.describe();
+        if let Some(hit) = self.memo.borrow().get(&key) {
+            return hit.clone();
+        }
         let mut out: Vec<Chosen> = self
             .cluster
             .values()
@@ -143,23 +215,21 @@ impl<'a> V0<'a> {
                 requirement: None,
             })
             .collect();
-        let key = req.describe();
-        let cached = self.memo.borrow().get(&key).cloned();
-        let found = match cached {
-            Some(hit) => hit,
-            None => {
-                let found = self.find_candidates(req);
-                self.memo.borrow_mut().insert(key, found.clone());
-                found
-            }
-        };
-        out.extend(found?);
-        Ok(out)
+        let found = self.find_candidates(req).map(|catalog| {
+            out.extend(catalog);
+            out
+        });
+        self.memo.borrow_mut().insert(key, found.clone());
+        found
     }
 
     fn find_candidates(&self, req: &Requirement) -> Result<Vec<Chosen>, String> {
         let mut out: Vec<Chosen> = Vec::new();
         for &(g, ch) in &self.channel_order {
+            // A package requirement is met only by that package's bundles.
+            if matches!(req, Requirement::Package { name, .. } if *name != g.package) {
+                continue;
+            }
             let matching = ch.entries.iter().any(|e| {
                 self.cat
                     .bundle(&g.package, &e.name)
@@ -249,12 +319,16 @@ impl<'a> V0<'a> {
                     .map(|b| b.name.as_str())
                     .collect();
                 if off_chain.is_empty() {
-                    format!("no bundle in the catalog provides {gvk}")
+                    format!(
+                        "no bundle in the catalog provides {}",
+                        super::catalog::api_text(gvk)
+                    )
                 } else {
                     format!(
-                        "only {} provide{} {gvk}, and not on the replaces chain of any channel (OLM v0 considers only those)",
+                        "only {} provide{} {}, and not on the replaces chain of any channel (OLM v0 considers only those)",
                         off_chain.join(", "),
-                        if off_chain.len() == 1 { "s" } else { "" }
+                        if off_chain.len() == 1 { "s" } else { "" },
+                        super::catalog::api_text(gvk)
                     )
                 }
             }
@@ -271,10 +345,10 @@ impl<'a> V0<'a> {
     }
 
     /// Why `cand` cannot join `chosen`, if it cannot.
-    fn conflict(&self, chosen: &[Chosen], cand: &Chosen) -> Option<String> {
+    fn conflict(&self, chosen: &Picked, cand: &Chosen) -> Option<String> {
         if let Some(c) = chosen
-            .iter()
-            .find(|c| c.package == cand.package && !c.same(cand))
+            .at(chosen.by_package.get(&cand.package))
+            .find(|c| !c.same(cand))
         {
             return Some(format!(
                 "package {} is already {}{} (one bundle per package)",
@@ -290,17 +364,26 @@ impl<'a> V0<'a> {
                 cand.name
             ));
         }
-        for c in chosen {
-            if c.same(cand) {
-                continue;
-            }
-            let Some(other) = self.bundle(c) else {
-                continue;
-            };
+        // The first pick (in order) that provides one of its APIs.
+        let first = b
+            .provides
+            .iter()
+            .filter_map(|g| {
+                chosen
+                    .by_api
+                    .get(g)?
+                    .iter()
+                    .copied()
+                    .find(|&i| !chosen.list[i].same(cand))
+            })
+            .min();
+        if let Some(c) = first.map(|i| &chosen.list[i]) {
+            let other = self.bundle(c)?;
             if let Some(g) = b.provides.iter().find(|g| other.provides.contains(g)) {
                 return Some(format!(
-                    "{} already provides {g} (one provider per API)",
-                    c.name
+                    "{} already provides {} (one provider per API)",
+                    c.name,
+                    super::catalog::api_text(g)
                 ));
             }
         }
@@ -308,7 +391,7 @@ impl<'a> V0<'a> {
     }
 
     /// The dependencies of `cand` no bundle can satisfy, each in a message.
-    fn hopeless(&self, chosen: &[Chosen], cand: &Chosen) -> Vec<String> {
+    fn hopeless(&self, chosen: &Picked, cand: &Chosen) -> Vec<String> {
         let Some(b) = self.bundle(cand) else {
             return Vec::new();
         };
@@ -393,7 +476,7 @@ impl<'a> V0<'a> {
     fn search(
         &mut self,
         subs: &[SubReq],
-        chosen: &mut Vec<Chosen>,
+        chosen: &mut Picked,
         mut queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
         let mark = chosen.len();
@@ -418,7 +501,7 @@ impl<'a> V0<'a> {
                 Ok(done)
             }
             Err(mut e) => {
-                chosen.truncate(mark);
+                self.unpick(chosen, mark);
                 // Explain the failure through the forced choices that led
                 // to it, innermost first, as the recursion once did.
                 for f in forced.into_iter().rev() {
@@ -465,13 +548,13 @@ impl<'a> V0<'a> {
     fn search_in_place(
         &mut self,
         subs: &[SubReq],
-        chosen: &mut Vec<Chosen>,
+        chosen: &mut Picked,
         queue: &mut VecDeque<Item>,
         forced: &mut Vec<Forced>,
     ) -> Result<Vec<Chosen>, String> {
         loop {
             let Some(item) = queue.pop_front() else {
-                return Ok(std::mem::take(chosen));
+                return Ok(std::mem::take(chosen).list);
             };
             if self.budget == 0 {
                 return Err(format!(
@@ -487,7 +570,7 @@ impl<'a> V0<'a> {
                     }
                     // Another choice already put a bundle of the package
                     // in: it must be one of this Subscription's candidates.
-                    if let Some(have) = chosen.iter().find(|c| c.package == s.package) {
+                    if let Some(have) = chosen.at(chosen.by_package.get(&s.package)).next() {
                         if s.candidates.iter().any(|c| c.same(have)) {
                             continue;
                         }
@@ -532,7 +615,7 @@ impl<'a> V0<'a> {
                             at,
                             name: c.name.clone(),
                         });
-                        chosen.push(c);
+                        self.pick(chosen, c);
                     }
                     continue;
                 }
@@ -584,7 +667,7 @@ impl<'a> V0<'a> {
                         at,
                         name: c.name.clone(),
                     });
-                    chosen.push(c);
+                    self.pick(chosen, c);
                 }
                 continue;
             }
@@ -600,11 +683,11 @@ impl<'a> V0<'a> {
                 q.extend(self.deps_of(&c));
                 let name = c.name.clone();
                 let mark = chosen.len();
-                chosen.push(c);
+                self.pick(chosen, c);
                 match self.search(subs, chosen, q) {
                     Ok(done) => return Ok(done),
                     Err(e) => {
-                        chosen.truncate(mark);
+                        self.unpick(chosen, mark);
                         failures.push((name, e));
                     }
                 }
@@ -615,7 +698,7 @@ impl<'a> V0<'a> {
 
     /// Why the Subscription candidate `c` cannot join `chosen`: a conflict,
     /// or dependencies no bundle satisfies.
-    fn sub_conflict(&self, chosen: &[Chosen], c: &Chosen) -> Option<String> {
+    fn sub_conflict(&self, chosen: &Picked, c: &Chosen) -> Option<String> {
         self.conflict(chosen, c).or_else(|| {
             let h = self.hopeless(chosen, c);
             (!h.is_empty()).then(|| h.join("; "))
@@ -626,7 +709,7 @@ impl<'a> V0<'a> {
         &mut self,
         subs: &[SubReq],
         i: usize,
-        chosen: &mut Vec<Chosen>,
+        chosen: &mut Picked,
         queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
         let s = &subs[i];
@@ -642,14 +725,14 @@ impl<'a> V0<'a> {
             let mut q = queue.clone();
             q.extend(self.deps_of(c));
             let mark = chosen.len();
-            chosen.push(c.clone());
+            self.pick(chosen, c.clone());
             match self.search(subs, chosen, q) {
                 Ok(done) => {
                     self.passed.insert(i, failures);
                     return Ok(done);
                 }
                 Err(e) => {
-                    chosen.truncate(mark);
+                    self.unpick(chosen, mark);
                     failures.push(PassedOver {
                         bundle: c.name.clone(),
                         reason: e,
@@ -671,7 +754,11 @@ impl<'a> V0<'a> {
         for f in fixed {
             queue.extend(self.deps_of(f));
         }
-        self.search(subs, &mut fixed.to_vec(), queue)
+        let mut picked = Picked::default();
+        for f in fixed {
+            self.pick(&mut picked, f.clone());
+        }
+        self.search(subs, &mut picked, queue)
     }
 }
 
@@ -1292,11 +1379,26 @@ fn run(
         let mut picks: Vec<Option<Chosen>> = Vec::new();
         let mut installs: Vec<Placed> = Vec::new();
         let mut ups: Vec<Upgrade> = Vec::new();
+        // Where each chosen bundle stands, to find a Subscription's pick
+        // without scanning them all for each.
+        let mut position: HashMap<(&str, &str, bool), usize> = HashMap::new();
+        for (at, c) in chosen.iter().enumerate() {
+            position
+                .entry((c.package.as_str(), c.name.as_str(), c.on_cluster))
+                .or_insert(at);
+        }
         for (i, s) in subs.iter().enumerate() {
-            let pick = chosen
+            // The first chosen bundle that is one of its candidates.
+            let pick = reqs[i]
+                .candidates
                 .iter()
-                .find(|c| reqs[i].candidates.iter().any(|x| x.same(c)))
-                .cloned();
+                .filter_map(|x| {
+                    position
+                        .get(&(x.package.as_str(), x.name.as_str(), x.on_cluster))
+                        .copied()
+                })
+                .min()
+                .map(|at| chosen[at].clone());
             let skipped = passed.get(&i).cloned().unwrap_or_default();
             match (&pick, &s.current) {
                 (Some(p), None) => installs.push(placed(cat, &snapshot, p)),
@@ -1320,10 +1422,15 @@ fn run(
             }
             picks.push(pick);
         }
+        let picked: std::collections::HashSet<(&str, &str, bool)> = picks
+            .iter()
+            .flatten()
+            .map(|p| (p.package.as_str(), p.name.as_str(), p.on_cluster))
+            .collect();
         let deps: Vec<Chosen> = chosen
             .iter()
             .filter(|c| !c.on_cluster)
-            .filter(|c| !picks.iter().flatten().any(|p| p.same(c)))
+            .filter(|c| !picked.contains(&(c.package.as_str(), c.name.as_str(), c.on_cluster)))
             .cloned()
             .collect();
         if installs.is_empty() && ups.is_empty() && deps.is_empty() {
