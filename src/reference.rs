@@ -3,7 +3,7 @@
 //! go.podman.io/image/v5/docker/reference applies it. opm v1.73.0 checks
 //! bundle and related image pull specs with it (`validateImagePullSpec`),
 //! and skopeo and cri-o pull by it, so the catalog validator
-//! ([`crate::fbc`]) and the registry client ([`crate::oci`]) both read
+//! ([`crate::fbc`]) and the registry client (`oci`, with the `registry` feature) both read
 //! references here and cannot disagree on what an image is.
 //!
 //! Normalization as that package does it: the first `/`-separated component
