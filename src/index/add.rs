@@ -29,7 +29,7 @@ pub struct AddOptions {
     pub keep_going: bool,
     /// opm's `--overwrite-latest`: a bundle whose CSV name is in the index
     /// (added from an image) replaces it, when it heads every channel it is
-    /// in; one per package ([`overwrite_plan`]).
+    /// in; one per package (`overwrite_plan`).
     pub overwrite_latest: bool,
 }
 

@@ -602,7 +602,7 @@ impl LayerFs {
     /// content), then symbolic links as links, with their targets as
     /// written. Links come last and never replace a path already written,
     /// so nothing is written through a link. Paths are root-relative
-    /// without `..` (see [`normalize_entry_path`]), so nothing lands outside
+    /// without `..` (see `normalize_entry_path`), so nothing lands outside
     /// `dir`. The paths written, sorted.
     pub fn write_to(&self, dir: &Path) -> Result<Vec<String>, OciError> {
         let io_err = |what: String| {
