@@ -833,7 +833,6 @@ fn refused_signature_moves_no_tag() {
 /// `manifests/` (the fixture's CSV), its annotations carried as labels
 /// alone, as some older build tools made them.
 fn push_labels_only_bundle(reference: &str) {
-    use olm_catalog::oci::media::{self, Descriptor};
     let csv = std::fs::read(
         common::fixtures().join("graph/pkg-semver/1.0.0/manifests/demo.clusterserviceversion.yaml"),
     )
@@ -841,54 +840,26 @@ fn push_labels_only_bundle(reference: &str) {
     let mut layer = oci::layer::LayerBuilder::new();
     layer.file("manifests/demo.clusterserviceversion.yaml", csv, 0o644);
     let built = layer.build(0).expect("layer");
-    let layer_desc = Descriptor {
-        media_type: media::OCI_LAYER_GZIP.into(),
-        digest: built.digest.clone(),
-        size: built.blob.len(),
-        platform: None,
-        annotations: None,
-    };
-    let config = serde_json::to_vec(&serde_json::json!({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Labels": {
-            "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
-            "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
-            "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
-            "operators.operatorframework.io.bundle.package.v1": "demo",
-            "operators.operatorframework.io.bundle.channels.v1": "stable",
-            "operators.operatorframework.io.bundle.channel.default.v1": "stable",
-        }},
-        "rootfs": {"type": "layers", "diff_ids": [built.diff_id]},
-    }))
-    .expect("config");
-    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
-    let manifest = serde_json::to_vec(&serde_json::json!({
-        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
-        "config": config_desc, "layers": [layer_desc],
-    }))
-    .expect("manifest");
     let (host, rest) = reference.split_once('/').expect("host/repo:tag");
     let (name, tag) = rest.rsplit_once(':').expect("repo:tag");
-    let repo = oci::Repo {
-        host: host.into(),
-        name: name.into(),
-    };
-    let client = registry::client();
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    rt.block_on(async {
-        client
-            .push_blob(&repo, &layer_desc, &built.blob, None)
-            .await
-            .expect("push layer");
-        client
-            .push_blob(&repo, &config_desc, &config.into(), None)
-            .await
-            .expect("push config");
-        client
-            .put_manifest(&repo, tag, media::OCI_MANIFEST, &manifest)
-            .await
-            .expect("put manifest");
-    });
+    registry::push_one_layer_image(
+        host,
+        name,
+        tag,
+        (&built.digest, &built.blob),
+        &serde_json::json!({
+            "architecture": "amd64", "os": "linux",
+            "config": {"Labels": {
+                "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+                "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
+                "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
+                "operators.operatorframework.io.bundle.package.v1": "demo",
+                "operators.operatorframework.io.bundle.channels.v1": "stable",
+                "operators.operatorframework.io.bundle.channel.default.v1": "stable",
+            }},
+            "rootfs": {"type": "layers", "diff_ids": [built.diff_id]},
+        }),
+    );
 }
 
 /// The config digest of the image `reference` names.

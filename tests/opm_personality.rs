@@ -1618,49 +1618,20 @@ fn alpha_bundle_build_pushes_the_generated_bundle() {
 /// Pushes `HOST/opm-base/base:v1`: one layer (`etc/base-release`), an
 /// entrypoint, a label of its own; its manifest.
 fn push_base_image(reg: &Registry) -> (String, serde_json::Value) {
-    use olm_catalog::oci::media::{self, Descriptor};
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let client = crate::registry::client();
-    let repo = olm_catalog::oci::Repo {
-        host: reg.host(),
-        name: "opm-base/base".into(),
-    };
     let mut layer = olm_catalog::oci::layer::LayerBuilder::new();
     layer.file("etc/base-release", b"base v1\n".to_vec(), 0o644);
     let built = layer.build(0).expect("layer");
-    let layer_desc = Descriptor {
-        media_type: media::OCI_LAYER_GZIP.into(),
-        digest: built.digest.clone(),
-        size: built.blob.len(),
-        platform: None,
-        annotations: None,
-    };
-    let config = serde_json::to_vec(&serde_json::json!({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Entrypoint": ["/bin/base"], "Labels": {"org.example.base": "v1"}},
-        "rootfs": {"type": "layers", "diff_ids": [built.diff_id]},
-    }))
-    .expect("config");
-    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
-    let manifest = serde_json::json!({
-        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
-        "config": config_desc, "layers": [layer_desc],
-    });
-    let bytes = serde_json::to_vec(&manifest).expect("manifest");
-    rt.block_on(async {
-        client
-            .push_blob(&repo, &layer_desc, &built.blob, None)
-            .await
-            .expect("push layer");
-        client
-            .push_blob(&repo, &config_desc, &config.into(), None)
-            .await
-            .expect("push config");
-        client
-            .put_manifest(&repo, "v1", media::OCI_MANIFEST, &bytes)
-            .await
-            .expect("put manifest");
-    });
+    let manifest = crate::registry::push_one_layer_image(
+        &reg.host(),
+        "opm-base/base",
+        "v1",
+        (&built.digest, &built.blob),
+        &serde_json::json!({
+            "architecture": "amd64", "os": "linux",
+            "config": {"Entrypoint": ["/bin/base"], "Labels": {"org.example.base": "v1"}},
+            "rootfs": {"type": "layers", "diff_ids": [built.diff_id]},
+        }),
+    );
     (format!("{}/opm-base/base:v1", reg.host()), manifest)
 }
 

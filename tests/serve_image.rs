@@ -149,8 +149,6 @@ const NOISE_BYTES: u64 = 160 << 20;
 /// holds `configs/` (the FBC of `catalog`) and NOISE_BYTES of noise beside
 /// it. The layer is built in and pushed from a temporary file.
 fn push_large_catalog_image(reg: &registry::Registry, catalog: &std::path::Path) -> (String, u64) {
-    use olm_catalog::oci::media::{self, Descriptor};
-    use olm_catalog::oci::BlobBody;
     let spool = olm_catalog::oci::blob::SpoolWriter::new().expect("spool");
     let gz = flate2::write::GzEncoder::new(spool, flate2::Compression::none());
     let mut tar = tar::Builder::new(gz);
@@ -170,46 +168,17 @@ fn push_large_catalog_image(reg: &registry::Registry, catalog: &std::path::Path)
         .and_then(|gz| gz.finish())
         .and_then(|spool| spool.finish())
         .expect("layer");
-    let layer_desc = Descriptor {
-        media_type: media::OCI_LAYER_GZIP.into(),
-        digest,
-        size: layer.len(),
-        platform: None,
-        annotations: None,
-    };
-    let config = serde_json::to_vec(&serde_json::json!({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Labels": {"operators.operatorframework.io.index.configs.v1": "/configs"}},
-        "rootfs": {"type": "layers", "diff_ids": []},
-    }))
-    .expect("config");
-    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
-    let manifest = serde_json::to_vec(&serde_json::json!({
-        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
-        "config": config_desc, "layers": [layer_desc],
-    }))
-    .expect("manifest");
-    let client = crate::registry::client();
-    let repo = olm_catalog::oci::Repo {
-        host: reg.host(),
-        name: "big/catalog".into(),
-    };
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    rt.block_on(async {
-        for (d, body) in [
-            (&layer_desc, layer.clone()),
-            (&config_desc, BlobBody::from(config)),
-        ] {
-            client
-                .push_blob(&repo, d, &body, None)
-                .await
-                .expect("push blob");
-        }
-        client
-            .put_manifest(&repo, "v1", media::OCI_MANIFEST, &manifest)
-            .await
-            .expect("put manifest");
-    });
+    registry::push_one_layer_image(
+        &reg.host(),
+        "big/catalog",
+        "v1",
+        (&digest, &layer),
+        &serde_json::json!({
+            "architecture": "amd64", "os": "linux",
+            "config": {"Labels": {"operators.operatorframework.io.index.configs.v1": "/configs"}},
+            "rootfs": {"type": "layers", "diff_ids": []},
+        }),
+    );
     (format!("{}/big/catalog:v1", reg.host()), layer.len())
 }
 

@@ -212,3 +212,53 @@ pub fn client() -> olm_catalog::oci::RegistryClient {
     })
     .expect("registry client")
 }
+
+/// Pushes `host/name:tag`, an OCI image built by hand: one gzip layer
+/// (`digest` and bytes) and `config` as its config; returns the manifest.
+/// For images `bundle build` would not make (labels only, a base with an
+/// entrypoint, a layer larger than a test's memory limit).
+pub fn push_one_layer_image(
+    host: &str,
+    name: &str,
+    tag: &str,
+    layer: (&str, &olm_catalog::oci::BlobBody),
+    config: &serde_json::Value,
+) -> serde_json::Value {
+    use olm_catalog::oci::media::{self, Descriptor};
+    let (digest, body) = layer;
+    let layer_desc = Descriptor {
+        media_type: media::OCI_LAYER_GZIP.into(),
+        digest: digest.to_string(),
+        size: body.len(),
+        platform: None,
+        annotations: None,
+    };
+    let config = serde_json::to_vec(config).expect("config");
+    let config_desc = Descriptor::of(media::OCI_CONFIG, &config);
+    let manifest = serde_json::json!({
+        "schemaVersion": 2, "mediaType": media::OCI_MANIFEST,
+        "config": config_desc, "layers": [layer_desc],
+    });
+    let bytes = serde_json::to_vec(&manifest).expect("manifest");
+    let repo = olm_catalog::oci::Repo {
+        host: host.into(),
+        name: name.into(),
+    };
+    let client = client();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        client
+            .push_blob(&repo, &layer_desc, body, None)
+            .await
+            .expect("push layer");
+        client
+            .push_blob(&repo, &config_desc, &config.into(), None)
+            .await
+            .expect("push config");
+        client
+            .put_manifest(&repo, tag, media::OCI_MANIFEST, &bytes)
+            .await
+            .expect("put manifest");
+    });
+    manifest
+}
