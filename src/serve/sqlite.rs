@@ -180,6 +180,9 @@ fn open(path: &Path) -> super::Result<Connection> {
     Ok(conn)
 }
 
+/// Manifest bytes a ListBundles must send before it hands its memory back.
+const RELEASE_AFTER_BYTES: usize = 4 << 20;
+
 /// Hands the memory of a finished bulk read back to the system: SQLite's
 /// page caches (the index's and the lookup database's pages are on disk and
 /// in the OS page cache anyway) and what malloc keeps of freed temporaries,
@@ -1065,8 +1068,20 @@ impl Registry for SqliteRegistry {
     fn list_bundles(&self, each: &mut dyn FnMut(proto::Bundle) -> bool) -> QueryResult<()> {
         self.details()?;
         self.with(|c| {
-            let out = self.list_bundles_with(c, each);
-            release_memory(&[&c.index, &c.lookup]);
+            // Manifest bytes sent: the temporaries of a call grow with them.
+            let mut sent = 0usize;
+            let mut counted = |b: proto::Bundle| {
+                sent += b.csv_json.len() + b.object.iter().map(String::len).sum::<usize>();
+                each(b)
+            };
+            let out = self.list_bundles_with(c, &mut counted);
+            // After a bulk read, hand its memory back so that idle memory
+            // does not depend on the index's size. After a small one there
+            // is little to hand back, and trimming would cost the caller
+            // ~0.3 ms, a third of a short ListBundles (BENCHMARKS.md).
+            if sent >= RELEASE_AFTER_BYTES {
+                release_memory(&[&c.index, &c.lookup]);
+            }
             out
         })
     }
