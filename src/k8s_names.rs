@@ -107,9 +107,15 @@ fn is_qualified_shape(s: &str) -> bool {
 
 /// `IsDNS1123Subdomain`: `metadata.name` of most objects.
 pub fn dns1123_subdomain(s: &str) -> Vec<String> {
+    subdomain_errors(s, max_len_error)
+}
+
+/// `IsDNS1123Subdomain` with the length message `too_long` gives (v0.36's
+/// `content` package, which checks a label key's prefix, counts bytes).
+fn subdomain_errors(s: &str, too_long: impl Fn(usize) -> String) -> Vec<String> {
     let mut out = Vec::new();
     if s.len() > DNS1123_SUBDOMAIN_MAX {
-        out.push(max_len_error(DNS1123_SUBDOMAIN_MAX));
+        out.push(too_long(DNS1123_SUBDOMAIN_MAX));
     }
     if !is_subdomain_shape(s) {
         out.push(regex_error(
@@ -185,22 +191,11 @@ pub fn qualified_name(s: &str, version: Apimachinery) -> Vec<String> {
             if prefix.is_empty() {
                 out.push("prefix part must be non-empty".to_string());
             } else {
-                if prefix.len() > DNS1123_SUBDOMAIN_MAX {
-                    out.push(format!(
-                        "prefix part {}",
-                        content_max_len_error(DNS1123_SUBDOMAIN_MAX, version)
-                    ));
-                }
-                if !is_subdomain_shape(prefix) {
-                    out.push(format!(
-                        "prefix part {}",
-                        regex_error(
-                            DNS1123_SUBDOMAIN_MSG,
-                            DNS1123_SUBDOMAIN_FMT,
-                            &["example.com"]
-                        )
-                    ));
-                }
+                out.extend(
+                    subdomain_errors(prefix, |n| content_max_len_error(n, version))
+                        .into_iter()
+                        .map(|v| format!("prefix part {v}")),
+                );
             }
             name
         }
@@ -313,6 +308,15 @@ mod tests {
             ["name part must be no more than 63 bytes"]
         );
         assert_eq!(label_value(&long, V0_36), ["must be no more than 63 bytes"]);
+        let long_prefix = format!("{}/x", "a".repeat(254));
+        assert_eq!(
+            qualified_name(&long_prefix, V0_26),
+            ["prefix part must be no more than 253 characters"]
+        );
+        assert_eq!(
+            qualified_name(&long_prefix, V0_36),
+            ["prefix part must be no more than 253 bytes"]
+        );
         assert_eq!(
             dns1123_subdomain("Bad"),
             ["a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"]
