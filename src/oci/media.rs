@@ -242,6 +242,20 @@ pub struct ImageIndex {
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
+/// The string labels of an image config (`config.Labels`); none when it
+/// has no such object. A label whose value is not a string is left out.
+pub fn config_labels(config: &serde_json::Value) -> BTreeMap<String, String> {
+    config
+        .pointer("/config/Labels")
+        .and_then(|l| l.as_object())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Serializes `value` as compact JSON (field order fixed by the struct).
 pub fn to_json_bytes<T: Serialize>(value: &T) -> Vec<u8> {
     // Serializing these plain structs and JSON values cannot fail.

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use futures::{Stream, StreamExt as _};
 
 use super::layer::{LayerFs, UnpackLimits};
-use super::media::ImageManifest;
+use super::media::{config_labels, ImageManifest};
 use super::progress::{Progress, ProgressMode};
 use super::registry::RegistryClient;
 use super::transfer::{fetch_blob, fetch_config, fetch_image_manifest};
@@ -53,18 +53,6 @@ enum ConfigRead {
 
 fn in_bundle(path: &str) -> bool {
     path.starts_with("manifests/") || path.starts_with("metadata/")
-}
-
-fn labels_of(config: &serde_json::Value) -> BTreeMap<String, String> {
-    config
-        .pointer("/config/Labels")
-        .and_then(|l| l.as_object())
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The manifest of `src`, its digest and its layers (compressed, with
@@ -148,7 +136,7 @@ async fn pull_bundle_reading(
         })
         .await?;
     let labels = if config == ConfigRead::Always || bundle.annotations.is_none() {
-        let labels = labels_of(&fetch_config(client, &src, &manifest).await?);
+        let labels = config_labels(&fetch_config(client, &src, &manifest).await?);
         bundle.set_label_annotations(&labels);
         Some(labels)
     } else {
@@ -187,7 +175,7 @@ pub async fn unpack_image(
     let dir = dir.to_path_buf();
     let (paths, manifest, digest) =
         with_merged_layers(client, &src, limits, |_| true, move |fs| fs.write_to(&dir)).await?;
-    let labels = labels_of(&fetch_config(client, &src, &manifest).await?);
+    let labels = config_labels(&fetch_config(client, &src, &manifest).await?);
     Ok(UnpackedImage {
         digest,
         labels,

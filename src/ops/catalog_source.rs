@@ -145,13 +145,8 @@ pub async fn load_image(
     let (_, config, _) = crate::oci::transfer::fetch_image(client, &src)
         .await
         .map_err(|e| Error::registry(e).context(format!("fetching {reference}")))?;
-    let has = |k: &str| {
-        config
-            .pointer("/config/Labels")
-            .and_then(|l| l.get(k))
-            .and_then(|v| v.as_str())
-            .is_some()
-    };
+    let labels = crate::oci::media::config_labels(&config);
+    let has = |k: &str| labels.contains_key(k);
     if has(DATABASE_LABEL) || has(CONFIGS_LABEL) {
         let cat = crate::serve::image::fetch_catalog_with(client, reference)
             .await

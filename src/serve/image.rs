@@ -59,11 +59,8 @@ pub async fn fetch_catalog_with(
     let (manifest, config, digest) = oci::transfer::fetch_image(client, &src)
         .await
         .map_err(image(format!("fetching {reference}")))?;
-    let labels = config
-        .pointer("/config/Labels")
-        .cloned()
-        .unwrap_or_default();
-    let label = |k: &str| labels.get(k).and_then(|v| v.as_str()).map(String::from);
+    let labels = oci::media::config_labels(&config);
+    let label = |k: &str| labels.get(k).cloned();
     let (wanted, is_db) = match (label(DATABASE_LABEL), label(CONFIGS_LABEL)) {
         (Some(db), _) => (db, true),
         (None, Some(configs)) => (configs, false),
