@@ -43,11 +43,48 @@ struct Chosen {
 }
 
 impl Chosen {
-    fn same(&self, other: &Chosen) -> bool {
-        self.package == other.package
-            && self.name == other.name
-            && self.on_cluster == other.on_cluster
+    /// What tells two choices apart: package, name, and whether it is the
+    /// cluster's CSV.
+    fn key(&self) -> (&str, &str, bool) {
+        (&self.package, &self.name, self.on_cluster)
     }
+
+    fn same(&self, other: &Chosen) -> bool {
+        self.key() == other.key()
+    }
+}
+
+/// The candidates of a choice that has one way forward.
+struct OnlyViable<T> {
+    /// The others, with why each cannot be taken, in order.
+    others: Vec<(T, String)>,
+    /// Where `only` stands among them.
+    at: usize,
+    /// The one candidate nothing stands against.
+    only: T,
+}
+
+/// Splits `cands` when exactly one has no verdict against it.
+fn split_only_viable<T>(
+    cands: impl IntoIterator<Item = T>,
+    verdicts: &[Option<String>],
+) -> Option<OnlyViable<T>> {
+    if verdicts.iter().filter(|v| v.is_none()).count() != 1 {
+        return None;
+    }
+    let mut others = Vec::new();
+    let mut only = None;
+    let mut at = 0;
+    for (c, verdict) in cands.into_iter().zip(verdicts) {
+        match verdict {
+            Some(why) => others.push((c, why.clone())),
+            None => {
+                at = others.len();
+                only = Some(c);
+            }
+        }
+    }
+    only.map(|only| OnlyViable { others, at, only })
 }
 
 /// The bundles chosen so far, in order, indexed by package and by provided
@@ -585,38 +622,30 @@ impl<'a> V0<'a> {
                         .iter()
                         .map(|c| self.sub_conflict(chosen, c))
                         .collect();
-                    if verdicts.iter().filter(|v| v.is_none()).count() != 1 {
-                        return self.search_sub(subs, i, chosen, std::mem::take(queue));
-                    }
+                    let Some(OnlyViable { others, at, only }) =
+                        split_only_viable(s.candidates.iter(), &verdicts)
+                    else {
+                        return self.search_sub(subs, i, &verdicts, chosen, std::mem::take(queue));
+                    };
                     // One way forward: take it here, without a copy of the
                     // queue (a dependency installed in round 0 is a
                     // Subscription with one candidate in every later round,
                     // and there may be thousands).
-                    let mut passed_over = Vec::new();
-                    let mut at = 0;
-                    let mut only = None;
-                    for (c, verdict) in s.candidates.iter().zip(verdicts) {
-                        match verdict {
-                            Some(reason) => passed_over.push(PassedOver {
-                                bundle: c.name.clone(),
+                    let c = only.clone();
+                    queue.extend(self.deps_of(&c));
+                    forced.push(Forced::Sub {
+                        sub: i,
+                        passed_over: others
+                            .into_iter()
+                            .map(|(o, reason)| PassedOver {
+                                bundle: o.name.clone(),
                                 reason,
-                            }),
-                            None => {
-                                at = passed_over.len();
-                                only = Some(c.clone());
-                            }
-                        }
-                    }
-                    if let Some(c) = only {
-                        queue.extend(self.deps_of(&c));
-                        forced.push(Forced::Sub {
-                            sub: i,
-                            passed_over,
-                            at,
-                            name: c.name.clone(),
-                        });
-                        self.pick(chosen, c);
-                    }
+                            })
+                            .collect(),
+                        at,
+                        name: c.name.clone(),
+                    });
+                    self.pick(chosen, c);
                     continue;
                 }
                 Item::Dep(owner, index) => (owner, index),
@@ -641,34 +670,25 @@ impl<'a> V0<'a> {
             }
             let conflicts: Vec<Option<String>> =
                 cands.iter().map(|c| self.conflict(chosen, c)).collect();
-            let viable = conflicts.iter().filter(|c| c.is_none()).count();
-            if viable == 1 {
+            if let Some(OnlyViable { others, at, only }) =
+                split_only_viable(cands.iter(), &conflicts)
+            {
                 // One way forward: take it here, and remember how to
                 // explain a failure further on.
-                let mut failures = Vec::new();
-                let mut at = 0;
-                let mut only = None;
-                for (mut c, conflict) in cands.into_iter().zip(conflicts) {
-                    match conflict {
-                        Some(why) => failures.push((c.name.clone(), why)),
-                        None => {
-                            at = failures.len();
-                            c.required_by = Some(owner.name.clone());
-                            c.requirement = Some(req.describe());
-                            only = Some(c);
-                        }
-                    }
-                }
-                if let Some(c) = only {
-                    queue.extend(self.deps_of(&c));
-                    forced.push(Forced::Dep {
-                        lead,
-                        failures,
-                        at,
-                        name: c.name.clone(),
-                    });
-                    self.pick(chosen, c);
-                }
+                let mut c = only.clone();
+                c.required_by = Some(owner.name.clone());
+                c.requirement = Some(req.describe());
+                queue.extend(self.deps_of(&c));
+                forced.push(Forced::Dep {
+                    lead,
+                    failures: others
+                        .into_iter()
+                        .map(|(o, why)| (o.name.clone(), why))
+                        .collect(),
+                    at,
+                    name: c.name.clone(),
+                });
+                self.pick(chosen, c);
                 continue;
             }
             let mut failures: Vec<(String, String)> = Vec::new();
@@ -705,20 +725,23 @@ impl<'a> V0<'a> {
         })
     }
 
+    /// Tries Subscription `i`'s candidates in order; `verdicts` say which
+    /// cannot join what is chosen, and why ([`V0::sub_conflict`]).
     fn search_sub(
         &mut self,
         subs: &[SubReq],
         i: usize,
+        verdicts: &[Option<String>],
         chosen: &mut Picked,
         queue: VecDeque<Item>,
     ) -> Result<Vec<Chosen>, String> {
         let s = &subs[i];
         let mut failures: Vec<PassedOver> = Vec::new();
-        for c in &s.candidates {
-            if let Some(why) = self.sub_conflict(chosen, c) {
+        for (c, verdict) in s.candidates.iter().zip(verdicts) {
+            if let Some(why) = verdict {
                 failures.push(PassedOver {
                     bundle: c.name.clone(),
-                    reason: why,
+                    reason: why.clone(),
                 });
                 continue;
             }
@@ -762,8 +785,6 @@ impl<'a> V0<'a> {
     }
 }
 
-/// One message for a choice none of whose candidates works: the cause
-/// itself when every candidate fails for the same reason.
 /// A dependency or Subscription that had one candidate left, taken
 /// without recursing: what is needed to explain a failure found after it.
 enum Forced {
@@ -810,6 +831,8 @@ fn sub_failure(s: &SubReq, failures: &[PassedOver]) -> String {
     }
 }
 
+/// One message for a choice none of whose candidates works: the cause
+/// itself when every candidate fails for the same reason.
 fn combine(lead: &str, failures: Vec<(String, String)>) -> String {
     let first = failures.first().map(|f| f.1.clone()).unwrap_or_default();
     if failures.iter().all(|f| f.1 == first) && failures.len() > 1 {
@@ -1383,20 +1406,14 @@ fn run(
         // without scanning them all for each.
         let mut position: HashMap<(&str, &str, bool), usize> = HashMap::new();
         for (at, c) in chosen.iter().enumerate() {
-            position
-                .entry((c.package.as_str(), c.name.as_str(), c.on_cluster))
-                .or_insert(at);
+            position.entry(c.key()).or_insert(at);
         }
         for (i, s) in subs.iter().enumerate() {
             // The first chosen bundle that is one of its candidates.
             let pick = reqs[i]
                 .candidates
                 .iter()
-                .filter_map(|x| {
-                    position
-                        .get(&(x.package.as_str(), x.name.as_str(), x.on_cluster))
-                        .copied()
-                })
+                .filter_map(|x| position.get(&x.key()).copied())
                 .min()
                 .map(|at| chosen[at].clone());
             let skipped = passed.get(&i).cloned().unwrap_or_default();
@@ -1422,15 +1439,12 @@ fn run(
             }
             picks.push(pick);
         }
-        let picked: std::collections::HashSet<(&str, &str, bool)> = picks
-            .iter()
-            .flatten()
-            .map(|p| (p.package.as_str(), p.name.as_str(), p.on_cluster))
-            .collect();
+        let picked: std::collections::HashSet<(&str, &str, bool)> =
+            picks.iter().flatten().map(Chosen::key).collect();
         let deps: Vec<Chosen> = chosen
             .iter()
             .filter(|c| !c.on_cluster)
-            .filter(|c| !picked.contains(&(c.package.as_str(), c.name.as_str(), c.on_cluster)))
+            .filter(|c| !picked.contains(&c.key()))
             .cloned()
             .collect();
         if installs.is_empty() && ups.is_empty() && deps.is_empty() {
