@@ -1199,10 +1199,6 @@ fn first_icon(icons: &Value) -> Option<fbc::Icon> {
         Value::Array(a) => a,
         _ => return None,
     };
-    let engine = base64::engine::GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        base64::engine::GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
-    );
     let mut out = Vec::new();
     for item in items {
         let obj = match item {
@@ -1217,10 +1213,7 @@ fn first_icon(icons: &Value) -> Option<fbc::Icon> {
         // []byte, which a null sets to nil.
         let data = match crate::gojson::map_struct_field_nullable(obj, "base64data") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::String(s)) => {
-                let clean: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
-                engine.decode(clean.as_bytes()).ok()?
-            }
+            Some(Value::String(s)) => crate::gojson::decode_go_base64(s).ok()?,
             Some(_) => return None,
         };
         let mediatype = match crate::gojson::map_struct_field(obj, "mediatype") {
