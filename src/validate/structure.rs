@@ -728,10 +728,11 @@ pub fn format_bytes(b: u64) -> String {
     format!("{:.1} {prefix}B", b as f64 / div as f64)
 }
 
-/// The gzip-compressed size of every file read from the bundle.
-fn compressed_size(b: &crate::bundle::Bundle) -> u64 {
+/// The gzip-compressed size of every file read from the bundle, at `level`
+/// (6 is Go's `gzip.DefaultCompression`, what the reference measures with).
+fn compressed_size(b: &crate::bundle::Bundle, level: u32) -> u64 {
     use std::io::Write;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
     let metadata = [
         b.annotations.as_ref().and_then(|a| a.source.as_ref()),
         b.dependencies.as_ref(),
@@ -750,6 +751,24 @@ fn compressed_size(b: &crate::bundle::Bundle) -> u64 {
     gz.finish().map(|v| v.len() as u64).unwrap_or(b.size)
 }
 
+/// The compressed size the size rules judge, or `None` where it is surely
+/// under the warning threshold.
+///
+/// Level 6 is what the reference measures with, and it was two fifths of
+/// `bundle validate`'s CPU on the whole community catalog (470 of its 7,068
+/// bundles are over 85% of the limit uncompressed; none is near it
+/// compressed). Level 1 runs ~4.5x faster and never compressed one of
+/// those 470 bundles to less than 1.25x of what level 6 made of it (nor
+/// less than 1.2x of Go's own level 6): a bundle that fits under the
+/// threshold at level 1 fits at level 6, so only the others pay for level 6,
+/// and every size printed is still level 6's.
+fn judged_compressed_size(b: &crate::bundle::Bundle, warn_at: f64) -> Option<u64> {
+    if compressed_size(b, 1) as f64 <= warn_at {
+        return None;
+    }
+    Some(compressed_size(b, 6))
+}
+
 fn check_size(ctx: &Context, out: &mut Vec<Finding>) {
     let b = ctx.bundle;
     let size = b.size;
@@ -758,7 +777,9 @@ fn check_size(ctx: &Context, out: &mut Vec<Finding>) {
     if (size as f64) <= warn_at {
         return;
     }
-    let compressed = compressed_size(b);
+    let Some(compressed) = judged_compressed_size(b, warn_at) else {
+        return;
+    };
     let here = || Location::file(&b.dir);
     if compressed > MAX_BUNDLE_SIZE {
         out.push(
