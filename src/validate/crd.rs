@@ -145,8 +145,11 @@ struct Crd<'a> {
     out: &'a mut Vec<Finding>,
 }
 
-impl Crd<'_> {
-    fn at(&self, path: &[Seg]) -> Option<&Node> {
+impl<'a> Crd<'a> {
+    /// Borrowed from the manifest, not from `self`: a rule can walk a
+    /// version's schema while it records findings (copying the versions to
+    /// do so was ~4% of `bundle validate` on the community catalog).
+    fn at(&self, path: &[Seg]) -> Option<&'a Node> {
         at_fold(&self.m.root, path)
     }
 
@@ -368,7 +371,7 @@ fn check_scope(c: &mut Crd) {
 
 fn check_versions(c: &mut Crd) {
     let vpath = path!["spec", "versions"];
-    let items = seq(c.at(&vpath)).to_vec();
+    let items = seq(c.at(&vpath));
     let top = text(c.at(&path!["spec", "version"]));
     let rule = "crd-versions-invalid";
     if items.is_empty() {
@@ -623,7 +626,7 @@ fn check_scale(c: &mut Crd, scale: &[Seg]) {
 /// internal type hoists what all versions share, so these never fire.)
 fn check_per_version_exclusive(c: &mut Crd) {
     let rule = "crd-per-version-conflict";
-    let versions = seq(c.at(&path!["spec", "versions"])).to_vec();
+    let versions = seq(c.at(&path!["spec", "versions"]));
     let per = |k: &str| -> Vec<Option<serde_json::Value>> {
         versions
             .iter()
