@@ -206,6 +206,28 @@ pub fn path_to_string(path: &[Seg]) -> String {
 }
 
 impl Node {
+    /// Whether `self` and `other` hold the same content, wherever each
+    /// stands: values, keys in order, scalars' text as written and quoting;
+    /// spans are not compared. Nothing is allocated, so it is a cheap test
+    /// before work that only differences can change.
+    pub fn same_content(&self, other: &Node) -> bool {
+        if self.quoted != other.quoted || self.raw != other.raw {
+            return false;
+        }
+        match (&self.value, &other.value) {
+            (Value::Seq(a), Value::Seq(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_content(y))
+            }
+            (Value::Map(a), Value::Map(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| x.key == y.key && x.value.same_content(&y.value))
+            }
+            (a, b) => a == b,
+        }
+    }
+
     /// For a scalar, the text as written (before resolution), so that checks
     /// can say "`1.2` was read as a number"; `None` for collections.
     pub fn raw(&self) -> Option<&str> {

@@ -630,10 +630,26 @@ impl Ctx<'_> {
 type Flat<'a> = BTreeMap<String, (&'a Node, Vec<Seg>)>;
 
 fn flat<'a>(v: &CrdVersion<'a>) -> Option<Flat<'a>> {
+    flat_against(v, None)
+}
+
+/// [`flat`], leaving out the properties whose content `twin` (the same
+/// version in the other CRD) has too ([`crd_schema::flatten`]).
+fn flat_against<'a>(v: &CrdVersion<'a>, twin: Option<&CrdVersion>) -> Option<Flat<'a>> {
     let (node, segs) = v.schema.as_ref()?;
+    let twin = twin.and_then(|t| t.schema.as_ref()).map(|(n, _)| *n);
     let mut out = BTreeMap::new();
-    crd_schema::flatten(node, segs.clone(), "^".into(), &mut out);
+    crd_schema::flatten(node, twin, segs.clone(), "^".into(), &mut out);
     Some(out)
+}
+
+/// Whether two versions have schemas of the same content (a version with
+/// no schema has nothing to compare either way).
+fn same_schema(a: &CrdVersion, b: &CrdVersion) -> bool {
+    match (&a.schema, &b.schema) {
+        (Some((x, _)), Some((y, _))) => x.same_content(y),
+        _ => false,
+    }
 }
 
 fn with_key(segs: &[Seg], key: &Option<String>) -> Vec<Seg> {
@@ -662,11 +678,18 @@ fn served_issues(view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
         return Vec::new();
     }
     served.sort_by(|a, b| crd_schema::kube_version_cmp(&a.name, &b.name));
-    let flats: Vec<Option<Flat>> = served.iter().map(|v| flat(v)).collect();
+    // Flattened when a pair needs it: versions that share a schema need none.
+    let flats: Vec<std::cell::OnceCell<Option<Flat>>> =
+        served.iter().map(|_| std::cell::OnceCell::new()).collect();
     let mut out = Vec::new();
     for i in 0..served.len() {
         for j in i + 1..served.len() {
-            let (Some(lo), Some(hi)) = (&flats[i], &flats[j]) else {
+            if same_schema(served[i], served[j]) {
+                continue;
+            }
+            let lo = flats[i].get_or_init(|| flat(served[i]));
+            let hi = flats[j].get_or_init(|| flat(served[j]));
+            let (Some(lo), Some(hi)) = (lo, hi) else {
                 continue;
             };
             let pair = format!("{} -> {}", served[i].name, served[j].name);
@@ -757,7 +780,13 @@ fn compare_crds(
         let Some(nv) = n.version(&ov.name) else {
             continue;
         };
-        let (Some(of), Some(nf)) = (flat(ov), flat(nv)) else {
+        // Two copies of one schema have no field to report, and flattening
+        // them was most of `graph check`'s CPU on the community catalog,
+        // where most versions keep their schema from one bundle to the next.
+        if same_schema(ov, nv) {
+            continue;
+        }
+        let (Some(of), Some(nf)) = (flat_against(ov, Some(nv)), flat(nv)) else {
             continue;
         };
         let mut removed: Vec<&String> = Vec::new();
@@ -924,8 +953,8 @@ pub fn safe_changes_dirs_with(
                 continue;
             };
             let (mut of, mut nf) = (BTreeMap::new(), BTreeMap::new());
-            crd_schema::flatten(os, osegs.clone(), "^".into(), &mut of);
-            crd_schema::flatten(ns, nsegs.clone(), "^".into(), &mut nf);
+            crd_schema::flatten(os, None, osegs.clone(), "^".into(), &mut of);
+            crd_schema::flatten(ns, None, nsegs.clone(), "^".into(), &mut nf);
             let mut added: Vec<&String> = Vec::new();
             for path in nf.keys() {
                 if of.contains_key(path)

@@ -76,26 +76,53 @@ fn seg(k: &str) -> Seg {
 
 /// A schema's properties by crdify path, each with its node and where it
 /// is written.
+///
+/// With `twin` (the same schema in the other CRD being compared), a property
+/// whose content is the same as its twin's is left out with everything
+/// below it: comparing equal schemas finds nothing, and doing it anyway was
+/// most of `graph check`'s CPU on the community catalog, whose CRDs mostly
+/// change a few fields from one bundle to the next.
 pub(super) fn flatten<'a>(
     node: &'a Node,
+    twin: Option<&Node>,
     segs: Vec<Seg>,
     path: String,
     out: &mut BTreeMap<String, (&'a Node, Vec<Seg>)>,
 ) {
+    if twin.is_some_and(|t| node.same_content(t)) {
+        return;
+    }
     let child = |k: &str| {
         let mut s = segs.clone();
         s.push(seg(k));
         s
     };
     let is_map = |n: &Node| matches!(n.value, Value::Map(_));
+    let twin_get = |k: &str| twin.and_then(|t| t.get(k));
+    let twin_index = |k: &str, i: usize| match twin_get(k).map(|n| &n.value) {
+        Some(Value::Seq(list)) => list.get(i),
+        _ => None,
+    };
     if let Some(items) = node.get("items") {
         match &items.value {
-            Value::Map(_) => flatten(items, child("items"), format!("{path}.items"), out),
+            Value::Map(_) => flatten(
+                items,
+                twin_get("items"),
+                child("items"),
+                format!("{path}.items"),
+                out,
+            ),
             Value::Seq(list) => {
                 for (i, s) in list.iter().enumerate().filter(|(_, s)| is_map(s)) {
                     let mut p = child("items");
                     p.push(Seg::Index(i));
-                    flatten(s, p, format!("{path}.items[{i}]"), out);
+                    flatten(
+                        s,
+                        twin_index("items", i),
+                        p,
+                        format!("{path}.items[{i}]"),
+                        out,
+                    );
                 }
             }
             _ => {}
@@ -106,28 +133,32 @@ pub(super) fn flatten<'a>(
             for (i, s) in list.iter().enumerate().filter(|(_, s)| is_map(s)) {
                 let mut p = child(k);
                 p.push(Seg::Index(i));
-                flatten(s, p, format!("{path}.{k}[{i}]"), out);
+                flatten(s, twin_index(k, i), p, format!("{path}.{k}[{i}]"), out);
             }
         }
     }
     for k in ["not", "additionalProperties", "additionalItems"] {
         if let Some(s) = node.get(k).filter(|s| is_map(s)) {
-            flatten(s, child(k), format!("{path}.{k}"), out);
+            flatten(s, twin_get(k), child(k), format!("{path}.{k}"), out);
         }
     }
     if let Some(Value::Map(props)) = node.get("properties").map(|n| &n.value) {
+        let twins = twin_get("properties");
         for e in props.iter().filter(|e| is_map(&e.value)) {
             let mut s = child("properties");
             s.push(Seg::Key(e.key.clone()));
-            flatten(&e.value, s, format!("{path}.{}", e.key), out);
+            let t = twins.and_then(|t| t.get(&e.key));
+            flatten(&e.value, t, s, format!("{path}.{}", e.key), out);
         }
     }
     for k in ["patternProperties", "definitions", "dependencies"] {
         if let Some(Value::Map(m)) = node.get(k).map(|n| &n.value) {
+            let twins = twin_get(k);
             for e in m.iter().filter(|e| is_map(&e.value)) {
                 let mut s = child(k);
                 s.push(Seg::Key(e.key.clone()));
-                flatten(&e.value, s, format!("{path}.{k}[{}]", e.key), out);
+                let t = twins.and_then(|t| t.get(&e.key));
+                flatten(&e.value, t, s, format!("{path}.{k}[{}]", e.key), out);
             }
         }
     }
