@@ -719,7 +719,10 @@ Bundle images are resolved offline: an image whose tag is T is the bundle direct
 (--bundles-from DIR; default: the directory above the template's directory, or the current \
 directory for standard input). Images given only by digest are resolved through --images-from. \
 An image oci:LAYOUT:TAG is read from that OCI layout; with --pull every image is pulled from its \
-registry, as opm does. Rendered bundles keep the template's image references."
+registry, as opm does. Rendered bundles keep the template's image references and, as opm \
+writes them by default, one olm.bundle.object property per manifest; --migrate-level \
+bundle-object-to-csv-metadata puts one olm.csv.metadata in their place (what the community \
+pipeline's catalogs hold)."
 )]
 pub struct RenderTemplateArgs {
     /// [TYPE] [FILE]: template type (basic, semver, substitutes or auto) and
@@ -746,8 +749,9 @@ pub struct RenderTemplateArgs {
     /// reading bundle directories (credentials as for `index add`)
     #[arg(long, conflicts_with_all = ["bundles_from", "images_from"])]
     pub pull: bool,
-    /// Run opm's migrations on the rendered bundles up to this level: none,
-    /// bundle-object-to-csv-metadata, all (opm's --migrate-level)
+    /// Run opm's migrations on the rendered bundles up to this level: none
+    /// (opm's default), bundle-object-to-csv-metadata, all (opm's
+    /// --migrate-level)
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registries of pulled bundle images.
