@@ -15,6 +15,8 @@
 //!   -> bundle               load a bundle directory into a model
 //!   -> fbc                  the file-based catalog model (declcfg)
 //!   -> validate | graph     check bundles; build, check and template upgrade graphs
+//!   -> resolve              rehearse OLM's resolution (v0 Subscriptions, v1
+//!                           ClusterExtensions) on catalogs and their graphs
 //!   -> index                the SQLite index opm reads; render and migrate
 //!   -> oci                  bundle and index images, registries, OCI layouts
 //!   -> sign                 cosign-compatible signatures
@@ -28,10 +30,10 @@
 //!
 //! Cargo features choose the stacks that are built; all are on by default.
 //! With `default-features = false` the crate is the modules up to
-//! `validate` and `graph` (no tokio, HTTP, TLS, SQLite, gRPC or clap);
-//! `sqlite` adds `index`, `registry` adds `oci` and `sign`, `serve` adds
-//! `serve` and `proto`, `cli` the binary (and clap's `ValueEnum` on the
-//! option enums its flags take).
+//! `validate`, `graph` and `resolve` (no tokio, HTTP, TLS, SQLite, gRPC or
+//! clap); `sqlite` adds `index`, `registry` adds `oci` and `sign`, `serve`
+//! adds `serve` and `proto`, `cli` the binary (and clap's `ValueEnum` on
+//! the option enums its flags take).
 //!
 //! Start with [`bundle::Bundle::load_dir`] and [`validate::validate_dir`]
 //! (problems in a bundle are [`diag::Finding`]s in a [`diag::Report`], not
@@ -39,8 +41,8 @@
 //! [`graph::PackageGraph::from_fbc`]; then `index::Index`,
 //! `oci::RegistryClient`, `sign::Target` and `serve::serve`. Each module
 //! has one error type to match: [`bundle::LoadError`], [`fbc::FbcError`],
-//! [`graph::Error`], `index::Error`, `oci::OciError`, `sign::Error`,
-//! `serve::Error`, and `ops::Error` for the use cases. No rusqlite or clap
+//! [`graph::Error`], [`resolve::Error`], `index::Error`, `oci::OciError`,
+//! `sign::Error`, `serve::Error`, and `ops::Error` for the use cases. No rusqlite or clap
 //! type is part of the API, and the library does not use anyhow.
 //! `docs/architecture.md` ("Using the library") has the full table.
 #![warn(missing_docs)]
@@ -61,6 +63,7 @@ pub mod oci;
 pub mod ops;
 pub mod par;
 pub mod reference;
+pub mod resolve;
 pub mod semver_range;
 #[cfg(feature = "serve")]
 pub mod serve;

@@ -94,8 +94,35 @@ fn templates_reproduce_the_pipeline_catalogs() {
     }
 }
 
+/// The template renderer of the pipeline that wrote the v4.18 catalogs:
+/// bundle directories of `dir` (digest-only images through the catalog's
+/// own image -> bundle name), each bundle migrated as `opm alpha
+/// render-template --migrate-level bundle-object-to-csv-metadata` migrates
+/// it (opm's default keeps `olm.bundle.object`; the pipeline asks for this
+/// level).
+fn pipeline_renderer<'d>(
+    dir: &'d Path,
+    real: &DeclarativeConfig,
+) -> impl Fn(&str) -> Result<olm_catalog::fbc::Bundle, olm_catalog::graph::Error> + 'd {
+    let from_dirs = olm_catalog::graph::template::dir_renderer_with(
+        dir,
+        olm_catalog::graph::template::image_names(real),
+    );
+    move |image: &str| {
+        let mut cfg = DeclarativeConfig {
+            bundles: vec![from_dirs(image)?],
+            ..Default::default()
+        };
+        olm_catalog::fbc::migrate::bundle_object_to_csv_metadata(&mut cfg)
+            .map_err(|e| olm_catalog::graph::Error::Render(e.to_string()))?;
+        Ok(cfg.bundles.remove(0))
+    }
+}
+
 /// Every olm.bundle of the v4.18 catalogs, rendered from its bundle
-/// directory with the catalog's image reference, equals the catalog's.
+/// directory with the catalog's image reference and migrated as the
+/// pipeline migrates it (`bundle-object-to-csv-metadata`), equals the
+/// catalog's.
 #[test]
 fn bundle_rendering_matches_the_pipeline_catalogs() {
     let mut compared = 0;
@@ -114,7 +141,13 @@ fn bundle_rendering_matches_the_pipeline_catalogs() {
                 .get(&real.name)
                 .unwrap_or_else(|| panic!("{pkg}: no bundle directory for {}", real.name));
             let b = olm_catalog::bundle::Bundle::load_dir(d).expect("loads");
-            let ours = render_bundle::bundle_to_fbc(&b, &real.image).expect("renders");
+            let rendered = render_bundle::bundle_to_fbc(&b, &real.image).expect("renders");
+            let mut cfg = DeclarativeConfig {
+                bundles: vec![rendered],
+                ..Default::default()
+            };
+            olm_catalog::fbc::migrate::bundle_object_to_csv_metadata(&mut cfg).expect("migrates");
+            let ours = cfg.bundles.remove(0);
             compared += 1;
             let a = serde_json::to_value(&ours).expect("json");
             let r = serde_json::to_value(real).expect("json");
@@ -437,7 +470,7 @@ fn every_template_renders_its_v418_catalog() {
         compared += 1;
         let text = std::fs::read_to_string(&tpl).expect("read");
         let (real_cfg, _) = real_catalog(&pkg);
-        let render = template::dir_renderer_with(&dir, template::image_names(&real_cfg));
+        let render = pipeline_renderer(&dir, &real_cfg);
         let mut cfg = match template::render(&text, &tpl, &render) {
             Ok(c) => c,
             Err(e) => {
@@ -519,7 +552,7 @@ fn basic_templates_render_the_pipeline_yaml_byte_for_byte() {
         let path = common::corpus().join(format!("catalogs/v4.18/{pkg}/catalog.yaml"));
         let real_text = std::fs::read_to_string(&path).expect("catalog");
         let (real_cfg, _) = real_catalog(&pkg);
-        let render = template::dir_renderer_with(&dir, template::image_names(&real_cfg));
+        let render = pipeline_renderer(&dir, &real_cfg);
         let mut cfg = template::render(&text, &tpl, &render).expect("renders");
         // Bundles the template has and the snapshot lacks (see
         // KNOWN_TEMPLATE_EXTRAS) are dropped before comparing.

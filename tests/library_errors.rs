@@ -242,8 +242,8 @@ fn parsers_answer_with_their_modules_error_types() {
     ));
     let f = Path::new("sub.yaml");
     assert!(matches!(
-        graph::rehearse::Subscription::parse("kind: Subscription\nspec:\n  channel: x\n", f),
-        Err(graph::Error::Request(m)) if m.contains("sub.yaml") && m.contains("spec.name")
+        olm_catalog::resolve::Subscription::parse("kind: Subscription\nspec:\n  channel: x\n", f),
+        Err(olm_catalog::resolve::Error::Request(m)) if m.contains("sub.yaml") && m.contains("spec.name")
     ));
     let b = olm_catalog::bundle::Bundle::from_files(Path::new("empty"), Vec::new());
     assert!(matches!(

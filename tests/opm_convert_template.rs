@@ -101,9 +101,12 @@ fn basic_template_of_each_corpus_catalog_renders_back_to_it() {
             bundles
         );
 
-        // Rendered again from the corpus's bundle directories, the
-        // template is the catalog: byte for byte in YAML, the form the
-        // corpus's pipeline wrote it in, and as JSON values. (JSON output
+        // Rendered again from the corpus's bundle directories with the
+        // pipeline's migration (`--migrate-level
+        // bundle-object-to-csv-metadata`: its catalogs hold
+        // olm.csv.metadata), the template is the catalog: byte for byte in
+        // YAML, the form the corpus's pipeline wrote it in, and as JSON
+        // values. (JSON output
         // differs in key order: opm writes the `olm.csv.metadata` it builds
         // from bundles in its Go structs' field order, and a catalog read
         // from a file with its keys sorted.)
@@ -121,6 +124,8 @@ fn basic_template_of_each_corpus_catalog_renders_back_to_it() {
                     file,
                     "--bundles-from",
                     bundles_dir.to_str().expect("utf-8"),
+                    "--migrate-level",
+                    "bundle-object-to-csv-metadata",
                     "-o",
                     format,
                 ],

@@ -632,6 +632,103 @@ fn render_template_semver_from_stdin() {
     assert_eq!(code, 1, "{err}");
 }
 
+/// `opm alpha render-template basic -o json < FILE` of a template whose
+/// bundles are images: opm v1.73.0 renders each with `action.Render` and
+/// the migrations of `--migrate-level`, none by default
+/// (cmd/opm/alpha/template/render.go), so a bundle is what `opm render
+/// IMAGE` writes, its manifests kept as `olm.bundle.object` properties.
+/// Checked property for property against opm's own render of the same
+/// bundles (golden `sqlite/etcd/render.json`; opm v1.26.5 put the objects
+/// in another order, so the properties are compared as sets), and object
+/// for object against `render IMAGE`; the native command says the same.
+#[test]
+fn render_template_keeps_opm_bundle_objects_by_default() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let refs = push_etcd_bundles(&reg, tmp.path());
+    let template = format!(
+        "schema: olm.template.basic\nentries:\n\
+         - schema: olm.package\n  name: etcd\n  defaultChannel: alpha\n\
+         - schema: olm.channel\n  package: etcd\n  name: alpha\n  entries:\n\
+         \x20 - name: etcdoperator.v0.9.0\n\
+         \x20 - name: etcdoperator.v0.9.2\n    replaces: etcdoperator.v0.9.0\n\
+         - schema: olm.bundle\n  image: {}\n\
+         - schema: olm.bundle\n  image: {}\n",
+        refs[1], refs[2]
+    );
+    let file = tmp.path().join("basic.yaml");
+    std::fs::write(&file, &template).expect("write");
+    let (code, out, err) = opm_in(
+        tmp.path(),
+        &["alpha", "render-template", "basic", "-o", "json"],
+        Some(&template),
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, native, err) =
+        common::run(&["render-template", file.to_str().expect("utf-8"), "--pull"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, native);
+
+    let sorted_properties = |b: &serde_json::Value| {
+        let mut p: Vec<String> = b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        p.sort();
+        p
+    };
+    let golden = std::fs::read_to_string(common::golden().join("sqlite/etcd/render.json"))
+        .expect("render.json");
+    let golden = common::json_stream(&golden);
+    let objects = common::json_stream(&out);
+    let bundles: Vec<&serde_json::Value> = objects
+        .iter()
+        .filter(|o| o["schema"] == "olm.bundle")
+        .collect();
+    assert_eq!(bundles.len(), 2, "{out}");
+    for (b, image) in bundles.iter().zip(&refs[1..3]) {
+        assert_eq!(b["image"], image.as_str());
+        let types: Vec<&str> = b["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .filter_map(|p| p["type"].as_str())
+            .collect();
+        assert!(types.contains(&"olm.bundle.object"), "{types:?}");
+        assert!(!types.contains(&"olm.csv.metadata"), "{types:?}");
+        let opm = golden
+            .iter()
+            .find(|g| g["schema"] == "olm.bundle" && g["name"] == b["name"])
+            .unwrap_or_else(|| panic!("{}: not in opm's render", b["name"]));
+        assert_eq!(
+            sorted_properties(b),
+            sorted_properties(opm),
+            "{}",
+            b["name"]
+        );
+        let (code, rendered, err) = common::run(&["render", image.as_str()]);
+        assert_eq!(code, 0, "{err}");
+        let rendered = common::json_stream(&rendered);
+        assert_eq!(rendered.len(), 1, "{rendered:?}");
+        assert_eq!(*b, &rendered[0], "{image}");
+    }
+    // `--migrate-level none` is the default.
+    let (code, none, err) = opm_in(
+        tmp.path(),
+        &[
+            "alpha",
+            "render-template",
+            "basic.yaml",
+            "--migrate-level=none",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(none, out);
+}
+
 /// `opm render BUNDLE_DIR --alpha-image-ref-template T`
 /// (cmd/opm/render/cmd.go): a bundle directory has no image, so the
 /// rendered bundle's `image` is the template filled with the bundle's

@@ -529,104 +529,21 @@ fn print_crd_changes(c: Option<&path::CrdChanges>) {
 
 impl RehearseArgs {
     fn run(self) -> CmdResult {
-        use olm_catalog::graph::rehearse;
-        let read = |p: &std::path::Path| {
-            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
+        let opts = olm_catalog::ops::rehearse::RehearseOptions {
+            catalog: self.catalog,
+            catalogs: self.catalogs,
+            catalog_priority: self.catalog_priority,
+            catalog_labels: self.catalog_labels,
+            catalog_availability: self.catalog_availability,
+            subscriptions: self.subscription,
+            cluster_extension: self.cluster_extension,
+            installed: self.installed,
+            registry: self.registry.options()?,
         };
-        // Read the request first: a bad YAML file is a usage error, before
-        // the catalog is loaded.
-        enum Request {
-            Sub(Vec<rehearse::Subscription>, Vec<rehearse::InstalledCsv>),
-            Ce(rehearse::ClusterExtension),
-        }
-        let req = match (self.subscription.as_slice(), &self.cluster_extension) {
-            ([], Some(f)) => {
-                if self.installed.len() > 1 {
-                    anyhow::bail!("--cluster-extension takes one --installed VERSION");
-                }
-                Request::Ce(rehearse::ClusterExtension::parse(&read(f)?, f)?)
-            }
-            ([], None) => anyhow::bail!("give --subscription FILE or --cluster-extension FILE"),
-            (files, _) => {
-                let mut subs = Vec::new();
-                for f in files {
-                    subs.push(rehearse::Subscription::parse(&read(f)?, f)?);
-                }
-                let mut installed = Vec::new();
-                for i in &self.installed {
-                    installed.push(rehearse::InstalledCsv::parse(i)?);
-                }
-                Request::Sub(subs, installed)
-            }
-        };
-        // Named catalogs (--catalog NAME=SOURCE), or the one CATALOG.
-        let mut named: Vec<(String, rehearse::Catalog)> = Vec::new();
-        for arg in &self.catalogs {
-            let (name, source) =
-                rehearse::split_named("--catalog", arg).map_err(anyhow::Error::msg)?;
-            if named.iter().any(|(n, _)| n == name) {
-                anyhow::bail!("--catalog {name} is given twice");
-            }
-            let cfg = self.registry.load_catalog(source)?;
-            named.push((name.to_string(), rehearse::Catalog::from_fbc(&cfg, source)));
-        }
-        if let Some(source) = &self.catalog {
-            let cfg = self.registry.load_catalog(source)?;
-            named.push((source.clone(), rehearse::Catalog::from_fbc(&cfg, source)));
-        }
-        let r = match &req {
-            Request::Sub(subs, installed) => {
-                let [(_, cat)] = named.as_slice() else {
-                    anyhow::bail!("--subscription rehearses against one catalog");
-                };
-                let mut installed = installed.clone();
-                for i in installed.iter_mut().filter(|i| !i.source.is_empty()) {
-                    i.bundle = Some(installed_bundle(&self.registry, i)?);
-                }
-                rehearse::rehearse_subscriptions(cat, subs, &installed)
-            }
-            Request::Ce(c) if self.catalog.is_some() => rehearse::rehearse_cluster_extension(
-                &named[0].1,
-                c,
-                self.installed.first().map(String::as_str),
-            )?,
-            Request::Ce(c) => {
-                let mut cats: Vec<rehearse::ClusterCatalog> = named
-                    .iter()
-                    .map(|(n, cat)| rehearse::ClusterCatalog::new(n, cat))
-                    .collect();
-                for arg in &self.catalog_priority {
-                    let (name, prio) = rehearse::parse_priority(arg).map_err(anyhow::Error::msg)?;
-                    let Some(c) = cats.iter_mut().find(|c| c.name == name) else {
-                        anyhow::bail!("--catalog-priority {arg}: no --catalog {name}");
-                    };
-                    c.priority = prio;
-                }
-                for arg in &self.catalog_labels {
-                    let (name, labels) = rehearse::parse_labels(arg).map_err(anyhow::Error::msg)?;
-                    let Some(c) = cats.iter_mut().find(|c| c.name == name) else {
-                        anyhow::bail!("--catalog-labels {arg}: no --catalog {name}");
-                    };
-                    c.labels.extend(labels);
-                }
-                for arg in &self.catalog_availability {
-                    let (name, available) =
-                        rehearse::parse_availability(arg).map_err(anyhow::Error::msg)?;
-                    let Some(c) = cats.iter_mut().find(|c| c.name == name) else {
-                        anyhow::bail!("--catalog-availability {arg}: no --catalog {name}");
-                    };
-                    c.available = available;
-                }
-                rehearse::rehearse_cluster_extension_in(
-                    &cats,
-                    c,
-                    self.installed.first().map(String::as_str),
-                )?
-            }
-        };
+        let r = olm_catalog::ops::rehearse::rehearse(&opts)?;
         let text = match self.output {
             PathFormat::Json => format!("{}\n", serde_json::to_string_pretty(&r)?),
-            PathFormat::Text => rehearse::render_text(&r),
+            PathFormat::Text => olm_catalog::resolve::render_text(&r),
         };
         std::io::stdout()
             .lock()
@@ -634,34 +551,6 @@ impl RehearseArgs {
             .context("writing output")?;
         Ok(if r.installable { 0 } else { EXIT_FINDINGS })
     }
-}
-
-/// The properties of an installed CSV read from a bundle directory or
-/// image (`--installed CSV@PACKAGE=BUNDLE`).
-fn installed_bundle(
-    registry: &super::image::RegistryFlags,
-    i: &olm_catalog::graph::rehearse::InstalledCsv,
-) -> anyhow::Result<olm_catalog::graph::rehearse::CatBundle> {
-    let cfg = registry
-        .load_catalog(&i.source)
-        .with_context(|| format!("--installed {}: reading {}", i.name, i.source))?;
-    let b = match cfg.bundles.as_slice() {
-        [one] => one,
-        many => many.iter().find(|b| b.name == i.name).with_context(|| {
-            format!(
-                "--installed {}: {} has {} bundles and none is named {}",
-                i.name,
-                i.source,
-                many.len(),
-                i.name
-            )
-        })?,
-    };
-    Ok(olm_catalog::graph::rehearse::CatBundle::from_properties(
-        &i.name,
-        &b.package,
-        &b.properties,
-    ))
 }
 
 /// Whether `from` names a bundle of the package, by CSV name or version.
@@ -719,7 +608,10 @@ Bundle images are resolved offline: an image whose tag is T is the bundle direct
 (--bundles-from DIR; default: the directory above the template's directory, or the current \
 directory for standard input). Images given only by digest are resolved through --images-from. \
 An image oci:LAYOUT:TAG is read from that OCI layout; with --pull every image is pulled from its \
-registry, as opm does. Rendered bundles keep the template's image references."
+registry, as opm does. Rendered bundles keep the template's image references and, as opm \
+writes them by default, one olm.bundle.object property per manifest; --migrate-level \
+bundle-object-to-csv-metadata puts one olm.csv.metadata in their place (what the community \
+pipeline's catalogs hold)."
 )]
 pub struct RenderTemplateArgs {
     /// [TYPE] [FILE]: template type (basic, semver, substitutes or auto) and
@@ -746,8 +638,9 @@ pub struct RenderTemplateArgs {
     /// reading bundle directories (credentials as for `index add`)
     #[arg(long, conflicts_with_all = ["bundles_from", "images_from"])]
     pub pull: bool,
-    /// Run opm's migrations on the rendered bundles up to this level: none,
-    /// bundle-object-to-csv-metadata, all (opm's --migrate-level)
+    /// Run opm's migrations on the rendered bundles up to this level: none
+    /// (opm's default), bundle-object-to-csv-metadata, all (opm's
+    /// --migrate-level)
     #[arg(long, value_name = "LEVEL", default_value = "none")]
     pub migrate_level: String,
     // How to reach the registries of pulled bundle images.

@@ -68,10 +68,6 @@ pub enum Error {
     /// file, and the line where there is one).
     #[error("{0}")]
     Crd(String),
-    /// A Subscription or ClusterExtension to rehearse that cannot be read
-    /// (the message names the file and field).
-    #[error("{0}")]
-    Request(String),
     /// A version whose build metadata opm cannot compare (it reads the
     /// build id as a pre-release).
     #[error(

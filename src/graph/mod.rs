@@ -29,7 +29,6 @@ pub mod load;
 pub(crate) mod masterminds;
 pub mod modes;
 pub mod path;
-pub mod rehearse;
 pub mod render_bundle;
 pub mod successors;
 pub mod svg;

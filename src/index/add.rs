@@ -7,6 +7,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::overwrite::{overwrite_plan, remove_overwritten_channel_head, semver_refusal};
 use super::record::BundleRecord;
+use super::sanity::check_image_not_in_index;
 use crate::fbc::ChannelEntry;
 use crate::graph::modes::{self, Mode};
 
@@ -85,29 +86,6 @@ fn nullable(s: &str) -> Option<&str> {
     } else {
         Some(s)
     }
-}
-
-/// Refuses a bundle whose image is in the index already (opm's
-/// `BundleImageAlreadyAddedErr`; `opm index add` exits 2 on it).
-pub(super) fn check_image_not_in_index(tx: &Transaction<'_>, b: &BundleRecord) -> Res<()> {
-    use super::error::{Error, Fail};
-    if b.bundle_path.is_empty() {
-        return Ok(());
-    }
-    let other: Option<String> = tx
-        .query_row(
-            "SELECT name FROM operatorbundle WHERE bundlepath = ? LIMIT 1",
-            [&b.bundle_path],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if let Some(o) = other {
-        return Err(Fail::Typed(Error::BundleImageAlreadyAdded(format!(
-            "bundle image {} is already in the index as {o}; opm refuses to add an image twice (\"Bundle {} already exists\")",
-            b.bundle_path, b.bundle_path
-        ))));
-    }
-    Ok(())
 }
 
 /// Inserts the rows of one bundle (opm's `addOperatorBundle`, `addAPIs`,

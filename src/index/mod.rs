@@ -14,6 +14,7 @@ pub mod ops;
 mod overwrite;
 pub mod record;
 pub mod render;
+mod sanity;
 pub(crate) mod schema;
 pub(crate) mod tables;
 

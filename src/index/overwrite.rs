@@ -16,6 +16,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::error::{Error, Fail, Res};
 use super::record::BundleRecord;
+use super::sanity::check_image_not_in_index;
 use crate::graph::modes::Mode;
 
 fn refuse(m: String) -> Fail {
@@ -76,7 +77,7 @@ pub fn overwrite_plan(
     }
     let mut overwritten: BTreeMap<&str, &str> = BTreeMap::new();
     for r in records {
-        super::add::check_image_not_in_index(tx, r)?;
+        check_image_not_in_index(tx, r)?;
         let channels: Vec<String> = tx
             .prepare_cached("SELECT name FROM channel WHERE package_name = ? ORDER BY name")?
             .query_map([&r.package], |row| row.get(0))?

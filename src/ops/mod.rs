@@ -45,6 +45,7 @@ pub mod index;
 pub mod list;
 pub mod mirror;
 pub mod registry;
+pub mod rehearse;
 pub mod render;
 pub mod serve;
 pub mod sign;
@@ -88,6 +89,10 @@ pub enum Error {
     /// A catalog template could not be read or rendered, or a graph made.
     #[error(transparent)]
     Graph(#[from] crate::graph::Error),
+    /// A rehearsal's request (Subscription, ClusterExtension, installed
+    /// CSV) could not be read or resolved against.
+    #[error(transparent)]
+    Resolve(#[from] crate::resolve::Error),
     /// A bundle could not be read or turned into a record or FBC bundle.
     #[error(transparent)]
     Bundle(BundleFailure),

@@ -40,8 +40,12 @@ pub struct TemplateOptions {
     pub pull: bool,
     /// How to reach the registries of pulled bundle images.
     pub registry: RegistryOptions,
-    /// opm's migrations run on the rendered bundles, up to this level
-    /// (`opm alpha render-template --migrate-level`); "" or `none`: none.
+    /// opm's migrations run on each rendered bundle image, up to this level
+    /// (`opm alpha render-template --migrate-level`); "" or `none` (opm's
+    /// default): none, so bundles keep their `olm.bundle.object`
+    /// properties; `bundle-object-to-csv-metadata` or `all`: one
+    /// `olm.csv.metadata` in their place (what the community pipeline's
+    /// catalogs hold).
     pub migrate_level: String,
 }
 
@@ -76,12 +80,25 @@ pub fn render_template(
     let from_dirs = template::dir_renderer_with(&dir, known);
     let puller = Puller::new(opts.registry.clone())?;
     let pull = opts.pull;
+    // An unknown level fails before any bundle is rendered, as opm's
+    // NewMigrations does.
+    let level = if opts.migrate_level.is_empty() {
+        "none"
+    } else {
+        opts.migrate_level.as_str()
+    };
+    super::render::migrate_level(&mut DeclarativeConfig::default(), level)?;
+    // opm hands the migrations to the bundle renderer (`action.Render`
+    // with `Migrations`): each rendered bundle image is migrated, nothing
+    // else of the template. Without a level a bundle keeps its
+    // `olm.bundle.object` properties, as `opm render IMAGE` writes them.
     let render = |image: &str| {
-        if pull || image.starts_with("oci:") {
+        let b = if pull || image.starts_with("oci:") {
             puller.render(image)
         } else {
             from_dirs(image)
-        }
+        }?;
+        migrate_bundle(b, level)
     };
     let kind = match opts.kind {
         Some(k) => k,
@@ -92,10 +109,24 @@ pub fn render_template(
     {
         reporter.warning(template::AVOID_SKIP_PATCH_WARNING);
     }
-    let mut cfg = template::render_as(kind, &text, &path, &render)?;
-    // opm hands the migrations to the bundle renderer; only bundles change.
-    super::render::migrate_level(&mut cfg, &opts.migrate_level)?;
-    Ok(cfg)
+    Ok(template::render_as(kind, &text, &path, &render)?)
+}
+
+/// One rendered bundle after opm's migrations up to `level` (a level
+/// already known to be valid).
+fn migrate_bundle(
+    b: crate::fbc::Bundle,
+    level: &str,
+) -> Result<crate::fbc::Bundle, crate::graph::Error> {
+    let mut cfg = DeclarativeConfig {
+        bundles: vec![b],
+        ..DeclarativeConfig::default()
+    };
+    crate::fbc::migrate::migrate(&mut cfg, level)
+        .map_err(|e| crate::graph::Error::Render(e.to_string()))?;
+    cfg.bundles
+        .pop()
+        .ok_or_else(|| crate::graph::Error::Render("migration dropped the bundle".into()))
 }
 
 /// Renders bundle images by pulling them (`oci:DIR:TAG` from an OCI layout,

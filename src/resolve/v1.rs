@@ -316,13 +316,13 @@ impl Resolver<'_, '_> {
 /// ClusterExtension has that bundle installed already (say, before its
 /// `version` or the catalog changed) and the rehearsal reconciles from it.
 /// An `installed` that names nothing (not a bundle of a selected catalog,
-/// nor `NAME@VERSION`) is an [`Error::Request`](crate::graph::Error):
+/// nor `NAME@VERSION`) is an [`Error::Request`](super::Error):
 /// a cluster always knows what it has installed, so OLM never answers it.
 pub fn rehearse_cluster_extension(
     cat: &Catalog,
     ce: &ClusterExtension,
     installed: Option<&str>,
-) -> Result<Rehearsal, crate::graph::Error> {
+) -> Result<Rehearsal, super::Error> {
     rehearse_cluster_extension_in(&[ClusterCatalog::new(&cat.source, cat)], ce, installed)
 }
 
@@ -334,7 +334,7 @@ pub fn rehearse_cluster_extension_in(
     cats: &[ClusterCatalog],
     ce: &ClusterExtension,
     installed: Option<&str>,
-) -> Result<Rehearsal, crate::graph::Error> {
+) -> Result<Rehearsal, super::Error> {
     let mut r = Rehearsal {
         olm: Olm::V1,
         kind: "ClusterExtension".into(),
@@ -405,7 +405,7 @@ pub fn rehearse_cluster_extension_in(
             Ok(i) => Some(i),
             Err(f) => {
                 let hint = f.hint.map(|h| format!("\nhint: {h}")).unwrap_or_default();
-                return Err(crate::graph::Error::Request(format!("{}{hint}", f.end)));
+                return Err(super::Error::Request(format!("{}{hint}", f.end)));
             }
         },
     };

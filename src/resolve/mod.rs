@@ -1,7 +1,12 @@
-//! A rehearsal of what OLM would do with a Subscription (OLM v0) or a
-//! ClusterExtension (OLM v1) against a catalog: what it installs first,
-//! which dependencies it pulls in, every upgrade it takes after, and, when
-//! it cannot install, which constraint fails and why.
+//! OLM's resolution, rehearsed: what OLM would do with a Subscription (OLM
+//! v0) or a ClusterExtension (OLM v1) against a catalog: what it installs
+//! first, which dependencies it pulls in, every upgrade it takes after,
+//! and, when it cannot install, which constraint fails and why
+//! (`graph rehearse`). It reads catalogs as [`crate::fbc`] loads them and
+//! follows their upgrade edges as [`crate::graph`] builds them; the
+//! catalogs (with their ClusterCatalog names, priorities, labels and
+//! availability), the requests (Subscriptions, ClusterExtensions, CSVs on
+//! the cluster) and the label selectors are its own.
 //!
 //! **OLM v0** (operator-lifecycle-manager `pkg/controller/registry/resolver`):
 //! several Subscriptions and the CSVs already on the cluster
@@ -12,9 +17,9 @@
 //! **OLM v1** (operator-controller `resolve/catalog.go`): the candidates
 //! are the package's bundles in any of `channels` (all bundles when none is
 //! given) whose version satisfies `version` (Masterminds syntax,
-//! `graph::masterminds`), non-deprecated first, highest version first.
+//! `crate::graph::masterminds`), non-deprecated first, highest version first.
 //! Once installed, with the default `upgradeConstraintPolicy:
-//! CatalogProvided` only successors ([`super::successors::v1_successors`])
+//! CatalogProvided` only successors ([`crate::graph::successors::v1_successors`])
 //! or the installed version qualify; `SelfCertified` lifts that. A bundle
 //! with dependency properties is refused (`NoDependencyValidation`).
 
@@ -33,8 +38,18 @@ pub use selector::{InvalidSelector, LabelSelector};
 pub use v0::{rehearse_subscription, rehearse_subscriptions};
 pub use v1::{rehearse_cluster_extension, rehearse_cluster_extension_in};
 
-use super::successors::Olm;
-use super::EdgeKind;
+use crate::graph::successors::Olm;
+use crate::graph::EdgeKind;
+
+/// What a rehearsal cannot start from.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A Subscription, ClusterExtension or installed CSV that cannot be
+    /// read (the message names the file and field).
+    #[error("{0}")]
+    Request(String),
+}
 
 // ---- the result ----
 

@@ -47,7 +47,7 @@ pub struct InstalledCsv {
 
 impl InstalledCsv {
     /// Reads `CSV[@PACKAGE][=BUNDLE]`.
-    pub fn parse(text: &str) -> Result<InstalledCsv, crate::graph::Error> {
+    pub fn parse(text: &str) -> Result<InstalledCsv, super::Error> {
         let (head, source) = match text.split_once('=') {
             Some((h, s)) => (h, s.to_string()),
             None => (text, String::new()),
@@ -60,7 +60,7 @@ impl InstalledCsv {
             || (head.contains('@') && package.is_empty())
             || (text.contains('=') && source.is_empty())
         {
-            return Err(crate::graph::Error::Request(format!(
+            return Err(super::Error::Request(format!(
                 "--installed {text:?}: expected CSV[@PACKAGE][=BUNDLE], e.g. etcdoperator.v0.9.2@etcd"
             )));
         }
@@ -148,8 +148,8 @@ fn string_at(v: &Value, path: &[&str], file: &Path) -> Result<String, String> {
 
 impl Subscription {
     /// Reads a Subscription from YAML; errors name the file and field.
-    pub fn parse(text: &str, file: &Path) -> Result<Subscription, crate::graph::Error> {
-        Self::read(text, file).map_err(crate::graph::Error::Request)
+    pub fn parse(text: &str, file: &Path) -> Result<Subscription, super::Error> {
+        Self::read(text, file).map_err(super::Error::Request)
     }
 
     fn read(text: &str, file: &Path) -> Result<Subscription, String> {
@@ -189,8 +189,8 @@ impl Subscription {
 impl ClusterExtension {
     /// Reads a ClusterExtension from YAML: `spec.source.catalog` (v1), else
     /// the v1alpha1 fields directly under `spec`.
-    pub fn parse(text: &str, file: &Path) -> Result<ClusterExtension, crate::graph::Error> {
-        Self::read(text, file).map_err(crate::graph::Error::Request)
+    pub fn parse(text: &str, file: &Path) -> Result<ClusterExtension, super::Error> {
+        Self::read(text, file).map_err(super::Error::Request)
     }
 
     fn read(text: &str, file: &Path) -> Result<ClusterExtension, String> {
