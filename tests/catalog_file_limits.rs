@@ -33,6 +33,8 @@ struct Measured {
 /// Runs `olm-catalog args` with `TMPDIR=tmp` to its end and measures its
 /// peak resident set size (`wait4`'s `ru_maxrss`, of this child alone).
 fn run_measured(args: &[&str], tmp: &Path) -> Measured {
+    // Reaped by `wait4` below, which `Child::wait` cannot stand in for.
+    #[allow(clippy::zombie_processes)]
     let mut child = Command::new(common::bin())
         .args(args)
         .env("TMPDIR", tmp)
@@ -203,14 +205,13 @@ fn a_catalog_image_of_zeros_is_refused_as_it_is_unpacked() {
         // The layer decompresses to the tar it claims to be.
         let bytes = layer.to_vec().expect("layer bytes");
         let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(bytes.as_slice()));
-        let mut entries = tar.entries().expect("entries");
-        let first = entries.next().expect("an entry").expect("entry");
-        assert_eq!(
-            first.path().expect("path").to_str(),
-            Some("configs/bomb/catalog.yaml")
-        );
-        assert_eq!(first.size(), size);
-        drop(entries);
+        {
+            let mut entries = tar.entries().expect("entries");
+            let first = entries.next().expect("an entry").expect("entry");
+            let path = first.path().expect("path");
+            assert_eq!(path.to_str(), Some("configs/bomb/catalog.yaml"));
+            assert_eq!(first.size(), size);
+        }
         let tag = format!("v{}", size >> 20);
         registry::push_one_layer_image(
             &reg.host(),
