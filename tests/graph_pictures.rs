@@ -373,3 +373,153 @@ fn served_pages_list_the_packages_and_draw_each_graph() {
         missing.dom
     );
 }
+
+/// Channels in [`wide_package`], and CRD fields its upgrade removes.
+const WIDE_CHANNELS: usize = 40;
+const WIDE_FIELDS: usize = 400;
+
+/// A package made at run time whose one upgrade (0.1.0 -> 0.2.0, in
+/// [`WIDE_CHANNELS`] channels) removes [`WIDE_FIELDS`] CRD fields: one
+/// edge with hundreds of findings, drawn in every lane (what strimzi's 38
+/// channels did with its 1689 findings of one edge: a 20 MB picture).
+fn wide_package(root: &Path) -> std::path::PathBuf {
+    let pkg = root.join("wide");
+    let channels: Vec<String> = (0..WIDE_CHANNELS).map(|i| format!("c{i:02}")).collect();
+    for (version, fields, replaces) in [("0.1.0", WIDE_FIELDS, ""), ("0.2.0", 0, "wide.v0.1.0")] {
+        let manifests = pkg.join(version).join("manifests");
+        let metadata = pkg.join(version).join("metadata");
+        std::fs::create_dir_all(&manifests).expect("mkdir");
+        std::fs::create_dir_all(&metadata).expect("mkdir");
+        std::fs::write(
+            metadata.join("annotations.yaml"),
+            format!(
+                "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
+                 operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
+                 operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
+                 operators.operatorframework.io.bundle.package.v1: wide\n  \
+                 operators.operatorframework.io.bundle.channels.v1: {}\n  \
+                 operators.operatorframework.io.bundle.channel.default.v1: c00\n",
+                channels.join(",")
+            ),
+        )
+        .expect("annotations");
+        let replaces = match replaces {
+            "" => String::new(),
+            r => format!("  replaces: {r}\n"),
+        };
+        std::fs::write(
+            manifests.join("wide.clusterserviceversion.yaml"),
+            format!(
+                "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
+                 metadata:\n  name: wide.v{version}\nspec:\n  version: {version}\n  \
+                 displayName: wide\n{replaces}"
+            ),
+        )
+        .expect("csv");
+        let properties: String = (0..fields)
+            .map(|i| format!("              removedfield{i:04}:\n                type: string\n"))
+            .collect();
+        std::fs::write(
+            manifests.join("gadgets.crd.yaml"),
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+                 metadata:\n  name: gadgets.example.com\nspec:\n  group: example.com\n  \
+                 names:\n    kind: Gadget\n    listKind: GadgetList\n    plural: gadgets\n    \
+                 singular: gadget\n  scope: Namespaced\n  versions:\n  - name: v1\n    \
+                 served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        \
+                 type: object\n        properties:\n          spec:\n            type: object\n            \
+                 properties:\n              kept:\n                type: string\n{properties}"
+            ),
+        )
+        .expect("crd");
+    }
+    pkg
+}
+
+/// An edge with hundreds of findings, drawn in forty lanes: the picture
+/// stays small (its tooltip gives the count and the first findings), and
+/// `graph check -o html` lists every finding once, under the edge.
+#[test]
+fn an_edge_with_many_findings_in_many_channels_stays_small() {
+    const MIB: usize = 1 << 20;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let pkg = wide_package(tmp.path());
+    let p = pkg.to_string_lossy();
+    let (code, json, err) = run(&["graph", "check", "-o", "json", &p]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let findings = v["reports"][0]["findings"].as_array().expect("findings");
+    let removed = |f: &&serde_json::Value| f["rule"] == "crd-upgrade-field-removed";
+    assert_eq!(
+        findings.iter().filter(removed).count(),
+        WIDE_FIELDS,
+        "{json}"
+    );
+
+    let svg = render(&pkg, "svg");
+    assert!(svg.len() <= MIB / 4, "the SVG is {} bytes", svg.len());
+    let unsafe_edges: Vec<&str> = svg
+        .split("<path class=\"edge replaces unsafe\"")
+        .skip(1)
+        .collect();
+    assert_eq!(unsafe_edges.len(), WIDE_CHANNELS, "one red edge a lane");
+    let title = &unsafe_edges[0][unsafe_edges[0].find("<title>").expect("title")..];
+    let title = &title[..title.find("</title>").expect("title end")];
+    assert!(
+        title.contains(&format!("{WIDE_FIELDS} findings")),
+        "{title}"
+    );
+    for i in 0..3 {
+        assert!(
+            title.contains(&format!("crd-upgrade-field-removed: CRD gadgets.example.com: version v1: field ^.spec.removedfield{i:04}")),
+            "finding {i} not in {title}"
+        );
+    }
+    assert!(!title.contains("removedfield0003"), "{title}");
+    assert!(
+        title.contains(&format!("and {} more", WIDE_FIELDS - 3)),
+        "{title}"
+    );
+    assert!(
+        !title.contains("channels c00"),
+        "the edge named once: {title}"
+    );
+
+    let (code, page, err) = run(&["graph", "check", "-o", "html", &p]);
+    assert_eq!(code, 1, "{err}");
+    assert!(page.len() <= MIB / 4, "the page is {} bytes", page.len());
+    let list = &page[page.find("<div class=\"findings\">").expect("findings")..];
+    assert_eq!(
+        list.matches("<h3 class=\"edge-findings\">").count(),
+        1,
+        "one list for the edge"
+    );
+    assert!(list.contains(&format!(
+        "channels {}: upgrade wide.v0.1.0 -&gt; wide.v0.2.0 (replaces): {} findings",
+        (0..WIDE_CHANNELS)
+            .map(|i| format!("c{i:02}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        findings.len()
+    )));
+    for i in 0..WIDE_FIELDS {
+        assert_eq!(
+            list.matches(&format!("field ^.spec.removedfield{i:04} "))
+                .count(),
+            1,
+            "removedfield{i:04} listed once"
+        );
+    }
+    assert_eq!(list.matches("<li class=\"finding").count(), findings.len());
+
+    // It reads well: the browser draws it and logs nothing.
+    let html_file = tmp.path().join("wide.html");
+    std::fs::write(&html_file, &page).expect("write");
+    let console = browser::screenshot(
+        &browser::file_url(&html_file),
+        &tmp.path().join("wide.png"),
+        1200,
+        900,
+    );
+    assert!(console.is_empty(), "console: {console:?}");
+}

@@ -17,6 +17,7 @@ mod sign_common;
 
 mod build_sign;
 mod catalog_diff;
+mod catalog_file_limits;
 mod catalog_filter;
 mod catalog_images;
 mod catalog_mirror;

@@ -41,7 +41,9 @@ impl FileGroup {
     /// catalog, file after file, would have met first.
     pub fn position_of(&self, e: &FbcError) -> usize {
         let named = match e {
-            FbcError::Io { path, .. } | FbcError::Invalid { path, .. } => Some(path),
+            FbcError::Io { path, .. }
+            | FbcError::Invalid { path, .. }
+            | FbcError::TooLarge { path, .. } => Some(path),
             _ => None,
         };
         let first = self.files.first().map_or(0, |(i, _)| *i);
@@ -58,14 +60,14 @@ pub fn package_groups(path: &Path) -> Result<Vec<FileGroup>, FbcError> {
     let mut parent: Vec<usize> = (0..files.len()).collect();
     let mut owner: HashMap<String, usize> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
-        let bytes = std::fs::read(f).map_err(|e| FbcError::Io {
-            path: f.clone(),
-            source: e,
-        })?;
-        // A file that does not scan (or is not text) stays alone: reading
-        // it reports why.
-        let text = std::str::from_utf8(&bytes).ok();
-        for package in text.and_then(scan_packages).unwrap_or_default() {
+        // A file that does not scan (or is not text, or is too large)
+        // stays alone: reading it reports why.
+        let text = match super::read_catalog_file(f) {
+            Ok(text) => Some(text),
+            Err(e @ FbcError::Io { .. }) => return Err(e),
+            Err(_) => None,
+        };
+        for package in text.as_deref().and_then(scan_packages).unwrap_or_default() {
             match owner.get(&package) {
                 Some(&j) => union(&mut parent, i, j),
                 None => {

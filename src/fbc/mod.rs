@@ -13,6 +13,7 @@ pub mod groups;
 pub mod ignore;
 mod located;
 pub mod migrate;
+pub mod text;
 pub mod validate;
 pub mod write;
 
@@ -370,6 +371,17 @@ pub enum FbcError {
         column: u32,
         /// What is wrong.
         message: String,
+    },
+    /// A catalog file larger than [`text::MAX_CATALOG_FILE_BYTES`], refused
+    /// before it is read.
+    #[error("{}: {}", path.display(), text::too_large(*size, *limit))]
+    TooLarge {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its size (at least this).
+        size: u64,
+        /// [`text::MAX_CATALOG_FILE_BYTES`].
+        limit: u64,
     },
     /// Writing a catalog to a stream failed.
     #[error("writing the catalog")]
@@ -771,22 +783,77 @@ pub fn catalog_files(path: &std::path::Path) -> Result<Vec<std::path::PathBuf>, 
     Ok(files)
 }
 
-/// The text of one catalog file. A file that is not UTF-8 text is neither
-/// JSON nor YAML: an [`FbcError::Invalid`] at its start, as opm fails to
-/// decode it.
+/// The text of one catalog file, read as [`text::TextCheck`] judges it: a
+/// file larger than [`text::MAX_CATALOG_FILE_BYTES`] is an
+/// [`FbcError::TooLarge`] before any of it is read; one that is not UTF-8
+/// text or holds a control character is neither JSON nor YAML, an
+/// [`FbcError::Invalid`] at its first bad byte, as opm fails to decode it,
+/// and is read only up to there.
 pub fn read_catalog_file(f: &std::path::Path) -> Result<String, FbcError> {
-    let bytes = std::fs::read(f).map_err(|e| FbcError::Io {
+    use std::io::Read as _;
+    /// Bytes read and checked at a time.
+    const CHUNK: usize = 1 << 20;
+    let io = |e| FbcError::Io {
         path: f.to_path_buf(),
         source: e,
-    })?;
-    String::from_utf8(bytes).map_err(|e| FbcError::Invalid {
+    };
+    let too_large = |size| FbcError::TooLarge {
         path: f.to_path_buf(),
-        line: 1,
-        column: 1,
-        message: format!(
-            "the file is neither JSON nor YAML (not UTF-8 text: {e}); list it in an .indexignore if it is not catalog content"
-        ),
+        size,
+        limit: text::MAX_CATALOG_FILE_BYTES,
+    };
+    let mut file = std::fs::File::open(f).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    if size > text::MAX_CATALOG_FILE_BYTES {
+        return Err(too_large(size));
+    }
+    // The file's size and one byte to see its end: no reallocation, and
+    // pages are touched only as they are read.
+    let mut bytes = Vec::with_capacity(size as usize + 1);
+    let mut check = text::TextCheck::default();
+    loop {
+        let start = bytes.len();
+        bytes.resize(start + (bytes.capacity() - start).clamp(1, CHUNK), 0);
+        let read = loop {
+            match file.read(&mut bytes[start..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r.map_err(io)?,
+            }
+        };
+        bytes.truncate(start + read);
+        if read == 0 {
+            break;
+        }
+        // A file that grew while it was read.
+        if bytes.len() as u64 > text::MAX_CATALOG_FILE_BYTES {
+            return Err(too_large(bytes.len() as u64));
+        }
+        check.feed(&bytes[start..]).map_err(|e| not_text(f, e))?;
+    }
+    check.finish().map_err(|e| not_text(f, e))?;
+    String::from_utf8(bytes).map_err(|_| {
+        not_text(
+            f,
+            text::NotText {
+                line: 1,
+                column: 1,
+                offset: 0,
+                kind: text::NotTextKind::NotUtf8,
+            },
+        )
     })
+}
+
+/// The error for a catalog file that is not text.
+pub(crate) fn not_text(path: &std::path::Path, e: text::NotText) -> FbcError {
+    FbcError::Invalid {
+        path: path.to_path_buf(),
+        line: e.line,
+        column: e.column,
+        message: format!(
+            "the file is neither JSON nor YAML ({e}); list it in an .indexignore if it is not catalog content"
+        ),
+    }
 }
 
 #[cfg(test)]

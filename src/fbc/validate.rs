@@ -115,7 +115,8 @@ fn load_failure(e: super::FbcError) -> Result<Vec<Finding>, super::FbcError> {
             column,
             message,
         } => {
-            let text = std::fs::read_to_string(&path).ok();
+            // Not `read_to_string`: a file that is not text is not read whole.
+            let text = super::read_catalog_file(&path).ok();
             let span = crate::yaml::Span {
                 line,
                 column,
@@ -124,6 +125,15 @@ fn load_failure(e: super::FbcError) -> Result<Vec<Finding>, super::FbcError> {
             };
             let at = crate::diag::Location::new(&path, span, text.as_deref());
             Ok(vec![Finding::error("fbc-load", message).at(at)])
+        }
+        // Content, as a file that is not text is: a finding, not a failure.
+        super::FbcError::TooLarge { path, size, limit } => {
+            let at = crate::diag::Location::file(&path);
+            Ok(vec![Finding::error(
+                "fbc-load",
+                super::text::too_large(size, limit),
+            )
+            .at(at)])
         }
         e => Err(e),
     }

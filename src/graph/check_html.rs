@@ -2,11 +2,12 @@
 //! picture ([`super::svg`]) beside its findings.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use super::checks::{self, CheckOptions};
+use super::crd_safety::EdgeFindings;
 use super::svg::{self, escape, Marks};
 use super::PackageGraph;
 use crate::diag::{Finding, Level, Report};
@@ -16,6 +17,14 @@ use crate::diag::{Finding, Level, Report};
 struct Section {
     report: Report,
     picture: Option<(PackageGraph, Marks)>,
+    /// The package's own findings (not the CRD comparisons'), listed first.
+    own: Vec<Finding>,
+    /// The upgrade edges whose CRD comparison found something, each listed
+    /// under its label, once (an edge's findings can be thousands; the
+    /// picture's tooltip gives the first ones).
+    edges: Vec<EdgeFindings>,
+    /// What file paths are shown relative to.
+    root: PathBuf,
 }
 
 fn sections_of(path: &std::path::Path, opts: &CheckOptions) -> Vec<Section> {
@@ -26,8 +35,11 @@ fn sections_of(path: &std::path::Path, opts: &CheckOptions) -> Vec<Section> {
             return checks::check_path(path, opts)
                 .into_iter()
                 .map(|report| Section {
+                    own: report.findings.clone(),
                     report,
                     picture: None,
+                    edges: Vec::new(),
+                    root: path.to_path_buf(),
                 })
                 .collect()
         }
@@ -37,21 +49,29 @@ fn sections_of(path: &std::path::Path, opts: &CheckOptions) -> Vec<Section> {
         .map(|g| {
             // The CRD comparison runs once: its findings go to the list,
             // its errors colour the picture.
-            let mut findings = checks::check(&g);
-            let mut marks = Marks::default();
-            if opts.crds {
-                let edges = super::crd_safety::check_graph_edges_with(&g, opts.crd_checks);
-                findings.extend(edges.iter().flat_map(|e| e.findings.iter().cloned()));
-                marks.add_crd_findings(&g.package, edges);
-            }
-            let mut report = Report {
+            let mut own = Report {
                 subject: format!("{} (package {})", path.display(), g.package),
-                findings,
+                findings: checks::check(&g),
             };
-            report.sort();
+            own.sort();
+            let mut report = own.clone();
+            let mut marks = Marks::default();
+            let mut edges = Vec::new();
+            if opts.crds {
+                edges = super::crd_safety::check_graph_edges_with(&g, opts.crd_checks);
+                edges.retain(|e| !e.findings.is_empty());
+                report
+                    .findings
+                    .extend(edges.iter().flat_map(|e| e.findings.iter().cloned()));
+                report.sort();
+                marks.add_crd_findings(&g.package, edges.clone());
+            }
             Section {
                 report,
                 picture: Some((g, marks)),
+                own: own.findings,
+                edges,
+                root: path.to_path_buf(),
             }
         })
         .collect()
@@ -116,12 +136,16 @@ pub fn check_page(paths: &[PathBuf], opts: &CheckOptions) -> (String, Vec<Report
         body.push_str("<div class=\"findings\">\n");
         if s.report.findings.is_empty() {
             body.push_str("<p class=\"ok\">No findings.</p>\n");
-        } else {
+        }
+        if !s.own.is_empty() {
             body.push_str("<ul>\n");
-            for f in &s.report.findings {
-                finding_item(&mut body, f);
+            for f in &s.own {
+                finding_item(&mut body, f, &f.message, None, &s.root);
             }
             body.push_str("</ul>\n");
+        }
+        for e in &s.edges {
+            edge_items(&mut body, e, &s.root);
         }
         body.push_str("</div>\n</div>\n</section>\n");
     }
@@ -131,7 +155,32 @@ pub fn check_page(paths: &[PathBuf], opts: &CheckOptions) -> (String, Vec<Report
     )
 }
 
-fn finding_item(out: &mut String, f: &Finding) {
+/// The findings of one edge, under its label; a hint every finding shares
+/// is said once.
+fn edge_items(out: &mut String, e: &EdgeFindings, root: &Path) {
+    let n = e.findings.len();
+    let _ = writeln!(
+        out,
+        "<h3 class=\"edge-findings\">{}: {n} finding{}</h3>",
+        escape(&e.label),
+        if n == 1 { "" } else { "s" }
+    );
+    let first_hint = e.findings.first().and_then(|f| f.hint.as_deref());
+    let shared = first_hint.filter(|h| e.findings.iter().all(|f| f.hint.as_deref() == Some(*h)));
+    if let Some(h) = shared {
+        let _ = writeln!(out, "<p class=\"muted\">help: {}</p>", escape(h));
+    }
+    out.push_str("<ul>\n");
+    for f in &e.findings {
+        finding_item(out, f, e.detail(f), shared, root);
+    }
+    out.push_str("</ul>\n");
+}
+
+/// One finding: `message` (its whole message, or its detail under its
+/// edge's label), where it is (relative to `root`), and its hint unless it
+/// is `said` already.
+fn finding_item(out: &mut String, f: &Finding, message: &str, said: Option<&str>, root: &Path) {
     let level = match f.level {
         Level::Error => "error",
         _ => "warning",
@@ -140,18 +189,19 @@ fn finding_item(out: &mut String, f: &Finding) {
         out,
         "<li class=\"finding {level}\"><strong>{level}</strong> <code>{}</code>: {}",
         escape(&f.rule),
-        escape(&f.message)
+        escape(message)
     );
     if let Some(l) = &f.location {
+        let file = l.file.strip_prefix(root).unwrap_or(&l.file);
         let _ = write!(
             out,
             "<br><span class=\"muted\">at <code>{}:{}:{}</code></span>",
-            escape(&l.file.display().to_string()),
+            escape(&file.display().to_string()),
             l.line,
             l.column
         );
     }
-    if let Some(h) = &f.hint {
+    if let Some(h) = f.hint.as_deref().filter(|h| Some(*h) != said) {
         let _ = write!(out, "<br><span class=\"muted\">help: {}</span>", escape(h));
     }
     out.push_str("</li>\n");

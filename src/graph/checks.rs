@@ -160,7 +160,8 @@ fn unreadable_package(dir: &Path, mut msg: String) -> Finding {
         (parts.next(), parts.next(), parts.next(), parts.next())
     {
         if let (Ok(line), Ok(column)) = (line.parse::<u32>(), col.parse::<u32>()) {
-            let text = std::fs::read_to_string(file).ok();
+            // Not `read_to_string`: a file that is not text is not read whole.
+            let text = crate::fbc::read_catalog_file(std::path::Path::new(file)).ok();
             location = Location::new(
                 file,
                 crate::yaml::Span::point(line, column),

@@ -322,8 +322,23 @@ pub struct EdgeFindings {
     pub from: String,
     /// The bundle upgraded to.
     pub to: String,
+    /// What names the edge in every message of `findings`: its channels,
+    /// bundles and kind.
+    pub label: String,
     /// What the comparison of their CRDs found (empty: nothing).
     pub findings: Vec<Finding>,
+}
+
+impl EdgeFindings {
+    /// What `f`, one of `findings`, says beyond the edge: its message
+    /// without the label it starts with (a picture or list of the edge's
+    /// findings names the edge once).
+    pub fn detail<'a>(&self, f: &'a Finding) -> &'a str {
+        f.message
+            .strip_prefix(self.label.as_str())
+            .and_then(|m| m.strip_prefix(": "))
+            .unwrap_or(&f.message)
+    }
 }
 
 /// [`check_graph`], edge by edge, edges sorted by (from, to): what the
@@ -401,6 +416,7 @@ pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFi
             EdgeFindings {
                 from: from.clone(),
                 to: to.clone(),
+                label,
                 findings,
             }
         })

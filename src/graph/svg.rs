@@ -11,8 +11,8 @@
 //! range written under its bundle (its admissions are not drawn: a range
 //! admitting fifty versions would hide the rest), except an admission whose
 //! CRD change is unsafe, drawn dotted. An edge on which `graph check` finds
-//! an unsafe CRD change is red and names the rules in its `<title>`
-//! (the tooltip). Channel heads have a thick blue border, the default
+//! an unsafe CRD change is red; its `<title>` (the tooltip) gives the
+//! number of findings and the first ones. Channel heads have a thick blue border, the default
 //! channel a star, deprecated packages, channels and bundles are grey.
 //!
 //! Output is deterministic: integer coordinates, everything iterated in a
@@ -29,7 +29,8 @@ use crate::semver_range::compare;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Marks {
     /// Upgrade edges with an unsafe CRD change, keyed by (package, from,
-    /// to): each finding as `rule: message`.
+    /// to): each finding as `rule: detail` (its message without the edge's
+    /// label, [`super::crd_safety::EdgeFindings::detail`]).
     pub unsafe_edges: BTreeMap<(String, String, String), Vec<String>>,
 }
 
@@ -53,7 +54,7 @@ impl Marks {
                 .findings
                 .iter()
                 .filter(|f| f.level == Level::Error)
-                .map(|f| format!("{}: {}", f.rule, f.message))
+                .map(|f| format!("{}: {}", f.rule, e.detail(f)))
                 .collect();
             if !found.is_empty() {
                 self.unsafe_edges
@@ -65,6 +66,43 @@ impl Marks {
     fn unsafe_edge(&self, package: &str, from: &str, to: &str) -> Option<&Vec<String>> {
         self.unsafe_edges
             .get(&(package.to_string(), from.to_string(), to.to_string()))
+    }
+}
+
+/// How many findings an unsafe edge's tooltip shows, and how many
+/// characters of each. The tooltip is repeated in every lane that draws
+/// the edge and an edge can have thousands of findings: the tooltip gives
+/// their count and the first ones; `graph check` (and its page) lists them
+/// all, once per edge.
+const TOOLTIP_FINDINGS: usize = 3;
+const TOOLTIP_FINDING_CHARS: usize = 160;
+
+/// The tooltip lines of an unsafe edge's findings: their count, the first
+/// [`TOOLTIP_FINDINGS`] (each cut at [`TOOLTIP_FINDING_CHARS`]) and how
+/// many more there are.
+fn unsafe_tooltip(title: &mut String, findings: &[String]) {
+    let n = findings.len();
+    let _ = write!(
+        title,
+        " \u{2014} unsafe CRD change (OLM v1 refuses this upgrade): {n} finding{}",
+        if n == 1 { "" } else { "s" }
+    );
+    for f in findings.iter().take(TOOLTIP_FINDINGS) {
+        title.push('\n');
+        match f.char_indices().nth(TOOLTIP_FINDING_CHARS) {
+            Some((cut, _)) => {
+                title.push_str(&f[..cut]);
+                title.push('\u{2026}');
+            }
+            None => title.push_str(f),
+        }
+    }
+    if n > TOOLTIP_FINDINGS {
+        let _ = write!(
+            title,
+            "\n\u{2026} and {} more: graph check lists every one",
+            n - TOOLTIP_FINDINGS
+        );
     }
 }
 
@@ -509,11 +547,7 @@ fn lane(
         let mut class = format!("edge {}", kind.as_str());
         if let Some(rules) = unsafe_rules {
             class.push_str(" unsafe");
-            title.push_str(" \u{2014} unsafe CRD change (OLM v1 refuses this upgrade):");
-            for r in rules {
-                title.push('\n');
-                title.push_str(r);
-            }
+            unsafe_tooltip(&mut title, rules);
         }
         let _ = writeln!(
             out,

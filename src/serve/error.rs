@@ -77,6 +77,18 @@ pub enum Error {
     /// large.
     #[error("{0}")]
     NotACatalogImage(String),
+    /// A file of a catalog image's catalog that cannot be catalog content
+    /// (larger than [`crate::fbc::text::MAX_CATALOG_FILE_BYTES`], or not
+    /// text), found as the image was unpacked; the source names the file
+    /// by its path in the image.
+    #[error("the catalog of {reference} cannot be read")]
+    CatalogFile {
+        /// The image.
+        reference: String,
+        /// The file and what is wrong with it.
+        #[source]
+        source: crate::fbc::FbcError,
+    },
     /// Reading a file failed.
     #[error("{context}")]
     Io {

@@ -82,8 +82,11 @@ impl HttpCatalog {
                     source,
                 })?;
                 for file in files {
-                    let text = std::fs::read_to_string(&file)
-                        .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+                    let text =
+                        crate::fbc::read_catalog_file(&file).map_err(|source| Error::Fbc {
+                            path: path.clone(),
+                            source,
+                        })?;
                     b.add_text(&text, &file)?;
                 }
             }

@@ -3,9 +3,11 @@
 //! private temporary directory, and that is served. opm needs the image run
 //! as a container for this; here it is one command.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Error;
+use crate::fbc::{self, FbcError};
 
 use crate::oci::{self, ImageRef, RegistryClient};
 
@@ -84,6 +86,9 @@ pub async fn fetch_catalog_with(
         .tempdir_in(&tmp)
         .map_err(|e| Error::io("creating a temporary directory for the catalog", e))?;
     let mut found = false;
+    // A catalog's files that cannot be catalog content; an SQLite index is
+    // one binary file, not checked.
+    let mut refused = (!is_db).then(Refused::default);
     // Later layers win, as in a container's file system: unpack base first.
     for layer in &manifest.layers {
         let body = oci::transfer::fetch_blob_body(client, &src, layer, MAX_LAYER_BYTES, None)
@@ -95,7 +100,7 @@ pub async fn fetch_catalog_with(
         let unpacked = body
             .reader()
             .map_err(|e| Error::io("reading the fetched layer", e))
-            .and_then(|r| unpack_matching(r, &wanted, dir.path()));
+            .and_then(|r| unpack_matching(r, &wanted, dir.path(), refused.as_mut()));
         found |= unpacked.map_err(|e| Error::Image {
             context: format!("unpacking layer {} of {reference}", layer.digest),
             source: Box::new(e),
@@ -106,6 +111,14 @@ pub async fn fetch_catalog_with(
         return Err(Error::NotACatalogImage(format!(
             "{reference}: the image has no /{wanted}, which its labels name"
         )));
+    }
+    if let Some(refused) = refused {
+        refused
+            .check(&target, dir.path())
+            .map_err(|source| Error::CatalogFile {
+                reference: reference.to_string(),
+                source,
+            })?;
     }
     let source = if is_db {
         CatalogSource::Sqlite(target)
@@ -119,10 +132,47 @@ pub async fn fetch_catalog_with(
     })
 }
 
+/// The files of an FBC catalog refused as they were unpacked (larger than
+/// [`fbc::text::MAX_CATALOG_FILE_BYTES`], or not text), by path in the
+/// image, each written as an empty file. Whether one is an error is known
+/// only once every layer is unpacked: a later layer may replace it, and an
+/// `.indexignore` may exclude it, as it may any file that is not catalog
+/// content.
+#[derive(Default)]
+struct Refused(BTreeMap<String, FbcError>);
+
+impl Refused {
+    /// The first refused file, in path order, that is catalog content of
+    /// the catalog unpacked at `target` under `root`: what reading the
+    /// catalog would have met first.
+    fn check(self, target: &Path, root: &Path) -> Result<(), FbcError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let mut refused = self.0;
+        // A catalog that does not list reports its own error when read.
+        let files = fbc::catalog_files(target).unwrap_or_default();
+        for f in files {
+            let name = f.strip_prefix(root).unwrap_or(&f).to_string_lossy();
+            if let Some(e) = refused.remove(name.as_ref()) {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Unpacks the entries of one (gzip, zstd or plain tar) layer at or under
 /// `wanted` into `into`, refusing paths that leave it, as the layer is read.
-/// Returns whether any matched.
-fn unpack_matching(layer: impl std::io::BufRead, wanted: &str, into: &Path) -> Result<bool, Error> {
+/// With `refused`, each file is checked as catalog text as it is written
+/// ([`fbc::text::TextCheck`]), and one that is not is cut to nothing and
+/// recorded there. Returns whether any matched.
+fn unpack_matching(
+    layer: impl std::io::BufRead,
+    wanted: &str,
+    into: &Path,
+    mut refused: Option<&mut Refused>,
+) -> Result<bool, Error> {
     let reading = |e| Error::io("reading the layer", e);
     let mut archive = tar::Archive::new(oci::layer::decompressed_from(layer).map_err(reading)?);
     let mut found = false;
@@ -152,7 +202,21 @@ fn unpack_matching(layer: impl std::io::BufRead, wanted: &str, into: &Path) -> R
                 }
                 let writing = |e| Error::io(format!("writing {}", out.display()), e);
                 let mut f = std::fs::File::create(&out).map_err(writing)?;
-                std::io::copy(&mut entry, &mut f).map_err(writing)?;
+                match refused.as_deref_mut() {
+                    None => {
+                        std::io::copy(&mut entry, &mut f).map_err(writing)?;
+                    }
+                    Some(refused) => {
+                        let in_image = PathBuf::from(format!("/{name}"));
+                        match copy_catalog_text(&mut entry, &mut f, &in_image)? {
+                            Ok(()) => refused.0.remove(&name),
+                            Err(e) => {
+                                f.set_len(0).map_err(writing)?;
+                                refused.0.insert(name.clone(), e)
+                            }
+                        };
+                    }
+                }
                 found = true;
             }
             // Links and devices are not catalog content.
@@ -160,4 +224,39 @@ fn unpack_matching(layer: impl std::io::BufRead, wanted: &str, into: &Path) -> R
         }
     }
     Ok(found)
+}
+
+/// Copies one catalog file (`in_image` names it in errors) from `entry` to
+/// `out` while it is catalog text; the inner error says why it is not,
+/// found before it was read (too large) or at its first bad byte.
+fn copy_catalog_text(
+    entry: &mut tar::Entry<'_, impl std::io::Read>,
+    out: &mut std::fs::File,
+    in_image: &Path,
+) -> Result<Result<(), FbcError>, Error> {
+    use std::io::{Read as _, Write as _};
+    let size = entry.size();
+    if size > fbc::text::MAX_CATALOG_FILE_BYTES {
+        return Ok(Err(FbcError::TooLarge {
+            path: in_image.to_path_buf(),
+            size,
+            limit: fbc::text::MAX_CATALOG_FILE_BYTES,
+        }));
+    }
+    let writing = |e| Error::io(format!("writing {}", in_image.display()), e);
+    let mut check = fbc::text::TextCheck::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match entry.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("reading the layer", e)),
+        };
+        if let Err(e) = check.feed(&buf[..n]) {
+            return Ok(Err(fbc::not_text(in_image, e)));
+        }
+        out.write_all(&buf[..n]).map_err(writing)?;
+    }
+    Ok(check.finish().map_err(|e| fbc::not_text(in_image, e)))
 }
