@@ -149,6 +149,8 @@ fn the_gate_lets_signed_bundles_in_and_stops_at_the_first_other() {
         &[
             "index",
             "add",
+            "--mode",
+            "semver",
             "-d",
             path(&db),
             &signed,
@@ -183,6 +185,8 @@ fn the_gate_lets_signed_bundles_in_and_stops_at_the_first_other() {
             &[
                 "index",
                 "add",
+                "--mode",
+                "semver",
                 "-d",
                 path(db),
                 image,
@@ -213,6 +217,8 @@ fn the_gate_lets_signed_bundles_in_and_stops_at_the_first_other() {
         &[
             "index",
             "add",
+            "--mode",
+            "semver",
             "-d",
             path(&fresh),
             path(&bundle_dir),

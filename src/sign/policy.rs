@@ -271,7 +271,8 @@ fn parse_policy(doc: &Value, n: usize) -> Result<ImagePolicy, String> {
         for field in ["source", "attestations", "ctlog", "rfc3161timestamp"] {
             // ctlog and rfc3161timestamp only matter to keyless checks of
             // transparency and time, which key authorities skip here.
-            if !a[field].is_null() && !(field == "ctlog" && a["keyless"].is_object()) {
+            let keyless_ctlog = field == "ctlog" && a["keyless"].is_object();
+            if !a[field].is_null() && !keyless_ctlog {
                 return Err(format!("{here}.{field} is not supported"));
             }
         }
