@@ -121,6 +121,7 @@ fn every_command_spells_the_shared_flags_the_same() {
         "index add",
         "catalog build",
         "sign",
+        "attest",
     ];
     let registry = ["username", "password-stdin", "ca-file", "insecure"];
     for (cmd, opts) in &commands {

@@ -27,6 +27,8 @@ pub enum CatalogCommand {
     Filter(FilterArgs),
     /// Show what changed between two catalogs (exit 1 when they differ, like diff)
     Diff(DiffArgs),
+    /// Check every bundle image of a catalog against a signature policy
+    Verify(super::gate::CatalogVerifyArgs),
 }
 
 impl CatalogCommand {
@@ -37,6 +39,7 @@ impl CatalogCommand {
             CatalogCommand::Mirror(a) => a.run(),
             CatalogCommand::Filter(a) => a.run(),
             CatalogCommand::Diff(a) => a.run(),
+            CatalogCommand::Verify(a) => a.run(),
         }
     }
 }
@@ -72,6 +75,8 @@ pub struct CatalogBuildArgs {
     pub dir: PathBuf,
     #[command(flatten)]
     pub image: CatalogImageArgs,
+    #[command(flatten)]
+    pub gate: super::gate::SignatureGateArgs,
 }
 
 /// Validates the catalog at `dir`: prints its findings (stderr) and
@@ -106,6 +111,13 @@ impl CatalogBuildArgs {
             return Ok(EXIT_FINDINGS);
         }
         let checked = self.image.check()?;
+        if let Some(gate) = self.gate.gate()? {
+            // Every bundle image is verified before anything is pushed.
+            let cfg = olm_catalog::fbc::DeclarativeConfig::load_path(&self.dir)?;
+            let images = olm_catalog::ops::gate::bundle_images(&cfg);
+            let client = self.image.registry.client_for(&[])?;
+            super::gate::require(Some(&gate), &images, &client)?;
+        }
         self.image.build_and_push_image(
             checked,
             &dest,
@@ -301,6 +313,8 @@ pub struct MirrorArgs {
     pub output: MirrorOutput,
     #[command(flatten)]
     pub registry: super::image::RegistryFlags,
+    #[command(flatten)]
+    pub gate: super::gate::SignatureGateArgs,
 }
 
 /// Writes `text` to `path` through a temporary file and a rename.
@@ -324,8 +338,7 @@ impl MirrorArgs {
             .as_deref()
             .map(olm_catalog::sign::PublicKey::read)
             .transpose()?;
-        std::fs::create_dir_all(&self.output_dir)
-            .with_context(|| format!("creating {}", self.output_dir.display()))?;
+        let gate = self.gate.gate()?;
         // --username is the destination registry's; sources use the auth files.
         let client = match &target {
             MirrorTarget::Registry { host, .. } => self.registry.client_for(&[host.as_str()])?,
@@ -344,6 +357,14 @@ impl MirrorArgs {
             &olm_catalog::ops::SourceOptions::with_client(client.clone()),
         )
         .with_context(|| format!("reading the catalog {}", self.source))?;
+        // Every bundle image is verified before anything is copied or written.
+        super::gate::require(
+            gate.as_ref(),
+            &olm_catalog::ops::gate::bundle_images(&cfg),
+            &client,
+        )?;
+        std::fs::create_dir_all(&self.output_dir)
+            .with_context(|| format!("creating {}", self.output_dir.display()))?;
         let quiet = super::common::quiet();
         let opts = MirrorOptions {
             target,

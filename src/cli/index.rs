@@ -130,6 +130,8 @@ pub struct AddArgs {
     /// With --tag, also build and push the index image (as `index build`)
     #[command(flatten)]
     pub image: super::image::CatalogImageArgs,
+    #[command(flatten)]
+    pub gate: super::gate::SignatureGateArgs,
 }
 
 /// Output of `index add`.
@@ -321,6 +323,7 @@ fn report_left_out(left_out: &[index::LeftOut]) {
 impl AddArgs {
     fn run(self) -> CmdResult {
         let a = self;
+        let gate = a.gate.gate()?;
         let bundles = if a.from_fbc.is_none() {
             add_bundles(&a)?
         } else {
@@ -329,6 +332,31 @@ impl AddArgs {
         let images = ops::index::bundle_images(&bundles);
         let client = add_client(&a, &images)?;
         a.image.load_signing_key()?;
+        if let Some(g) = &gate {
+            // Every bundle image is verified before the database is opened.
+            let checked = match &a.from_fbc {
+                Some(dir) => {
+                    ops::gate::bundle_images(&olm_catalog::fbc::DeclarativeConfig::load_path(dir)?)
+                }
+                None => {
+                    if let Some(dir) = bundles
+                        .iter()
+                        .find(|b| !olm_catalog::oci::looks_like_image_ref(&b.to_string_lossy()))
+                    {
+                        anyhow::bail!(
+                            "--require-signature checks bundle images; {} is a directory (push it as an image and add the image)",
+                            dir.display()
+                        );
+                    }
+                    images.clone()
+                }
+            };
+            let gate_client = match &client {
+                Some(c) => c.clone(),
+                None => a.image.registry.client_for(&[])?,
+            };
+            super::gate::require(Some(g), &checked, &gate_client)?;
+        }
         let opts = ops::index::AddOptions {
             database: a.database.clone(),
             mode: a.mode,

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
+mod attest;
 mod catalog;
 mod common;
+mod gate;
 mod graph;
 mod image;
 mod index;
@@ -98,6 +100,10 @@ olm-catalog index list bundles --database index.db"
     Sign(sign::SignArgs),
     /// Verify cosign-compatible signatures of an image
     Verify(sign::VerifyArgs),
+    /// Attach a signed in-toto attestation to an image (cosign attest --key)
+    Attest(attest::AttestArgs),
+    /// Verify an image's in-toto attestations (cosign verify-attestation --key)
+    VerifyAttestation(attest::VerifyAttestationArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(common::CompletionArgs),
     /// Write man pages for every command into a directory
@@ -202,6 +208,8 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Serve(a) => a.run(),
         Command::Sign(a) => a.run(),
         Command::Verify(a) => a.run(),
+        Command::Attest(a) => a.run(),
+        Command::VerifyAttestation(a) => a.run(),
         Command::Completion(a) => a.run(Cli::command()),
         Command::Man(a) => a.run(Cli::command()),
         // Reached only through `run_native`: `main` hands `opm` to the
@@ -222,11 +230,22 @@ fn finish_with(result: CmdResult, error_code: u8) -> ExitCode {
         Ok(code) => ExitCode::from(code),
         // The reader went away (`| head`): what it wanted was written.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        // The signature gate refused an image: not verified, as cosign exits.
+        Err(e) if is_unverified(&e) => {
+            print_error(&e);
+            ExitCode::from(EXIT_FINDINGS)
+        }
         Err(e) => {
             print_error(&e);
             ExitCode::from(error_code)
         }
     }
+}
+
+/// Whether `e` is the signature gate's refusal.
+fn is_unverified(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<olm_catalog::ops::Error>()
+        .is_some_and(|o| matches!(o.root(), olm_catalog::ops::Error::Unverified { .. }))
 }
 
 /// Prints an error and its causes on stderr.

@@ -25,7 +25,10 @@ The reference is resolved to its manifest digest first (a tag can move; a digest
 the signature is a simple-signing payload naming that digest, signed with ECDSA P-256/SHA-256. \
 By default it is stored as cosign always has: a `sha256-<hex>.sig` tag in the same repository, \
 one layer per signature, added to the signatures already there. `--format bundle` writes \
-cosign v3's format instead: a Sigstore bundle attached as an OCI 1.1 referrer.\n\n\
+cosign v3's format instead: a Sigstore bundle attached as an OCI 1.1 referrer; cosign's \
+--new-bundle-format says the same (--new-bundle-format=false: legacy). Legacy stays the default \
+(unlike cosign v3) because cosign v2, policy-controller releases before bundle support and \
+registries without the referrers API read only the `.sig` tag.\n\n\
 REF is a registry reference or an OCI layout `oci:DIR[:TAG]`. Registries are reached as by \
 every other command: credentials from --username/--password-stdin, REGISTRY_AUTH_FILE, \
 $XDG_RUNTIME_DIR/containers/auth.json or ~/.docker/config.json (auths, credHelpers, \
@@ -52,9 +55,14 @@ pub struct SignArgs {
     /// Annotation key=value to put in the signed payload (repeatable)
     #[arg(short = 'a', long = "annotations", value_name = "KEY=VALUE")]
     annotations: Vec<String>,
-    /// Storage format of the signature
-    #[arg(long, value_enum, default_value_t = FormatArg::Legacy)]
-    format: FormatArg,
+    /// Storage format of the signature [default: legacy]
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// cosign's spelling: --new-bundle-format (=true) is --format bundle,
+    /// --new-bundle-format=false is --format legacy
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
+    new_bundle_format: Option<bool>,
     #[command(flatten)]
     registry: RegistryFlags,
     /// Old name of --insecure
@@ -87,11 +95,40 @@ struct GenerateKeyPairArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
+pub(super) enum FormatArg {
     /// `sha256-<hex>.sig` tag with simple-signing layers (cosign before v3)
     Legacy,
     /// Sigstore bundle v0.3 as an OCI 1.1 referrer (cosign v3's default)
     Bundle,
+}
+
+/// The storage format of `--format` and cosign's `--new-bundle-format`;
+/// the two must not disagree. Legacy stays the default: see docs/signing.md.
+pub(super) fn sign_format(
+    format: Option<FormatArg>,
+    new_bundle_format: Option<bool>,
+) -> anyhow::Result<SignFormat> {
+    let from_format = match format {
+        Some(FormatArg::Bundle) => SignFormat::Bundle,
+        _ => SignFormat::Legacy,
+    };
+    let Some(bundle) = new_bundle_format else {
+        return Ok(from_format);
+    };
+    let from_flag = if bundle {
+        SignFormat::Bundle
+    } else {
+        SignFormat::Legacy
+    };
+    anyhow::ensure!(
+        format.is_none() || from_flag == from_format,
+        "--new-bundle-format={bundle} contradicts --format {}",
+        match from_format {
+            SignFormat::Legacy => "legacy",
+            SignFormat::Bundle => "bundle",
+        }
+    );
+    Ok(from_flag)
 }
 
 impl SignArgs {
@@ -107,10 +144,7 @@ impl SignArgs {
             reference: reference.clone(),
             key: self.key.ok_or_else(|| anyhow!("--key is required"))?,
             annotations: self.annotations,
-            format: match self.format {
-                FormatArg::Legacy => SignFormat::Legacy,
-                FormatArg::Bundle => SignFormat::Bundle,
-            },
+            format: sign_format(self.format, self.new_bundle_format)?,
             // The registry password (--password-stdin) is the first line
             // of stdin; a key password not in COSIGN_PASSWORD the next one.
             registry: registry.options()?,

@@ -28,6 +28,9 @@
 //! - [`render`]: `render`, `migrate` and opm's `alpha render-graph`.
 //! - [`template`]: the `render-template` command.
 //! - [`sign`]: `sign`, `sign generate-key-pair` and `verify`.
+//! - [`attest`]: `attest` and `verify-attestation`.
+//! - [`gate`]: the signature gate (`--require-signature POLICY`) and
+//!   `catalog verify`.
 //! - [`mirror`]: `catalog mirror`, copying a catalog's images to another
 //!   registry and rewriting its references.
 //! - [`registry`]: the registry client of a command, and which registry
@@ -36,10 +39,12 @@
 //!
 //! [`DeclarativeConfig`]: crate::fbc::DeclarativeConfig
 
+pub mod attest;
 pub mod build_context;
 pub mod bundle;
 pub mod catalog_source;
 pub mod fbc;
+pub mod gate;
 pub mod image;
 pub mod index;
 pub mod list;
@@ -123,6 +128,15 @@ pub enum Error {
     /// catalog does not have).
     #[error(transparent)]
     List(list::ListError),
+    /// An image did not pass the signature gate (`--require-signature`):
+    /// not verified, so nothing was written (the CLI exits 1).
+    #[error("{image}: signature not verified: {reason}; nothing was written")]
+    Unverified {
+        /// The image, as named.
+        image: String,
+        /// Why: unsigned, the signature refused, no policy covering it.
+        reason: String,
+    },
     /// `source` failed while doing `context`.
     #[error("{context}")]
     Context {

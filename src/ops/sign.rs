@@ -33,7 +33,7 @@ pub struct SignImageOptions {
 
 /// The image of `reference` and the client of a command that reads and
 /// writes only that image (an explicit credential is for its registry).
-fn image_and_client(
+pub(crate) fn image_and_client(
     reference: &str,
     registry: &RegistryOptions,
 ) -> Result<(ImageRef, crate::oci::RegistryClient), Error> {

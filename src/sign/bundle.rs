@@ -35,6 +35,8 @@ pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const IN_TOTO_STATEMENT_V1: &str = "https://in-toto.io/Statement/v1";
 /// The predicate type cosign v3 uses for an image signature.
 pub const COSIGN_SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
+/// Referrer manifest annotation naming the statement's predicate type.
+pub const PREDICATE_TYPE_ANNOTATION: &str = "dev.sigstore.bundle.predicateType";
 /// Layer annotation passed to a [`Verifier`] with the bundle's
 /// `verificationMaterial` as JSON (for a future keyless verifier).
 pub const VERIFICATION_MATERIAL_ANNOTATION: &str = "dev.sigstore.bundle/verificationMaterial";
@@ -72,9 +74,14 @@ pub fn build(
     signer: &dyn Signer,
     annotations: &BTreeMap<String, String>,
 ) -> Result<Vec<u8>> {
-    let payload = statement(digest, annotations)?;
+    build_dsse(&statement(digest, annotations)?, signer)
+}
+
+/// A bundle v0.3 whose DSSE envelope holds `payload` (an in-toto
+/// statement) signed by `signer`: image signatures and attestations alike.
+pub fn build_dsse(payload: &[u8], signer: &dyn Signer) -> Result<Vec<u8>> {
     let material = signer
-        .sign(&pae(IN_TOTO_PAYLOAD_TYPE, &payload))
+        .sign(&pae(IN_TOTO_PAYLOAD_TYPE, payload))
         .map_err(Error::Signer)?;
     let public = signer.public_key().ok_or(Error::NeedsKeyPair)?;
     // The hint identifies the key without carrying it: the verifier must
@@ -84,7 +91,7 @@ pub fn build(
         "mediaType": BUNDLE_V03_MEDIA_TYPE,
         "verificationMaterial": {"publicKey": {"hint": hint}},
         "dsseEnvelope": {
-            "payload": BASE64.encode(&payload),
+            "payload": BASE64.encode(payload),
             "payloadType": IN_TOTO_PAYLOAD_TYPE,
             "signatures": [{"sig": BASE64.encode(&material.signature)}],
         },
@@ -184,6 +191,19 @@ pub async fn attach(
     annotations: &BTreeMap<String, String>,
 ) -> Result<String> {
     let bundle = build(digest, signer, annotations)?;
+    attach_bundle(client, repo, digest, bundle, COSIGN_SIGN_PREDICATE).await
+}
+
+/// Attaches `bundle` (whose statement has `predicate_type`) to `digest` as a
+/// referrer in `repo`, as cosign v3 attaches signatures and attestations;
+/// returns the referrer's reference.
+pub async fn attach_bundle(
+    client: &RegistryClient,
+    repo: &Repo,
+    digest: &str,
+    bundle: Vec<u8>,
+    predicate_type: &str,
+) -> Result<String> {
     let (subject_bytes, subject_type, _) =
         client
             .find_manifest(repo, digest)
@@ -206,8 +226,8 @@ pub async fn attach(
             "dsse-envelope".to_string(),
         ),
         (
-            "dev.sigstore.bundle.predicateType".to_string(),
-            COSIGN_SIGN_PREDICATE.to_string(),
+            PREDICATE_TYPE_ANNOTATION.to_string(),
+            predicate_type.to_string(),
         ),
     ]
     .into();
@@ -280,7 +300,9 @@ async fn update_fallback_index(
     Ok(())
 }
 
-/// Checks every Sigstore bundle attached to `digest` as a referrer.
+/// Checks every Sigstore bundle attached to `digest` as a referrer that is
+/// an image signature (attestations, of other predicate types, are left to
+/// `verify-attestation`).
 pub async fn verify_referrers(
     client: &RegistryClient,
     repo: &Repo,
@@ -288,6 +310,49 @@ pub async fn verify_referrers(
     verifier: &dyn Verifier,
     required: &BTreeMap<String, String>,
 ) -> Result<Vec<std::result::Result<Verified, Rejected>>> {
+    let mut out = Vec::new();
+    for found in referrer_bundles(client, repo, digest).await? {
+        if found
+            .predicate_type
+            .as_deref()
+            .is_some_and(|t| t != COSIGN_SIGN_PREDICATE)
+        {
+            continue;
+        }
+        let result = found
+            .bundle
+            .and_then(|data| check(&data, digest, verifier, required));
+        out.push(match result {
+            Ok(payload) => Ok(Verified {
+                source: found.source,
+                payload,
+            }),
+            Err(reason) => Err(Rejected {
+                source: found.source,
+                reason,
+            }),
+        });
+    }
+    Ok(out)
+}
+
+/// One Sigstore bundle found among an image's referrers.
+pub struct ReferrerBundle {
+    /// `referrer DIGEST bundle DIGEST`.
+    pub source: String,
+    /// The referrer's `dev.sigstore.bundle.predicateType` annotation.
+    pub predicate_type: Option<String>,
+    /// The bundle bytes, or why they could not be read.
+    pub bundle: std::result::Result<Vec<u8>, String>,
+}
+
+/// Every Sigstore bundle attached to `digest` as a referrer (the referrers
+/// API, else the `sha256-H` fallback index).
+pub async fn referrer_bundles(
+    client: &RegistryClient,
+    repo: &Repo,
+    digest: &str,
+) -> Result<Vec<ReferrerBundle>> {
     let index = client.referrers(repo, digest).await?;
     let mut out = Vec::new();
     for entry in index["manifests"].as_array().cloned().unwrap_or_default() {
@@ -295,35 +360,44 @@ pub async fn verify_referrers(
             continue;
         };
         let source = format!("referrer {mdigest}");
+        let listed_type = entry["annotations"][PREDICATE_TYPE_ANNOTATION]
+            .as_str()
+            .map(str::to_string);
         let Some((bytes, _, _)) = client.find_manifest(repo, mdigest).await? else {
-            out.push(Err(Rejected {
+            out.push(ReferrerBundle {
                 source,
-                reason: "referrer manifest listed but missing".into(),
-            }));
+                predicate_type: listed_type,
+                bundle: Err("referrer manifest listed but missing".into()),
+            });
             continue;
         };
         let manifest = match ImageManifest::parse(&bytes, mdigest) {
             Ok(m) => m,
             Err(e) => {
-                out.push(Err(Rejected {
+                out.push(ReferrerBundle {
                     source,
-                    reason: e.to_string(),
-                }));
+                    predicate_type: listed_type,
+                    bundle: Err(e.to_string()),
+                });
                 continue;
             }
         };
+        let predicate_type = manifest
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(PREDICATE_TYPE_ANNOTATION).cloned())
+            .or(listed_type);
         for layer in manifest.layers.iter().filter(|l| {
             l.media_type
                 .starts_with("application/vnd.dev.sigstore.bundle")
         }) {
-            let source = format!("{source} bundle {}", layer.digest);
-            let result = match client.get_blob(repo, layer, MAX_BUNDLE, None).await {
-                Ok(data) => check(&data, digest, verifier, required),
-                Err(e) => Err(e.to_string()),
-            };
-            out.push(match result {
-                Ok(payload) => Ok(Verified { source, payload }),
-                Err(reason) => Err(Rejected { source, reason }),
+            out.push(ReferrerBundle {
+                source: format!("{source} bundle {}", layer.digest),
+                predicate_type: predicate_type.clone(),
+                bundle: client
+                    .get_blob(repo, layer, MAX_BUNDLE, None)
+                    .await
+                    .map_err(|e| e.to_string()),
             });
         }
     }

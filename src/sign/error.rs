@@ -73,6 +73,10 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// An attestation could not be made: an unknown predicate type, a
+    /// predicate that is not what its type needs.
+    #[error("{0}")]
+    Attestation(String),
     /// A key could not be encoded.
     #[error(transparent)]
     Key(#[from] crate::sign::KeyError),

@@ -31,11 +31,13 @@ use std::collections::BTreeMap;
 use p256::ecdsa::signature::{Signer as _, Verifier as _};
 use p256::ecdsa::DerSignature;
 
+pub mod attest;
 pub(crate) mod bundle;
 mod error;
 pub(crate) mod keys;
 pub mod password;
 pub mod payload;
+pub mod policy;
 pub(crate) mod push;
 pub(crate) mod sigimage;
 pub(crate) mod target;

@@ -134,11 +134,7 @@ impl Target {
 
     /// Where the `.sig` signature image of `digest` lives, for messages.
     pub fn signature_location(&self, digest: &str) -> String {
-        let tag = signature_tag(digest);
-        match self {
-            Target::Registry { repo, .. } => format!("{repo}:{tag}"),
-            Target::Layout { layout, .. } => format!("oci:{}:{tag}", layout.dir.display()),
-        }
+        self.attached_location(&signature_tag(digest))
     }
 
     /// What the payload's `docker-reference` names: `registry/repository`,
@@ -179,7 +175,13 @@ impl Target {
     /// payload that is missing or does not match its digest is kept empty,
     /// so that layer fails verification instead of the whole run.
     pub async fn load_signatures(&self, digest: &str) -> Result<SignatureImage> {
-        let tag = signature_tag(digest);
+        self.load_attached(&signature_tag(digest)).await
+    }
+
+    /// Reads the cosign attachment image tagged `tag` (`sha256-H.sig`,
+    /// `sha256-H.att`), empty when there is none; as [`Self::load_signatures`].
+    pub async fn load_attached(&self, tag: &str) -> Result<SignatureImage> {
+        let tag = tag.to_string();
         let (bytes, what) = match self {
             Target::Registry { client, repo, .. } => {
                 match client.find_manifest(repo, &tag).await? {
@@ -278,20 +280,33 @@ impl Target {
     /// Writes `image` as the signature image of `digest`: its blobs, then
     /// the `sha256-H.sig` tag. Returns where it is.
     pub async fn store_signatures(&self, digest: &str, image: &SignatureImage) -> Result<String> {
+        self.store_attached(&signature_tag(digest), image).await
+    }
+
+    /// Where the attachment tagged `tag` lives, for messages.
+    pub fn attached_location(&self, tag: &str) -> String {
+        match self {
+            Target::Registry { repo, .. } => format!("{repo}:{tag}"),
+            Target::Layout { layout, .. } => format!("oci:{}:{tag}", layout.dir.display()),
+        }
+    }
+
+    /// Writes `image` as the cosign attachment tagged `tag`: its blobs,
+    /// then the tag. Returns where it is.
+    pub async fn store_attached(&self, tag: &str, image: &SignatureImage) -> Result<String> {
         for layer in &image.layers {
             self.put_blob(&layer.payload, &layer.media_type).await?;
         }
         let config = image.config_bytes();
         self.put_blob(&config, media::OCI_CONFIG).await?;
         let manifest = media::to_json_bytes(&image.manifest(&config));
-        let tag = signature_tag(digest);
-        self.put_manifest(Some(&tag), &manifest, media::OCI_MANIFEST)
+        self.put_manifest(Some(tag), &manifest, media::OCI_MANIFEST)
             .await
             .map_err(|source| Error::StoreSignature {
-                location: self.signature_location(digest),
+                location: self.attached_location(tag),
                 source: Box::new(source),
             })?;
-        Ok(self.signature_location(digest))
+        Ok(self.attached_location(tag))
     }
 
     /// Signs the image's current digest (never a moving tag) and stores the
