@@ -57,6 +57,7 @@ mod serve_manifests;
 mod serve_python;
 mod sign_cli;
 mod sign_interop;
+mod sigstore_verify;
 mod validate_cli;
 mod validate_corpus;
 mod validate_multiarch;

@@ -98,6 +98,8 @@ olm-catalog index list bundles --database index.db"
     Sign(sign::SignArgs),
     /// Verify cosign-compatible signatures of an image
     Verify(sign::VerifyArgs),
+    /// Verify a Sigstore bundle (keyless or keyed) over a file or digest, offline
+    VerifyBlob(sign::VerifyBlobArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(common::CompletionArgs),
     /// Write man pages for every command into a directory
@@ -202,6 +204,7 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Serve(a) => a.run(),
         Command::Sign(a) => a.run(),
         Command::Verify(a) => a.run(),
+        Command::VerifyBlob(a) => a.run(),
         Command::Completion(a) => a.run(Cli::command()),
         Command::Man(a) => a.run(Cli::command()),
         // Reached only through `run_native`: `main` hands `opm` to the

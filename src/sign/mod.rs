@@ -38,6 +38,7 @@ pub mod password;
 pub mod payload;
 pub(crate) mod push;
 pub(crate) mod sigimage;
+pub mod sigstore;
 pub(crate) mod target;
 
 pub use error::{Error, Result};
