@@ -104,6 +104,8 @@ olm-catalog index list bundles --database index.db"
     Attest(attest::AttestArgs),
     /// Verify an image's in-toto attestations (cosign verify-attestation --key)
     VerifyAttestation(attest::VerifyAttestationArgs),
+    /// Verify a Sigstore bundle (keyless or keyed) over a file or digest, offline
+    VerifyBlob(sign::VerifyBlobArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(common::CompletionArgs),
     /// Write man pages for every command into a directory
@@ -210,6 +212,7 @@ fn dispatch(cli: Cli) -> CmdResult {
         Command::Verify(a) => a.run(),
         Command::Attest(a) => a.run(),
         Command::VerifyAttestation(a) => a.run(),
+        Command::VerifyBlob(a) => a.run(),
         Command::Completion(a) => a.run(Cli::command()),
         Command::Man(a) => a.run(Cli::command()),
         // Reached only through `run_native`: `main` hands `opm` to the

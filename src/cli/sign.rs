@@ -254,3 +254,123 @@ impl VerifyArgs {
         Ok(0)
     }
 }
+
+/// `verify-blob`: check a Sigstore bundle over a file or digest, offline.
+#[derive(Args)]
+#[command(
+    group(clap::ArgGroup::new("signer").required(true).args(["key", "certificate_identity", "certificate_identity_regexp"])),
+    after_help = "Examples:\n  olm-catalog verify-blob --bundle a.txt.sigstore.json \\\n    \
+--certificate-identity https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1.0.0 \\\n    \
+--certificate-oidc-issuer https://token.actions.githubusercontent.com a.txt\n  \
+olm-catalog verify-blob --bundle b.sigstore.json --key cosign.pub sha256:<64 hex digits>",
+    after_long_help = "Verify a Sigstore bundle (versions 0.1, 0.2, 0.3) over an artifact, like \
+`cosign verify-blob --bundle`: a message signature, or a DSSE envelope holding an in-toto statement \
+one of whose subjects is the artifact. Keyless bundles (a Fulcio certificate) are checked against a \
+trusted root: the certificate chain to a Fulcio CA valid at signing time, code-signing key usage, \
+the identity (SAN: URI or email) and OIDC issuer, an SCT from a trusted CT log, every Rekor entry \
+(its body matches the bundle, the signed entry timestamp, the inclusion proof against the signed \
+checkpoint) and every RFC 3161 timestamp; the signing time (Rekor integrated time or timestamp) must \
+be inside the certificate's validity. Keyed bundles (--key) are checked with the key and their Rekor \
+entries.\n\n\
+FILE_OR_DIGEST is a path, or `sha256:` and 64 hex digits when no such file exists.\n\n\
+The trusted root is a built-in snapshot of the Sigstore public-good instance's trusted_root.json \
+(docs/signing.md says where and when it was taken); --trusted-root FILE replaces it (another \
+instance, staging, a private deployment). Nothing goes online.\n\n\
+Exit code 0 if the bundle verified (the signer is printed), 1 if not (the first reason on \
+standard error, and in -o json), 2 on usage or I/O errors."
+)]
+pub struct VerifyBlobArgs {
+    /// The Sigstore bundle (JSON)
+    #[arg(long, value_name = "FILE")]
+    bundle: PathBuf,
+    /// PEM public key of a keyed bundle
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
+    /// The certificate identity (SAN URI or email) that must have signed
+    #[arg(long, value_name = "ID", conflicts_with_all = ["key", "certificate_identity_regexp"])]
+    certificate_identity: Option<String>,
+    /// A regular expression the certificate identity must match
+    #[arg(long, value_name = "RE", conflicts_with = "key")]
+    certificate_identity_regexp: Option<String>,
+    /// The OIDC issuer of the certificate
+    #[arg(long, value_name = "URL", conflicts_with_all = ["key", "certificate_oidc_issuer_regexp"])]
+    certificate_oidc_issuer: Option<String>,
+    /// A regular expression the OIDC issuer must match
+    #[arg(long, value_name = "RE", conflicts_with = "key")]
+    certificate_oidc_issuer_regexp: Option<String>,
+    /// trusted_root.json to use instead of the built-in public-good one
+    #[arg(long, value_name = "FILE")]
+    trusted_root: Option<PathBuf>,
+    /// Accept a keyed bundle without a transparency log entry (cosign's flag)
+    #[arg(long, requires = "key")]
+    insecure_ignore_tlog: bool,
+    /// Report format on stdout
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    output: BlobOutput,
+    /// The artifact: a file, or sha256:<64 hex digits>
+    #[arg(value_name = "FILE_OR_DIGEST")]
+    artifact: String,
+}
+
+/// `verify-blob`'s report format.
+#[derive(Clone, Copy, ValueEnum)]
+enum BlobOutput {
+    /// `Verified OK` and the signer; the reason on stderr otherwise
+    Text,
+    /// {"verified", "reason" or "signer"}
+    Json,
+}
+
+impl VerifyBlobArgs {
+    /// Runs `verify-blob`.
+    pub fn run(self) -> CmdResult {
+        use ops::sign::IdentityArg;
+        let pick = |exact: Option<String>, re: Option<String>| {
+            exact.map(IdentityArg::Exact).or(re.map(IdentityArg::Regex))
+        };
+        let opts = ops::sign::VerifyBlobOptions {
+            bundle: self.bundle,
+            artifact: self.artifact,
+            key: self.key,
+            identity: pick(self.certificate_identity, self.certificate_identity_regexp),
+            issuer: pick(
+                self.certificate_oidc_issuer,
+                self.certificate_oidc_issuer_regexp,
+            ),
+            trusted_root: self.trusted_root,
+            insecure_ignore_tlog: self.insecure_ignore_tlog,
+        };
+        let verdict = ops::sign::verify_blob(&opts)?;
+        match self.output {
+            BlobOutput::Json => {
+                let report = match &verdict {
+                    Ok(signer) => serde_json::json!({"verified": true, "signer": signer}),
+                    Err(e) => serde_json::json!({"verified": false, "reason": e.to_string()}),
+                };
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            }
+            BlobOutput::Text => {
+                if let Ok(signer) = &verdict {
+                    match (&signer.identity, &signer.issuer) {
+                        (Some(id), Some(iss)) => println!("Verified OK: {id} (issuer {iss})"),
+                        (Some(id), None) => println!("Verified OK: {id}"),
+                        _ => println!("Verified OK"),
+                    }
+                }
+            }
+        }
+        match verdict {
+            Ok(_) => Ok(0),
+            Err(e) => {
+                eprintln!("error: not verified: {e}");
+                Ok(EXIT_FINDINGS)
+            }
+        }
+    }
+}

@@ -168,3 +168,109 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .build()
         .map_err(|e| Error::io("starting the async runtime", e))
 }
+
+/// What `verify-blob` checks: a Sigstore bundle over a file or a digest.
+#[derive(Clone, Debug)]
+pub struct VerifyBlobOptions {
+    /// The bundle file (`*.sigstore.json`).
+    pub bundle: PathBuf,
+    /// The artifact: a path, or `sha256:` and 64 hex digits.
+    pub artifact: String,
+    /// A PEM public key (keyed bundles), instead of an identity.
+    pub key: Option<PathBuf>,
+    /// The certificate identity (SAN), exact or a regular expression.
+    pub identity: Option<IdentityArg>,
+    /// The OIDC issuer, exact or a regular expression.
+    pub issuer: Option<IdentityArg>,
+    /// A trusted root replacing the built-in public-good snapshot.
+    pub trusted_root: Option<PathBuf>,
+    /// Accept keyed bundles without a transparency log entry.
+    pub insecure_ignore_tlog: bool,
+}
+
+/// A certificate value to match.
+#[derive(Clone, Debug)]
+pub enum IdentityArg {
+    /// The value itself.
+    Exact(String),
+    /// A regular expression (RE2 syntax, unanchored).
+    Regex(String),
+}
+
+fn matcher(arg: &IdentityArg, flag: &str) -> Result<crate::sign::sigstore::Matcher, Error> {
+    use crate::sign::sigstore::Matcher;
+    Ok(match arg {
+        IdentityArg::Exact(s) => Matcher::Exact(s.clone()),
+        IdentityArg::Regex(r) => {
+            Matcher::Regex(regex::Regex::new(r).map_err(|e| Error::Usage(format!("{flag}: {e}")))?)
+        }
+    })
+}
+
+/// The SHA-256 a `sha256:` + 64 hex digits argument names (the form
+/// cosign and sigstore-python take for a digest instead of a file).
+fn digest_argument(s: &str) -> Option<[u8; 32]> {
+    let hex = s.strip_prefix("sha256:")?;
+    let mut out = [0u8; 32];
+    (hex.len() == 64)
+        .then(|| hex::decode_to_slice(hex, &mut out).ok())
+        .flatten()
+        .map(|_| out)
+}
+
+/// Verifies a Sigstore bundle over a file or digest, offline. Reading the
+/// inputs or a bad argument is an [`Error`]; the verdict (verified, or the
+/// first reason not) is the `Ok` value.
+pub fn verify_blob(
+    opts: &VerifyBlobOptions,
+) -> Result<Result<crate::sign::sigstore::VerifiedSigner, crate::sign::sigstore::VerifyError>, Error>
+{
+    use crate::sign::sigstore::{self as sigstore, Artifact, Policy, TrustedRoot, VerifyError};
+    let read =
+        |p: &Path| std::fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), e));
+    let policy = match (&opts.key, &opts.identity) {
+        (Some(key), None) => {
+            let pem = String::from_utf8(read(key)?)
+                .map_err(|_| Error::Usage(format!("{}: not a PEM public key", key.display())))?;
+            let key = sigstore::PublicKey::from_pem(&pem)
+                .map_err(|e| Error::Usage(format!("{}: {e}", key.display())))?;
+            Policy::Key {
+                key,
+                require_tlog: !opts.insecure_ignore_tlog,
+            }
+        }
+        (None, Some(identity)) => Policy::Identity {
+            identity: matcher(identity, "--certificate-identity-regexp")?,
+            issuer: opts
+                .issuer
+                .as_ref()
+                .map(|i| matcher(i, "--certificate-oidc-issuer-regexp"))
+                .transpose()?,
+        },
+        _ => {
+            return Err(Error::Usage(
+                "give --key, or --certificate-identity (or --certificate-identity-regexp)".into(),
+            ))
+        }
+    };
+    let bundle_bytes = read(&opts.bundle)?;
+    let artifact_bytes;
+    let artifact = match digest_argument(&opts.artifact) {
+        // As sigstore-python: a digest only if no such file exists.
+        Some(d) if !Path::new(&opts.artifact).exists() => Artifact::Digest(d),
+        _ => {
+            artifact_bytes = read(Path::new(&opts.artifact))?;
+            Artifact::Bytes(&artifact_bytes)
+        }
+    };
+    let root = match &opts.trusted_root {
+        None => TrustedRoot::builtin(),
+        Some(p) => match TrustedRoot::from_json(&read(p)?) {
+            Ok(r) => r,
+            // A broken trust root is a refusal to trust, not a usage error.
+            Err(e) => return Ok(Err(VerifyError::TrustedRoot(e.to_string()))),
+        },
+    };
+    Ok(sigstore::SigstoreBundle::parse(&bundle_bytes)
+        .and_then(|b| sigstore::verify_bundle(&b, artifact, &policy, &root)))
+}

@@ -40,6 +40,7 @@ pub mod payload;
 pub mod policy;
 pub(crate) mod push;
 pub(crate) mod sigimage;
+pub mod sigstore;
 pub(crate) mod target;
 
 pub use error::{Error, Result};
