@@ -277,7 +277,11 @@ The trusted root is a built-in snapshot of the Sigstore public-good instance's t
 (docs/signing.md says where and when it was taken); --trusted-root FILE replaces it (another \
 instance, staging, a private deployment). Nothing goes online.\n\n\
 Exit code 0 if the bundle verified (the signer is printed), 1 if not (the first reason on \
-standard error, and in -o json), 2 on usage or I/O errors."
+standard error, and in -o json), 2 on usage or I/O errors.\n\n\
+Examples:\n  olm-catalog verify-blob --bundle a.txt.sigstore.json \\\n    \
+--certificate-identity https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1.0.0 \\\n    \
+--certificate-oidc-issuer https://token.actions.githubusercontent.com a.txt\n  \
+olm-catalog verify-blob --bundle b.sigstore.json --key cosign.pub sha256:<64 hex digits>"
 )]
 pub struct VerifyBlobArgs {
     /// The Sigstore bundle (JSON)
