@@ -60,6 +60,7 @@ mod sign_attest;
 mod sign_cli;
 mod sign_gate;
 mod sign_interop;
+mod sign_keyless;
 mod sigstore_verify;
 mod validate_cli;
 mod validate_corpus;

@@ -484,14 +484,22 @@ async fn bundle_format_is_attached_as_referrer_and_verified() {
 }
 
 #[test]
-fn help_says_keyless_is_not_supported() {
+fn help_says_keyless_signing_is_not_supported_and_verify_takes_identities() {
     let dir = tempfile::tempdir().expect("tempdir");
-    for cmd in ["sign", "verify"] {
-        let out = run(&[cmd, "--help"], None, dir.path());
-        assert!(out.status.success(), "{}", text(&out));
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("Keyless signing"),
-            "{cmd} --help"
-        );
+    let out = run(&["sign", "--help"], None, dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Keyless signing"),
+        "sign --help"
+    );
+    let out = run(&["verify", "--help"], None, dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--certificate-identity",
+        "--certificate-oidc-issuer",
+        "--trusted-root",
+    ] {
+        assert!(help.contains(flag), "verify --help lacks {flag}");
     }
 }

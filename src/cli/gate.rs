@@ -19,6 +19,10 @@ pub struct SignatureGateArgs {
     /// image that does not pass stops the run (exit 1)
     #[arg(long, value_name = "POLICY")]
     pub require_signature: Option<PathBuf>,
+    /// trusted_root.json for the policy's keyless authorities, instead of
+    /// the built-in Sigstore public-good one
+    #[arg(long, value_name = "FILE", requires = "require_signature")]
+    pub trusted_root: Option<PathBuf>,
 }
 
 impl SignatureGateArgs {
@@ -27,7 +31,7 @@ impl SignatureGateArgs {
         Ok(self
             .require_signature
             .as_deref()
-            .map(Gate::read)
+            .map(|p| Gate::read_with_root(p, self.trusted_root.as_deref()))
             .transpose()?)
     }
 }
@@ -66,7 +70,9 @@ SQLite index, or an index or catalog image) is checked against the policy:
 a file of ClusterImagePolicy documents (sigstore policy-controller's), of
 which spec.images[].glob and spec.authorities[] (key.data, keyless.identities,
 static) are read; every policy covering an image must have one authority
-that verifies it; an image no policy covers fails. Prints IMAGE, SIGNER,
+that verifies it; an image no policy covers fails. Keyless authorities are
+checked offline against the built-in Sigstore public-good trusted root, or
+--trusted-root FILE. Prints IMAGE, SIGNER,
 VERDICT per image (-o json: the verdicts with digests and reasons). Exit 1
 if any image fails.")]
 pub struct CatalogVerifyArgs {
@@ -76,6 +82,10 @@ pub struct CatalogVerifyArgs {
     /// The signature policy (ClusterImagePolicy YAML)
     #[arg(long, value_name = "POLICY")]
     pub policy: PathBuf,
+    /// trusted_root.json for the policy's keyless authorities, instead of
+    /// the built-in Sigstore public-good one
+    #[arg(long, value_name = "FILE")]
+    pub trusted_root: Option<PathBuf>,
     /// Report format
     #[arg(
         long,
@@ -91,7 +101,7 @@ pub struct CatalogVerifyArgs {
 
 impl CatalogVerifyArgs {
     pub fn run(self) -> CmdResult {
-        let gate = Gate::read(&self.policy)?;
+        let gate = Gate::read_with_root(&self.policy, self.trusted_root.as_deref())?;
         let client = self.registry.client_for(&[])?;
         let opts = gate::CatalogVerifyOptions {
             source: self.source.clone(),

@@ -19,7 +19,7 @@ use super::{CmdResult, EXIT_FINDINGS};
     after_help = "Examples:\n  olm-catalog sign generate-key-pair --output-prefix release\n  \
 COSIGN_PASSWORD=... olm-catalog sign 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.key -a team=olm\n  \
 olm-catalog sign oci:build/bundle:v1 --key cosign.key\n\n\
-Keyless: not supported (needs Fulcio and Rekor).",
+Keyless signing: not supported (needs Fulcio and Rekor); `verify` checks keyless signatures made elsewhere.",
     after_long_help = "Sign an image with a cosign key pair, the way `cosign sign --key` does.\n\n\
 The reference is resolved to its manifest digest first (a tag can move; a digest cannot), and \
 the signature is a simple-signing payload naming that digest, signed with ECDSA P-256/SHA-256. \
@@ -41,7 +41,7 @@ are not reachable from where olm-catalog is built and tested. No Rekor entry is 
 Examples:\n  olm-catalog sign generate-key-pair --output-prefix release\n  \
 COSIGN_PASSWORD=... olm-catalog sign 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.key -a team=olm\n  \
 olm-catalog sign oci:build/bundle:v1 --key cosign.key\n\n\
-Keyless: not supported (needs Fulcio and Rekor)."
+Keyless signing: not supported (needs Fulcio and Rekor); `verify` checks keyless signatures made elsewhere."
 )]
 pub struct SignArgs {
     #[command(subcommand)]
@@ -182,22 +182,37 @@ impl GenerateKeyPairArgs {
 /// `verify`: check cosign signatures of an image.
 #[derive(Args)]
 #[command(
+    group(clap::ArgGroup::new("signer").required(true).args(["key", "certificate_identity", "certificate_identity_regexp"])),
     after_help = "Examples:\n  olm-catalog verify 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.pub\n  \
-olm-catalog verify oci:build/bundle:v1 --key cosign.pub -a team=olm\n\n\
-Keyless: not supported (needs Fulcio and Rekor); transparency-log entries are not checked.",
-    after_long_help = "Verify an image's cosign signatures with a public key, like `cosign verify --key`.\n\n\
-Every signature is checked: each layer of the `sha256-<hex>.sig` image (payload digest, ECDSA \
-signature, that the payload is a cosign image signature naming this image's digest, and the \
-required -a annotations) and every Sigstore bundle attached as an OCI 1.1 referrer (cosign v3). \
-The verified payloads are printed to standard output as a JSON array; why each other signature \
-was refused goes to standard error. Exit code 0 if at least one signature verified, 1 if none \
-did, 2 on errors (unreadable key, unreachable registry).\n\n\
-Keyless signing (Fulcio certificates, Rekor transparency log) is not supported: those services \
-are not reachable from where olm-catalog is built and tested. No Rekor entry is written or checked \
-(like cosign's --tlog-upload=false and --insecure-ignore-tlog).\n\n\
+olm-catalog verify oci:build/bundle:v1 --key cosign.pub -a team=olm\n  \
+olm-catalog verify quay.io/org/bundle:v1 \\\n    \
+--certificate-identity https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1.0.0 \\\n    \
+--certificate-oidc-issuer https://token.actions.githubusercontent.com",
+    after_long_help = "Verify an image's cosign signatures, like `cosign verify`: with a public key \
+(--key), or keyless (--certificate-identity or --certificate-identity-regexp, with \
+--certificate-oidc-issuer or --certificate-oidc-issuer-regexp).\n\n\
+Every signature is checked: each layer of the `sha256-<hex>.sig` image (cosign before v3) and \
+every Sigstore bundle attached as an OCI 1.1 referrer (cosign v3; the `sha256-<hex>` referrers \
+tag for registries without the referrers API). A signature counts when it verifies and names \
+this image's digest (the simple-signing payload's docker-manifest-digest, or the in-toto \
+statement's subject) and carries the -a annotations. With --key, the signature is checked with \
+the key (no transparency log is checked). Keyless, offline against the trusted root: the Fulcio \
+certificate's chain to a CA valid at signing time, its SCT, code-signing usage, identity (SAN: \
+URI or email) and OIDC issuer; the Rekor entry (it records this signature, certificate and \
+payload; its signed entry timestamp verifies with the log's key; bundles' inclusion proofs and \
+checkpoints too); the integrated time inside the certificate's validity. The trusted root is a \
+built-in snapshot of the Sigstore public-good instance's; --trusted-root FILE replaces it.\n\n\
+The verified payloads are printed to standard output as a JSON array (keyless ones with the \
+signer's Subject and Issuer in `optional`, as cosign prints them; -o json: a report with the \
+digest, each signature's source, signer and payload, and the refusals); why each other \
+signature was refused goes to standard error. Exit code 0 if at least one signature verified, \
+1 if none did (the first reason is named), 2 on usage or I/O errors (unreadable key or trusted \
+root, unreachable registry).\n\n\
 Examples:\n  olm-catalog verify 127.0.0.1:5000/op/etcd-bundle:v0.9.4 --key release.pub\n  \
-olm-catalog verify oci:build/bundle:v1 --key cosign.pub -a team=olm\n\n\
-Keyless: not supported (needs Fulcio and Rekor); transparency-log entries are not checked."
+olm-catalog verify oci:build/bundle:v1 --key cosign.pub -a team=olm\n  \
+olm-catalog verify quay.io/org/bundle:v1 \\\n    \
+--certificate-identity https://github.com/org/repo/.github/workflows/release.yml@refs/tags/v1.0.0 \\\n    \
+--certificate-oidc-issuer https://token.actions.githubusercontent.com"
 )]
 pub struct VerifyArgs {
     /// Image to verify: REGISTRY/REPO[:TAG|@DIGEST] or oci:DIR[:TAG]
@@ -205,10 +220,34 @@ pub struct VerifyArgs {
     reference: String,
     /// PEM public key (ECDSA P-256)
     #[arg(long, value_name = "FILE")]
-    key: PathBuf,
+    key: Option<PathBuf>,
+    /// Keyless: the certificate identity (SAN URI or email) that must have signed
+    #[arg(long, value_name = "ID", conflicts_with_all = ["key", "certificate_identity_regexp"])]
+    certificate_identity: Option<String>,
+    /// Keyless: a regular expression the certificate identity must match
+    #[arg(long, value_name = "RE", conflicts_with = "key")]
+    certificate_identity_regexp: Option<String>,
+    /// Keyless: the OIDC issuer of the certificate
+    #[arg(long, value_name = "URL", conflicts_with_all = ["key", "certificate_oidc_issuer_regexp"])]
+    certificate_oidc_issuer: Option<String>,
+    /// Keyless: a regular expression the OIDC issuer must match
+    #[arg(long, value_name = "RE", conflicts_with = "key")]
+    certificate_oidc_issuer_regexp: Option<String>,
+    /// Keyless: trusted_root.json to use instead of the built-in public-good one
+    #[arg(long, value_name = "FILE", conflicts_with = "key")]
+    trusted_root: Option<PathBuf>,
     /// Annotation key=value every accepted payload must carry (repeatable)
     #[arg(short = 'a', long = "annotations", value_name = "KEY=VALUE")]
     annotations: Vec<String>,
+    /// Report format on stdout
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    output: VerifyOutput,
     #[command(flatten)]
     registry: RegistryFlags,
     /// Old name of --insecure
@@ -216,14 +255,77 @@ pub struct VerifyArgs {
     allow_insecure_registry: bool,
 }
 
+/// `verify`'s report format.
+#[derive(Clone, Copy, ValueEnum)]
+enum VerifyOutput {
+    /// The verified payloads as a JSON array (what cosign prints)
+    Text,
+    /// {"verified", "image", "digest", "signatures", "rejected"}
+    Json,
+}
+
+/// The payload as printed: keyless signatures name their signer in
+/// `optional` (`Subject`, `Issuer`), as cosign's output does.
+fn printed_payload(v: &olm_catalog::sign::Verified) -> serde_json::Value {
+    let mut payload = v.payload.clone();
+    if let (Some(signer), Some(obj)) = (&v.signer, payload.as_object_mut()) {
+        if obj.contains_key("critical") {
+            let optional = obj
+                .entry("optional")
+                .or_insert_with(|| serde_json::json!({}));
+            if optional.is_null() {
+                *optional = serde_json::json!({});
+            }
+            if let Some(o) = optional.as_object_mut() {
+                o.insert("Subject".into(), signer.identity.clone().into());
+                if let Some(i) = &signer.issuer {
+                    o.insert("Issuer".into(), i.clone().into());
+                }
+            }
+        }
+    }
+    payload
+}
+
 impl VerifyArgs {
     /// Runs `verify`.
     pub fn run(self) -> CmdResult {
+        use ops::sign::{IdentityArg, ImageSigner};
         let mut registry = self.registry;
         registry.insecure |= self.allow_insecure_registry;
+        let pick = |exact: Option<String>, re: Option<String>| {
+            exact.map(IdentityArg::Exact).or(re.map(IdentityArg::Regex))
+        };
+        let signer = match (
+            self.key,
+            pick(self.certificate_identity, self.certificate_identity_regexp),
+        ) {
+            (Some(key), None) => ImageSigner::Key(key),
+            (None, Some(identity)) => ImageSigner::Identity {
+                identity,
+                issuer: pick(
+                    self.certificate_oidc_issuer,
+                    self.certificate_oidc_issuer_regexp,
+                ),
+                trusted_root: self.trusted_root,
+            },
+            _ => {
+                return Err(anyhow!(
+                    "give --key, or --certificate-identity (or --certificate-identity-regexp)"
+                ))
+            }
+        };
+        let keyless = matches!(signer, ImageSigner::Identity { .. });
+        let who = match &signer {
+            ImageSigner::Key(k) => k.display().to_string(),
+            ImageSigner::Identity { identity, .. } => match identity {
+                IdentityArg::Exact(s) => format!("identity {s}"),
+                IdentityArg::Regex(r) => format!("identity /{r}/"),
+            },
+        };
         let opts = ops::sign::VerifyImageOptions {
             reference: self.reference.clone(),
-            key: self.key.clone(),
+            signer,
             annotations: self.annotations,
             registry: registry.options()?,
         };
@@ -231,26 +333,62 @@ impl VerifyArgs {
         for r in &report.rejected {
             eprintln!("rejected {}: {}", r.source, r.reason);
         }
+        if let VerifyOutput::Json = self.output {
+            let signatures: Vec<serde_json::Value> = report
+                .verified
+                .iter()
+                .map(|v| serde_json::json!({"source": v.source, "signer": v.signer, "payload": v.payload}))
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "verified": !report.verified.is_empty(),
+                    "image": self.reference,
+                    "digest": report.digest,
+                    "signatures": signatures,
+                    "rejected": report.rejected,
+                }))?
+            );
+        }
         if report.verified.is_empty() {
+            // A registry without the referrers API is not a refusal.
+            let first = report
+                .rejected
+                .iter()
+                .find(|r| r.source != "referrers")
+                .map(|r| format!("{}: {}", r.source, r.reason))
+                .unwrap_or_else(|| "no signature found".to_string());
             eprintln!(
-                "error: no signature of {} ({}) verified with {}",
-                self.reference,
-                report.digest,
-                self.key.display()
+                "error: no signature of {} ({}) verified with {who}: {first}",
+                self.reference, report.digest,
             );
             return Ok(EXIT_FINDINGS);
         }
         if !super::common::quiet() {
+            let checks = if keyless {
+                "  - The cosign claims were validated\n  \
+- Existence of the claims in the transparency log was verified offline\n  \
+- The code-signing certificate was verified using trusted certificate authority certificates"
+            } else {
+                "  - The cosign claims were validated\n  \
+- The signatures were verified against the specified public key\n  \
+- No transparency log was checked (not supported with a key)"
+            };
             eprintln!(
-            "Verification for {} ({}) --\nThe following checks were performed on each of these signatures:\n  \
-- The cosign claims were validated\n  - The signatures were verified against the specified public key\n  \
-- No transparency log was checked (not supported)",
-            self.reference, report.digest
-        );
+                "Verification for {} ({}) --\nThe following checks were performed on each of these signatures:\n{checks}",
+                self.reference, report.digest
+            );
+            for v in &report.verified {
+                if let Some(s) = &v.signer {
+                    eprintln!("Signed by {s} ({})", v.source);
+                }
+            }
         }
-        let payloads: Vec<&serde_json::Value> =
-            report.verified.iter().map(|v| &v.payload).collect();
-        println!("{}", serde_json::to_string(&payloads)?);
+        if let VerifyOutput::Text = self.output {
+            let payloads: Vec<serde_json::Value> =
+                report.verified.iter().map(printed_payload).collect();
+            println!("{}", serde_json::to_string(&payloads)?);
+        }
         Ok(0)
     }
 }

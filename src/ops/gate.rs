@@ -18,7 +18,9 @@ use super::catalog_source::{self, SourceOptions};
 use super::{Error, Reporter};
 use crate::oci::{ImageRef, RegistryClient};
 use crate::sign::policy::{AuthorityKind, KeylessVerifiers, Policy};
-use crate::sign::{KeyVerifier, Target, Verifier, VerifyOptions};
+use crate::sign::{
+    KeyVerifier, SignerIdentity, Target, TrustedRootKeyless, Verifier, VerifyOptions,
+};
 
 /// What the gate checks against.
 #[derive(Clone)]
@@ -42,6 +44,21 @@ impl Gate {
     pub fn read(path: &std::path::Path) -> Result<Gate, Error> {
         let policy = Policy::read(path).map_err(|e| Error::Usage(crate::diag::with_causes(&e)))?;
         Ok(Gate::new(policy))
+    }
+
+    /// Reads the policy file at `path`; its keyless authorities are checked
+    /// against the trusted root at `trusted_root` (the built-in public-good
+    /// one when `None`).
+    pub fn read_with_root(
+        path: &std::path::Path,
+        trusted_root: Option<&std::path::Path>,
+    ) -> Result<Gate, Error> {
+        let mut gate = Gate::read(path)?;
+        if trusted_root.is_some() {
+            let root = super::sign::trusted_root(trusted_root)?;
+            gate.keyless = Arc::new(TrustedRootKeyless::new(root));
+        }
+        Ok(gate)
     }
 }
 
@@ -114,7 +131,7 @@ pub async fn verify_image(client: &RegistryClient, gate: &Gate, image: &str) -> 
         let mut passed = None;
         for authority in &policy.authorities {
             let verdict = match &authority.kind {
-                AuthorityKind::Static(true) => Ok(()),
+                AuthorityKind::Static(true) => Ok(None),
                 AuthorityKind::Static(false) => Err("static action fail".to_string()),
                 AuthorityKind::Key(key) => {
                     check_signatures(&target, &KeyVerifier::new(key.clone())).await
@@ -125,8 +142,11 @@ pub async fn verify_image(client: &RegistryClient, gate: &Gate, image: &str) -> 
                 },
             };
             match verdict {
-                Ok(()) => {
-                    passed = Some(authority.signer());
+                Ok(who) => {
+                    passed = Some(match who {
+                        Some(id) => format!("keyless {}: {id}", authority.name),
+                        None => authority.signer(),
+                    });
                     break;
                 }
                 Err(e) => reasons.push(format!("authority {}: {e}", authority.name)),
@@ -152,15 +172,18 @@ pub async fn verify_image(client: &RegistryClient, gate: &Gate, image: &str) -> 
     }
 }
 
-/// Whether one signature of the (pinned) image verifies with `verifier`;
-/// else why not: unsigned, or the first refusal.
-async fn check_signatures(target: &Target, verifier: &dyn Verifier) -> Result<(), String> {
+/// Whether one signature of the (pinned) image verifies with `verifier`
+/// (and who made it, keyless); else why not: unsigned, or the first refusal.
+async fn check_signatures(
+    target: &Target,
+    verifier: &dyn Verifier,
+) -> Result<Option<SignerIdentity>, String> {
     let report = target
         .verify(verifier, &VerifyOptions::default())
         .await
         .map_err(|e| crate::diag::with_causes(&e))?;
-    if !report.verified.is_empty() {
-        return Ok(());
+    if let Some(v) = report.verified.into_iter().next() {
+        return Ok(v.signer);
     }
     // A registry without the referrers API is not a refusal of a signature.
     match report.rejected.iter().find(|r| r.source != "referrers") {

@@ -67,32 +67,83 @@ pub fn sign(
         .map_err(Error::sign)
 }
 
-/// What to verify, and with which key.
+/// Who must have signed an image for `verify`.
+#[derive(Clone, Debug)]
+pub enum ImageSigner {
+    /// A key pair: the PEM public key file (ECDSA P-256), as `cosign verify --key`.
+    Key(PathBuf),
+    /// A keyless signer, as `cosign verify --certificate-identity[-regexp]
+    /// --certificate-oidc-issuer[-regexp]`: a Fulcio certificate with this
+    /// identity (SAN) and issuer, checked against a trusted root.
+    Identity {
+        /// The certificate identity, exact or a regular expression.
+        identity: IdentityArg,
+        /// The OIDC issuer (any when `None`).
+        issuer: Option<IdentityArg>,
+        /// A `trusted_root.json` replacing the built-in public-good one.
+        trusted_root: Option<PathBuf>,
+    },
+}
+
+/// What to verify, and who must have signed it.
 #[derive(Clone, Debug)]
 pub struct VerifyImageOptions {
     /// The image: `REGISTRY/REPO[:TAG|@DIGEST]` or `oci:DIR[:TAG]`.
     pub reference: String,
-    /// The PEM public key file (ECDSA P-256).
-    pub key: PathBuf,
+    /// The key, or the keyless identity.
+    pub signer: ImageSigner,
     /// `KEY=VALUE` annotations every accepted payload must carry.
     pub annotations: Vec<String>,
     /// How to reach the image's registry.
     pub registry: RegistryOptions,
 }
 
+/// Reads a `trusted_root.json` (`None`: the built-in public-good one). A
+/// file that cannot be read or is not a trusted root is an [`Error`].
+pub fn trusted_root(path: Option<&Path>) -> Result<crate::sign::sigstore::TrustedRoot, Error> {
+    use crate::sign::sigstore::TrustedRoot;
+    let Some(path) = path else {
+        return Ok(TrustedRoot::builtin());
+    };
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    TrustedRoot::from_json(&bytes).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
+}
+
+/// The verifier `signer` asks for.
+fn image_verifier(signer: &ImageSigner) -> Result<Box<dyn crate::sign::Verifier>, Error> {
+    Ok(match signer {
+        ImageSigner::Key(path) => Box::new(KeyVerifier::new(
+            PublicKey::read(path).map_err(Error::sign)?,
+        )),
+        ImageSigner::Identity {
+            identity,
+            issuer,
+            trusted_root: root,
+        } => Box::new(crate::sign::KeylessVerifier::new(
+            matcher(identity, "--certificate-identity-regexp")?,
+            issuer
+                .as_ref()
+                .map(|i| matcher(i, "--certificate-oidc-issuer-regexp"))
+                .transpose()?,
+            std::sync::Arc::new(trusted_root(root.as_deref())?),
+        )),
+    })
+}
+
 /// Checks every signature of an image (legacy `.sig` layers and Sigstore
-/// bundles attached as referrers) as `cosign verify --key` does. The report
-/// says which verified and why the others were refused; none verifying is
-/// not an error here (the CLI exits 1).
+/// bundles attached as referrers) as `cosign verify` does, with a key or
+/// for a keyless identity. The report says which verified (and, keyless,
+/// who signed) and why the others were refused; none verifying is not an
+/// error here (the CLI exits 1).
 pub fn verify(opts: &VerifyImageOptions) -> Result<VerifyReport, Error> {
     let annotations =
         parse_annotations(&opts.annotations).map_err(|e| Error::Usage(e.to_string()))?;
-    let key = PublicKey::read(&opts.key).map_err(Error::sign)?;
+    let verifier = image_verifier(&opts.signer)?;
     let (image, client) = image_and_client(&opts.reference, &opts.registry)?;
     runtime()?
         .block_on(
-            Target::new(&client, &image)
-                .verify(&KeyVerifier::new(key), &VerifyOptions { annotations }),
+            Target::new(&client, &image).verify(verifier.as_ref(), &VerifyOptions { annotations }),
         )
         .map_err(Error::sign)
 }

@@ -307,7 +307,7 @@ pub fn check_envelope(
         signatures.iter().any(
             |s| match BASE64.decode(s["sig"].as_str().unwrap_or_default()) {
                 Ok(sig) => match verifier.verify(signed, &sig, context) {
-                    Ok(()) => true,
+                    Ok(_) => true,
                     Err(e) => {
                         why = e;
                         false
@@ -460,6 +460,7 @@ impl From<&VerifiedAttestation> for Verified {
         Verified {
             source: v.source.clone(),
             payload: v.statement.clone(),
+            signer: None,
         }
     }
 }

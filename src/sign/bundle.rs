@@ -22,7 +22,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use super::{Rejected, Signer, Verified, Verifier};
+use super::{Rejected, Signer, SignerIdentity, Verified, Verifier};
 use crate::oci::media::{self, Descriptor, ImageManifest};
 use crate::oci::registry::{BlobBody, RegistryClient};
 use crate::oci::Repo;
@@ -38,7 +38,7 @@ pub const COSIGN_SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
 /// Referrer manifest annotation naming the statement's predicate type.
 pub const PREDICATE_TYPE_ANNOTATION: &str = "dev.sigstore.bundle.predicateType";
 /// Layer annotation passed to a [`Verifier`] with the bundle's
-/// `verificationMaterial` as JSON (for a future keyless verifier).
+/// `verificationMaterial` as JSON.
 pub const VERIFICATION_MATERIAL_ANNOTATION: &str = "dev.sigstore.bundle/verificationMaterial";
 
 /// The DSSE pre-authentication encoding: what a DSSE signature signs.
@@ -105,13 +105,14 @@ fn sha2_digest(data: &[u8]) -> Vec<u8> {
     sha2::Sha256::digest(data).to_vec()
 }
 
-/// Checks one bundle as a signature of `digest`; returns the statement.
+/// Checks one bundle as a signature of `digest`; returns the statement and
+/// who signed it (for keyless signatures).
 pub fn check(
     bundle: &[u8],
     digest: &str,
     verifier: &dyn Verifier,
     required: &BTreeMap<String, String>,
-) -> Result<Value, String> {
+) -> Result<(Value, Option<SignerIdentity>), String> {
     let b: Value =
         serde_json::from_slice(bundle).map_err(|e| format!("bundle is not JSON: {e}"))?;
     let media_type = b["mediaType"].as_str().unwrap_or_default();
@@ -145,7 +146,8 @@ pub fn check(
         VERIFICATION_MATERIAL_ANNOTATION.to_string(),
         b["verificationMaterial"].to_string(),
     );
-    verifier.verify(&pae(payload_type, &payload), &sig, &context)?;
+    let signer =
+        verifier.verify_bundle(bundle, digest, &pae(payload_type, &payload), &sig, &context)?;
     let st: Value =
         serde_json::from_slice(&payload).map_err(|e| format!("statement is not JSON: {e}"))?;
     if st["_type"] != IN_TOTO_STATEMENT_V1 {
@@ -178,7 +180,7 @@ pub fn check(
             unmet.join(", ")
         ));
     }
-    Ok(st)
+    Ok((st, signer))
 }
 
 /// Signs `digest` in bundle format and attaches it as a referrer in `repo`;
@@ -323,9 +325,10 @@ pub async fn verify_referrers(
             .bundle
             .and_then(|data| check(&data, digest, verifier, required));
         out.push(match result {
-            Ok(payload) => Ok(Verified {
+            Ok((payload, signer)) => Ok(Verified {
                 source: found.source,
                 payload,
+                signer,
             }),
             Err(reason) => Err(Rejected {
                 source: found.source,
@@ -428,7 +431,7 @@ mod tests {
         let a: BTreeMap<String, String> = [("team".to_string(), "olm".to_string())].into();
         let digest = format!("sha256:{}", "ab".repeat(32));
         let b = build(&digest, &KeySigner::new(key), &a).expect("build");
-        let st = check(&b, &digest, &v, &a).expect("verifies");
+        let (st, _) = check(&b, &digest, &v, &a).expect("verifies");
         assert_eq!(st["predicateType"], COSIGN_SIGN_PREDICATE);
         let other = format!("sha256:{}", "cd".repeat(32));
         assert!(check(&b, &other, &v, &a)

@@ -19,12 +19,12 @@
 //! private key and a PEM public key, readable by cosign and sigstore-rs and
 //! made readable from them.
 //!
-//! Keyless signing (Fulcio certificates, Rekor transparency log) is not
-//! implemented: neither service is reachable from where this runs. The
-//! [`Signer`] and [`Verifier`] traits are the seams for it: a keyless signer
-//! returns its certificate chain and Rekor bundle as extra layer annotations
-//! in [`SignatureMaterial`], and a keyless verifier gets every layer
-//! annotation to check them.
+//! Keyless signatures (a Fulcio certificate, a Rekor entry) are verified by
+//! [`KeylessVerifier`], offline against a trusted root, in both places cosign
+//! stores them. Keyless signing is not implemented: neither service is
+//! reachable from where this runs. The [`Signer`] trait is the seam for it:
+//! a keyless signer returns its certificate chain and Rekor bundle as extra
+//! layer annotations in [`SignatureMaterial`].
 
 use std::collections::BTreeMap;
 
@@ -34,6 +34,7 @@ use p256::ecdsa::DerSignature;
 pub mod attest;
 pub(crate) mod bundle;
 mod error;
+mod keyless;
 pub(crate) mod keys;
 pub mod password;
 pub mod payload;
@@ -44,6 +45,7 @@ pub mod sigstore;
 pub(crate) mod target;
 
 pub use error::{Error, Result};
+pub use keyless::{KeylessVerifier, TrustedRootKeyless};
 pub use keys::{KeyError, PrivateKey, PublicKey};
 pub use payload::SimpleSigning;
 pub use push::{push_and_sign, sign_before_tag};
@@ -60,6 +62,28 @@ pub const CERTIFICATE_ANNOTATION: &str = "dev.sigstore.cosign/certificate";
 pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
 /// Layer annotation holding a Rekor bundle (signed entry timestamp).
 pub const REKOR_BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
+/// Layer annotation holding an RFC 3161 timestamp of the signature.
+pub const RFC3161_ANNOTATION: &str = "dev.sigstore.cosign/rfc3161timestamp";
+
+/// Who made a signature, when the verifier learns it: a keyless
+/// certificate's identity and OIDC issuer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SignerIdentity {
+    /// The certificate's subject (SAN: URI or email).
+    pub identity: String,
+    /// Its OIDC issuer, when the certificate names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+}
+
+impl std::fmt::Display for SignerIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.issuer {
+            Some(i) => write!(f, "{} (issuer {i})", self.identity),
+            None => write!(f, "{}", self.identity),
+        }
+    }
+}
 
 /// One signature that verified.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -68,6 +92,9 @@ pub struct Verified {
     pub source: String,
     /// The signed payload (simple signing, or the in-toto statement of a bundle).
     pub payload: serde_json::Value,
+    /// Who signed it, for keyless signatures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<SignerIdentity>,
 }
 
 /// One signature that did not verify, and why.
@@ -103,12 +130,32 @@ pub trait Signer: Send + Sync {
 pub trait Verifier: Send + Sync {
     /// Checks `signature` over `payload`; `annotations` are the layer's, so a
     /// keyless verifier can read its certificate and Rekor bundle there.
+    /// Returns who signed, when the verifier knows (keyless).
     fn verify(
         &self,
         payload: &[u8],
         signature: &[u8],
         annotations: &BTreeMap<String, String>,
-    ) -> Result<(), String>;
+    ) -> Result<Option<SignerIdentity>, String>;
+
+    /// Checks a Sigstore bundle (its JSON, `bundle`) attached to the image
+    /// `digest` (`sha256:H`): `pae` is the pre-authentication encoding of its
+    /// DSSE envelope and `signature` the envelope's one signature; `context`
+    /// holds the bundle's `verificationMaterial`. The default checks the
+    /// signature with [`Verifier::verify`] (what a key needs); a keyless
+    /// verifier checks the whole bundle (certificate, log entries, and that
+    /// the statement names `digest`).
+    fn verify_bundle(
+        &self,
+        bundle: &[u8],
+        digest: &str,
+        pae: &[u8],
+        signature: &[u8],
+        context: &BTreeMap<String, String>,
+    ) -> Result<Option<SignerIdentity>, String> {
+        let _ = (bundle, digest);
+        self.verify(pae, signature, context)
+    }
 }
 
 /// Signs with an ECDSA P-256 private key (SHA-256, DER signature), as
@@ -158,12 +205,13 @@ impl Verifier for KeyVerifier {
         payload: &[u8],
         signature: &[u8],
         _annotations: &BTreeMap<String, String>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<SignerIdentity>, String> {
         let sig = DerSignature::try_from(signature)
             .map_err(|_| "signature is not a DER-encoded ECDSA P-256 signature".to_string())?;
         self.key
             .verifying_key()
             .verify(payload, &sig)
+            .map(|()| None)
             .map_err(|_| "signature does not match the payload for this public key".to_string())
     }
 }

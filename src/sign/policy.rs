@@ -22,9 +22,9 @@
 //! `spec.policy`, `spec.match`, `mode: warn`) is refused when the file is
 //! read, never silently ignored.
 //!
-//! Keyless authorities are checked by a [`KeylessVerifiers`]: this build's
-//! [`default_keyless`] has none and every keyless authority fails with
-//! [`KEYLESS_UNAVAILABLE`]; a keyless verifier plugs in there.
+//! Keyless authorities are checked by a [`KeylessVerifiers`]:
+//! [`default_keyless`] verifies against the built-in Sigstore public-good
+//! trusted root ([`crate::sign::TrustedRootKeyless`]), offline.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,10 +33,6 @@ use serde_json::Value;
 
 use super::keys::PublicKey;
 use super::Verifier;
-
-/// What a keyless authority answers while no keyless verifier is built in.
-pub const KEYLESS_UNAVAILABLE: &str =
-    "keyless verification is not available in this build (only key authorities are checked)";
 
 /// Why a policy file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -361,6 +357,18 @@ fn parse_keyless(keyless: &Value, here: &str) -> Result<AuthorityKind, String> {
             subject: s("subject"),
             subject_regexp: s("subjectRegExp"),
         };
+        for (field, re) in [
+            ("issuerRegExp", &ident.issuer_regexp),
+            ("subjectRegExp", &ident.subject_regexp),
+        ] {
+            if let Some(re) = re {
+                regex::Regex::new(re).map_err(|e| {
+                    format!(
+                        "{here}.keyless.identities[{j}].{field} is not a regular expression: {e}"
+                    )
+                })?;
+            }
+        }
         let issuer_given = ident.issuer.is_some() || ident.issuer_regexp.is_some();
         let subject_given = ident.subject.is_some() || ident.subject_regexp.is_some();
         if !issuer_given || !subject_given {
@@ -434,20 +442,11 @@ pub trait KeylessVerifiers: Send + Sync {
     fn verifier(&self, identities: &[KeylessIdentity]) -> Result<Box<dyn Verifier>, String>;
 }
 
-/// No keyless verifier: every keyless authority fails with
-/// [`KEYLESS_UNAVAILABLE`].
-pub struct NoKeyless;
-
-impl KeylessVerifiers for NoKeyless {
-    fn verifier(&self, _identities: &[KeylessIdentity]) -> Result<Box<dyn Verifier>, String> {
-        Err(KEYLESS_UNAVAILABLE.to_string())
-    }
-}
-
-/// This build's keyless verifiers: where the keyless verifier is plugged in
-/// (return it here) once there is one.
+/// This build's keyless verifiers: Fulcio certificates, SCTs and Rekor
+/// entries checked offline against the built-in Sigstore public-good trusted
+/// root (see [`crate::sign::sigstore::TrustedRoot::builtin`]).
 pub fn default_keyless() -> Arc<dyn KeylessVerifiers> {
-    Arc::new(NoKeyless)
+    Arc::new(super::TrustedRootKeyless::public_good())
 }
 
 #[cfg(test)]
@@ -538,6 +537,10 @@ spec:
                 "needs an issuer (or issuerRegExp) and a subject",
             ),
             ("static: {action: maybe}", "not pass or fail"),
+            (
+                "keyless: {identities: [{issuer: x, subjectRegExp: '('}]}",
+                "subjectRegExp is not a regular expression",
+            ),
             (
                 "attestations: [{name: a}]\n    static: {action: pass}",
                 "attestations is not supported",

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::payload::{SimpleSigning, COSIGN_SIGNATURE_TYPE};
-use super::{SignatureMaterial, Verifier, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE};
+use super::{
+    SignatureMaterial, SignerIdentity, Verifier, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE,
+};
 use crate::oci::media::{self, sha256_digest, Descriptor, ImageManifest};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -40,13 +42,14 @@ impl SignatureLayer {
 
     /// Checks this layer as a signature of `image_digest`: media type,
     /// payload digest, signature (by `verifier`), payload type and digest
-    /// claim, and `required` annotations. Returns the payload as JSON.
+    /// claim, and `required` annotations. Returns the payload as JSON and
+    /// who signed it (for keyless signatures).
     pub fn check(
         &self,
         image_digest: &str,
         verifier: &dyn Verifier,
         required: &BTreeMap<String, String>,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<(serde_json::Value, Option<SignerIdentity>), String> {
         if self.media_type != SIMPLE_SIGNING_MEDIA_TYPE {
             return Err(format!(
                 "layer media type is {:?}, not {SIMPLE_SIGNING_MEDIA_TYPE}",
@@ -67,7 +70,7 @@ impl SignatureLayer {
         let signature = BASE64
             .decode(sig_b64.trim().as_bytes())
             .map_err(|e| format!("{SIGNATURE_ANNOTATION} is not base64: {e}"))?;
-        verifier.verify(&self.payload, &signature, &self.annotations)?;
+        let signer = verifier.verify(&self.payload, &signature, &self.annotations)?;
         // Claims are read only after the signature holds, as cosign does.
         let parsed = SimpleSigning::parse(&self.payload).map_err(|e| e.to_string())?;
         if parsed.critical.kind != COSIGN_SIGNATURE_TYPE {
@@ -89,7 +92,9 @@ impl SignatureLayer {
                 unmet.join(", ")
             ));
         }
-        serde_json::from_slice(&self.payload).map_err(|e| format!("payload is not JSON: {e}"))
+        let payload = serde_json::from_slice(&self.payload)
+            .map_err(|e| format!("payload is not JSON: {e}"))?;
+        Ok((payload, signer))
     }
 }
 

@@ -385,7 +385,11 @@ impl Target {
         for layer in &image.layers {
             let source = format!("{tag} layer {}", layer.digest);
             match layer.check(&digest, verifier, &options.annotations) {
-                Ok(payload) => report.verified.push(Verified { source, payload }),
+                Ok((payload, signer)) => report.verified.push(Verified {
+                    source,
+                    payload,
+                    signer,
+                }),
                 Err(reason) => report.rejected.push(Rejected { source, reason }),
             }
         }

@@ -2,6 +2,8 @@
 //! shared real registry helper, and running the built binary.
 #![allow(dead_code)]
 
+pub mod pki;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

@@ -30,6 +30,7 @@ mod bundle;
 mod crypto;
 mod ct;
 mod der;
+mod layer;
 mod rekor;
 mod trust_root;
 mod tsa;
@@ -37,6 +38,7 @@ mod x509;
 
 pub use bundle::{BundleVersion, SigstoreBundle};
 pub use crypto::PublicKey;
+pub use layer::CosignLayer;
 pub use trust_root::{TrustRootError, TrustedRoot};
 
 use bundle::{Content, SigningMaterial};
@@ -491,4 +493,24 @@ pub fn verify_bundle(
         log_indexes,
         statement,
     })
+}
+
+/// Verifies a keyless signature stored as a layer of cosign's
+/// `sha256-H.sig` image: `payload` is the layer (the simple-signing JSON),
+/// `layer` its signature and annotations. The same checks as
+/// [`verify_bundle`] of a bundle v0.1: the signature over the payload with
+/// the certificate's key, the Rekor entry (its body records this signature,
+/// certificate and payload digest; its signed entry timestamp verifies with
+/// the log's key), the integrated time inside the certificate's validity,
+/// the chain to a Fulcio CA of `root` valid then, the SCT, code signing and
+/// the identity. What the payload claims (the image digest) is the caller's
+/// to check, once this has passed.
+pub fn verify_cosign_layer(
+    payload: &[u8],
+    layer: &CosignLayer<'_>,
+    policy: &Policy,
+    root: &TrustedRoot,
+) -> Result<VerifiedSigner, VerifyError> {
+    let bundle = SigstoreBundle::from_cosign_layer(layer)?;
+    verify_bundle(&bundle, Artifact::Bytes(payload), policy, root)
 }
