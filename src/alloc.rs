@@ -13,6 +13,10 @@
 //! command is the first word of the command line that is not a flag, the
 //! one after `opm` for the opm personality.
 //!
+//! `OLM_CATALOG_ALLOCATOR=system` or `=mimalloc` overrides the choice, for
+//! measuring (heap profilers see only glibc's malloc) or to trade CPU for
+//! memory.
+//!
 //! The choice is made once, at the first allocation (before `main`, on the
 //! only thread), from `/proc/self/cmdline` read into a stack buffer, and
 //! never changes, so every block is freed by the allocator that made it.
@@ -48,6 +52,18 @@ fn choice() -> u8 {
 /// allocating. A command line too long for the buffer is judged on its
 /// start, where the command is.
 fn wants_system_allocator() -> bool {
+    // SAFETY: a NUL-terminated name; getenv neither allocates nor keeps the
+    // pointer, and nothing sets the environment this early.
+    let forced = unsafe { libc::getenv(c"OLM_CATALOG_ALLOCATOR".as_ptr()) };
+    if !forced.is_null() {
+        // SAFETY: getenv returned a NUL-terminated string owned by libc.
+        let value = unsafe { std::ffi::CStr::from_ptr(forced) }.to_bytes();
+        match value {
+            b"system" => return true,
+            b"mimalloc" => return false,
+            _ => {}
+        }
+    }
     let mut buf = [0u8; 4096];
     // SAFETY: a NUL-terminated path, a buffer of the length passed, and a
     // descriptor closed once; no allocation happens here.

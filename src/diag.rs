@@ -306,14 +306,24 @@ impl<'h, W: Write> ReportWriter<'h, W> {
                 self.out.write_all(text.as_bytes())?;
             }
             Format::Json => {
-                let value = serde_json::to_value(report).map_err(std::io::Error::other)?;
-                let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
                 self.out.write_all(if self.summary.checked == 0 {
                     b"\n    "
                 } else {
                     b",\n    "
                 })?;
-                write_indented(&mut self.out, &text, "    ")?;
+                // Straight to the output: a package's report can hold tens
+                // of thousands of findings, and a JSON value of it was five
+                // times the size of its text.
+                let mut ser = serde_json::Serializer::with_formatter(
+                    Indented {
+                        out: &mut self.out,
+                        indent: b"    ",
+                    },
+                    serde_json::ser::PrettyFormatter::new(),
+                );
+                SortedReport(report)
+                    .serialize(&mut ser)
+                    .map_err(std::io::Error::other)?;
             }
             Format::Sarif => {
                 for f in &report.findings {
@@ -393,6 +403,95 @@ impl<'h, W: Write> ReportWriter<'h, W> {
 
 /// Writes `text` (pretty JSON, no raw newline inside strings) with every
 /// line but the first indented by `indent`, to nest it in a document.
+/// A writer that indents every line after the first by `indent` (JSON
+/// text has no line breaks inside its strings).
+struct Indented<'w, W: Write> {
+    out: &'w mut W,
+    indent: &'static [u8],
+}
+
+impl<W: Write> Write for Indented<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, mut buf: &[u8]) -> std::io::Result<()> {
+        while let Some(i) = memchr::memchr(b'\n', buf) {
+            self.out.write_all(&buf[..=i])?;
+            self.out.write_all(self.indent)?;
+            buf = &buf[i + 1..];
+        }
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// A report as JSON with the keys of every object in sorted order, as the
+/// report has always been written (it went through a `serde_json::Value`,
+/// whose maps sort their keys).
+struct SortedReport<'a>(&'a Report);
+
+impl Serialize for SortedReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("findings", &Sorted(&self.0.findings))?;
+        m.serialize_entry("subject", &self.0.subject)?;
+        m.end()
+    }
+}
+
+struct Sorted<T>(T);
+
+impl Serialize for Sorted<&Vec<Finding>> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(Sorted))
+    }
+}
+
+impl Serialize for Sorted<&Finding> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let f = self.0;
+        let mut m = s.serialize_map(None)?;
+        if let Some(h) = &f.hint {
+            m.serialize_entry("hint", h)?;
+        }
+        m.serialize_entry("level", &f.level)?;
+        if let Some(l) = &f.location {
+            m.serialize_entry("location", &Sorted(l))?;
+        }
+        m.serialize_entry("message", &f.message)?;
+        if !f.related.is_empty() {
+            m.serialize_entry("related", &Sorted(&f.related))?;
+        }
+        m.serialize_entry("rule", &f.rule)?;
+        m.end()
+    }
+}
+
+impl Serialize for Sorted<&Vec<Location>> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(Sorted))
+    }
+}
+
+impl Serialize for Sorted<&Location> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let l = self.0;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("column", &l.column)?;
+        m.serialize_entry("file", &l.file)?;
+        m.serialize_entry("line", &l.line)?;
+        m.end()
+    }
+}
+
 fn write_indented(out: &mut impl Write, text: &str, indent: &str) -> std::io::Result<()> {
     let mut lines = text.split('\n');
     if let Some(first) = lines.next() {
@@ -786,6 +885,43 @@ mod tests {
             subject: "b".into(),
             findings: vec![f, Finding::warning("w", "a warning")],
         }]
+    }
+
+    /// The JSON written field by field, keys sorted, is what a
+    /// `serde_json::Value` of the report writes (as it was written before):
+    /// a field added to `Finding` or `Location` and not to `Sorted` fails.
+    #[test]
+    fn json_report_streamed_is_the_value_written_pretty() {
+        let mut reports = sample();
+        let mut more = Finding::error("r", "with \"quotes\" and \n a break\u{2028}")
+            .at(Location::file("a/b.yaml"))
+            .related(Location::file("c.yaml"))
+            .related(Location::file("d.yaml"));
+        more.hint = None;
+        reports.push(Report {
+            subject: "second".into(),
+            findings: vec![more],
+        });
+        reports.push(Report {
+            subject: "empty".into(),
+            findings: vec![],
+        });
+        let mut w = ReportWriter::new(Vec::new(), Format::Json);
+        for r in &reports {
+            w.write(r).expect("write");
+        }
+        let streamed = String::from_utf8(w.finish().expect("finish")).expect("utf-8");
+        let mut expected = String::from("{\n  \"reports\": [");
+        for (i, r) in reports.iter().enumerate() {
+            expected.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            let value = serde_json::to_value(r).expect("value");
+            let text = serde_json::to_string_pretty(&value).expect("text");
+            expected.push_str(&text.replace('\n', "\n    "));
+        }
+        assert!(
+            streamed.starts_with(&expected),
+            "{streamed}\n---\n{expected}"
+        );
     }
 
     #[test]

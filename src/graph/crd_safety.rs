@@ -25,13 +25,16 @@
 //! not compared when the new CRD converts by webhook), or crdify's own
 //! defaults.
 //!
-//! Only what is needed is parsed: a bundle's CRD files are read as bytes,
-//! and a file is parsed only when the other bundle of the pair has no file
-//! with exactly the same bytes (an unchanged file cannot hold a change).
+//! Only what is needed is parsed: a bundle's CRD files are hashed, and a
+//! file is parsed only when the other bundle of the pair has no file with
+//! exactly the same bytes (an unchanged file cannot hold a change). Parsed
+//! files are shared by content through a bounded cache and dropped after
+//! the last edge that needs them; two files are compared once however many
+//! edges (skip ranges make up to n² of them) ship that pair.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 pub use super::crd_schema::CrdChecks;
 use super::crd_schema::{self, Change};
@@ -144,12 +147,18 @@ pub fn rule_help(id: &str) -> Option<String> {
         .map(|(_, d)| d.to_string())
 }
 
-/// One manifest file of a bundle that may hold CRDs, parsed on first use.
+/// One manifest file of a bundle that may hold CRDs: where it is and a
+/// digest of its bytes. The bytes are not kept: a file is read again when
+/// it must be parsed (most never are: an unchanged file cannot hold a
+/// change), and the digest says whether two bundles ship the same file.
 struct CrdFile {
     rel_path: String,
-    bytes: Vec<u8>,
-    parsed: OnceLock<Result<Vec<Manifest>, String>>,
+    path: PathBuf,
+    digest: Digest,
 }
+
+/// A SHA-256 of a file's bytes.
+type Digest = [u8; 32];
 
 /// The CRD files of one bundle directory.
 pub struct BundleCrds {
@@ -162,6 +171,7 @@ impl BundleCrds {
     /// `CustomResourceDefinition` (a CSV file that only names CRDs is left
     /// out). Nothing is parsed yet.
     pub fn read(dir: &Path) -> Result<BundleCrds, super::Error> {
+        use sha2::Digest as _;
         let mdir = dir.join("manifests");
         let entries = std::fs::read_dir(&mdir).map_err(|e| super::Error::io(&mdir, e))?;
         let mut paths: Vec<PathBuf> = entries
@@ -170,9 +180,6 @@ impl BundleCrds {
             .filter(|p| p.is_file())
             .collect();
         paths.sort();
-        let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
-        let crd_kind = memchr::memmem::Finder::new(b"kind: CustomResourceDefinition");
-        let csv_kind = memchr::memmem::Finder::new(b"ClusterServiceVersion");
         let mut files = Vec::new();
         for p in paths {
             let name = p
@@ -184,15 +191,13 @@ impl BundleCrds {
                 continue;
             }
             let bytes = std::fs::read(&p).map_err(|e| super::Error::io(&p, e))?;
-            if crd.find(&bytes).is_none()
-                || (csv_kind.find(&bytes).is_some() && crd_kind.find(&bytes).is_none())
-            {
+            if !may_hold_crds(&bytes) {
                 continue;
             }
             files.push(CrdFile {
                 rel_path: format!("manifests/{name}"),
-                bytes,
-                parsed: OnceLock::new(),
+                digest: sha2::Sha256::digest(&bytes).into(),
+                path: p,
             });
         }
         Ok(BundleCrds {
@@ -201,34 +206,202 @@ impl BundleCrds {
         })
     }
 
-    fn parse(&self, i: usize) -> &Result<Vec<Manifest>, String> {
+    /// The path of file `i` as messages name it (the bundle directory as
+    /// given, joined with the file's path in the bundle).
+    fn shown(&self, i: usize) -> PathBuf {
+        self.dir.join(&self.files[i].rel_path)
+    }
+
+    /// Whether `other` has a file with the same bytes as file `i`.
+    fn has_copy_of(&self, other: &BundleCrds, i: usize) -> bool {
+        other.files.iter().any(|o| o.digest == self.files[i].digest)
+    }
+
+    /// File `i` parsed, from `cache` or read and parsed now. Err: why it
+    /// cannot be compared, naming the file.
+    fn parse(&self, i: usize, cache: &CrdCache) -> Result<Arc<ParsedFile>, String> {
         let f = &self.files[i];
-        f.parsed.get_or_init(|| {
-            let b = Bundle::from_files(
-                &self.dir,
-                vec![RawFile {
-                    rel_path: f.rel_path.clone(),
-                    content: Ok(f.bytes.clone()),
-                }],
-            );
-            if let Some(e) = b.load_findings.iter().find(|f| f.level == Level::Error) {
-                let at = e
-                    .location
-                    .as_ref()
-                    .map(|l| {
-                        if l.line > 0 {
-                            format!("{}:{}: ", l.file.display(), l.line)
-                        } else {
-                            format!("{}: ", l.file.display())
-                        }
-                    })
-                    .unwrap_or_default();
-                return Err(format!("{at}{}", e.message));
-            }
-            Ok(b.manifests.into_iter().filter(|m| m.is_crd()).collect())
-        })
+        let slot = cache.slot(f.digest, f.path.metadata().map_or(0, |m| m.len() as usize));
+        let parsed = slot.get_or_init(|| parse_crd_file(f));
+        match parsed {
+            Ok(_) => Ok(slot),
+            Err((line, msg)) => Err(match line {
+                Some(l) => format!("{}:{l}: {msg}", self.shown(i).display()),
+                None => format!("{}: {msg}", self.shown(i).display()),
+            }),
+        }
     }
 }
+
+/// Whether a file's bytes may hold CRDs: it names the kind, and is not a
+/// CSV that only names CRDs it owns.
+fn may_hold_crds(bytes: &[u8]) -> bool {
+    let crd = memchr::memmem::Finder::new(b"CustomResourceDefinition");
+    let crd_kind = memchr::memmem::Finder::new(b"kind: CustomResourceDefinition");
+    let csv_kind = memchr::memmem::Finder::new(b"ClusterServiceVersion");
+    crd.find(bytes).is_some() && !(csv_kind.find(bytes).is_some() && crd_kind.find(bytes).is_none())
+}
+
+/// One CRD of a parsed file, with what is worked out from it alone once,
+/// however many edges compare it: its served-version differences under
+/// each [`CrdChecks`].
+struct ParsedCrd {
+    manifest: Manifest,
+    served: [OnceLock<Vec<ServedIssue>>; 2],
+}
+
+/// The CRDs of a file, or why it cannot be read: (line, message), the file
+/// named by whoever reports it (the same bytes may be in many bundles).
+type ParsedFile = OnceLock<Result<Vec<ParsedCrd>, (Option<u32>, String)>>;
+
+fn parse_crd_file(f: &CrdFile) -> Result<Vec<ParsedCrd>, (Option<u32>, String)> {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(&f.path).map_err(|e| (None, e.to_string()))?;
+    if sha2::Sha256::digest(&bytes).as_slice() != f.digest {
+        return Err((None, "the file changed while it was being checked".into()));
+    }
+    let dir = f
+        .path
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new(""));
+    let b = Bundle::from_files(
+        dir,
+        vec![RawFile {
+            rel_path: f.rel_path.clone(),
+            content: Ok(bytes),
+        }],
+    );
+    if let Some(e) = b.load_findings.iter().find(|f| f.level == Level::Error) {
+        let line = e.location.as_ref().map(|l| l.line).filter(|&l| l > 0);
+        return Err((line, e.message.clone()));
+    }
+    Ok(b.manifests
+        .into_iter()
+        .filter(|m| m.is_crd())
+        .map(|manifest| ParsedCrd {
+            manifest,
+            served: Default::default(),
+        })
+        .collect())
+}
+
+/// Parsed CRD files by the digest of their bytes, shared by every check
+/// running in the process and bounded: a package's bundles mostly ship the
+/// same CRD files, and a whole catalog's CRDs are gigabytes once parsed.
+/// The least recently used files are dropped past the budget (those in use
+/// stay alive with their users) and parsed again if needed again.
+struct CrdCache {
+    budget: usize,
+    state: std::sync::Mutex<CacheState>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    tick: u64,
+    used: usize,
+    slots: HashMap<Digest, (Arc<ParsedFile>, usize, u64)>,
+}
+
+/// What the parsed CRD files of all checks running at once may hold,
+/// estimated: a parsed file is about six times its size (its text, kept for
+/// the source lines of findings, and a tree three to five times the text).
+/// Files are dropped as soon as no edge of their package needs them, so on
+/// the whole community catalog this is never reached (its largest working
+/// set, datadog-operator's, is about 45 MB of CRD text); it bounds a
+/// package whose edges need more at once, at the cost of parsing again.
+/// At a quarter of this, the catalog parsed 2.2x as much (BENCHMARKS.md).
+const CRD_CACHE_BUDGET: usize = 256 << 20;
+
+impl CrdCache {
+    fn new(budget: usize) -> CrdCache {
+        CrdCache {
+            budget,
+            state: Default::default(),
+        }
+    }
+
+    /// The cache every check running now shares, made by the first and
+    /// dropped with the last (nothing is held between runs).
+    fn shared() -> Arc<CrdCache> {
+        static SHARED: std::sync::Mutex<std::sync::Weak<CrdCache>> =
+            std::sync::Mutex::new(std::sync::Weak::new());
+        let mut weak = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = weak.upgrade() {
+            return c;
+        }
+        let c = Arc::new(CrdCache::new(CRD_CACHE_BUDGET));
+        *weak = Arc::downgrade(&c);
+        c
+    }
+
+    /// The slot of the file with `digest` (`len` bytes), new and empty if
+    /// the file is not held.
+    fn slot(&self, digest: Digest, len: usize) -> Arc<ParsedFile> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.tick += 1;
+        let tick = st.tick;
+        if let Some(slot) = st.slots.get_mut(&digest) {
+            slot.2 = tick;
+            return slot.0.clone();
+        }
+        let slot = Arc::new(ParsedFile::new());
+        let cost = len.saturating_mul(6);
+        st.used += cost;
+        st.slots.insert(digest, (slot.clone(), cost, tick));
+        while st.used > self.budget && st.slots.len() > 1 {
+            let Some(oldest) = st
+                .slots
+                .iter()
+                .filter(|(d, _)| **d != digest)
+                .min_by_key(|(_, s)| s.2)
+                .map(|(d, _)| *d)
+            else {
+                break;
+            };
+            if let Some((_, c, _)) = st.slots.remove(&oldest) {
+                st.used -= c;
+            }
+        }
+        slot
+    }
+
+    /// Drops the file with `digest`: nothing will ask for it again.
+    fn forget(&self, digest: &Digest) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, c, _)) = st.slots.remove(digest) {
+            st.used -= c;
+        }
+    }
+}
+
+/// What comparing two CRDs found, without the edge: which of the two
+/// bundles' files each place is in, so that every edge whose bundles ship
+/// the same two files takes it as it is.
+struct Emitted {
+    rule: &'static str,
+    /// After the edge's label.
+    msg: String,
+    hint: &'static str,
+    at: Spot,
+    related: Spot,
+}
+
+/// A place in the old or the new file of a comparison.
+struct Spot {
+    in_new: bool,
+    line: u32,
+    column: u32,
+    end_column: u32,
+    source_line: Option<String>,
+}
+
+/// Comparisons done for one package, by the two files and CRDs compared
+/// (old file, its CRD, new file, its CRD): skip ranges make many edges of
+/// the same two files.
+/// By (old file, new file), then by the CRDs' places in them.
+type Memo = std::sync::Mutex<HashMap<(Digest, Digest), HashMap<(usize, usize), MemoCell>>>;
+type MemoCell = Arc<OnceLock<Vec<Emitted>>>;
 
 /// Compares two bundle directories: the findings of an upgrade from `old`
 /// to `new`.
@@ -261,41 +434,108 @@ pub fn compare_bundles(
     label: &str,
     checks: CrdChecks,
 ) -> Vec<Finding> {
+    compare_bundles_in(old, new, label, checks, &CrdCache::shared(), None)
+}
+
+/// [`compare_bundles`] with parsed files from `cache`, and comparisons of
+/// the same two files from `memo` when given.
+fn compare_bundles_in(
+    old: &BundleCrds,
+    new: &BundleCrds,
+    label: &str,
+    checks: CrdChecks,
+    cache: &CrdCache,
+    memo: Option<&Memo>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    let new_crds = changed_crds(new, old, label, &mut out);
-    if new_crds.is_empty() {
+    let new_files = changed_files(new, old, label, cache, &mut out);
+    if new_files.is_empty() {
         return out;
     }
-    let old_crds = changed_crds(old, new, label, &mut out);
-    for n in &new_crds {
-        if let Some(o) = old_crds.iter().find(|o| o.name == n.name) {
-            compare_crds(o, n, label, checks, &mut out);
+    let old_files = changed_files(old, new, label, cache, &mut out);
+    for (ni, nf) in &new_files {
+        for (nk, n) in crds_of(nf).iter().enumerate() {
+            let found = old_files.iter().find_map(|(oi, of)| {
+                let crds = crds_of(of);
+                let ok = crds
+                    .iter()
+                    .position(|o| o.manifest.name == n.manifest.name)?;
+                Some((*oi, ok, &crds[ok]))
+            });
+            let Some((oi, ok, o)) = found else {
+                continue;
+            };
+            let (old_path, new_path) = (old.shown(oi), new.shown(*ni));
+            let mut take = |found: &[Emitted]| {
+                out.extend(found.iter().map(|e| e.finding(label, &old_path, &new_path)));
+            };
+            match memo {
+                Some(memo) => {
+                    let files = (old.files[oi].digest, new.files[*ni].digest);
+                    let cell = memo
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .entry(files)
+                        .or_default()
+                        .entry((ok, nk))
+                        .or_default()
+                        .clone();
+                    take(cell.get_or_init(|| compare_crds(o, n, checks)));
+                }
+                None => take(&compare_crds(o, n, checks)),
+            }
         }
     }
     out
 }
 
-/// The CRDs of `b`'s files that `other` has no byte-identical copy of,
-/// borrowed from `b`: parsed once however many edges `b` is on (a CRD tree
-/// can be tens of MiB, so it is never copied per edge). Files that cannot
-/// be parsed go to `out`.
-fn changed_crds<'b>(
-    b: &'b BundleCrds,
+/// The files of `b` that `other` has no byte-identical copy of, parsed
+/// (from `cache`: a CRD tree can be tens of MiB, so it is parsed once for
+/// every bundle that ships it while it is held). Files that cannot be
+/// parsed go to `out`.
+fn changed_files(
+    b: &BundleCrds,
     other: &BundleCrds,
     label: &str,
+    cache: &CrdCache,
     out: &mut Vec<Finding>,
-) -> Vec<&'b Manifest> {
-    let mut crds = Vec::new();
-    for (i, f) in b.files.iter().enumerate() {
-        if other.files.iter().any(|o| o.bytes == f.bytes) {
+) -> Vec<(usize, Arc<ParsedFile>)> {
+    let mut files = Vec::new();
+    for i in 0..b.files.len() {
+        if b.has_copy_of(other, i) {
             continue;
         }
-        match b.parse(i) {
-            Ok(ms) => crds.extend(ms.iter()),
-            Err(e) => out.push(uncomparable(label, e, &b.dir.join(&f.rel_path))),
+        match b.parse(i, cache) {
+            Ok(p) => files.push((i, p)),
+            Err(e) => out.push(uncomparable(label, &e, &b.shown(i))),
         }
     }
-    crds
+    files
+}
+
+/// The CRDs of a file [`BundleCrds::parse`] gave (none if it failed).
+fn crds_of(p: &ParsedFile) -> &[ParsedCrd] {
+    p.get()
+        .and_then(|r| r.as_ref().ok())
+        .map_or(&[], Vec::as_slice)
+}
+
+impl Emitted {
+    /// The finding on the edge `label`, whose old and new files are at
+    /// these paths.
+    fn finding(&self, label: &str, old_path: &Path, new_path: &Path) -> Finding {
+        let loc = |s: &Spot| Location {
+            file: if s.in_new { new_path } else { old_path }.to_path_buf(),
+            line: s.line,
+            column: s.column,
+            end_column: s.end_column,
+            source_line: s.source_line.clone(),
+        };
+        Finding::error(self.rule, format!("{label}: {}", self.msg))
+            .at(loc(&self.at))
+            .related(loc(&self.related))
+            .hint(self.hint)
+    }
 }
 
 /// Checks every upgrade edge of every channel of a graph built from bundle
@@ -308,10 +548,13 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
 
 /// [`check_graph`] under the given crdify configuration.
 pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
-    check_graph_edges_with(g, checks)
-        .into_iter()
-        .flat_map(|e| e.findings)
-        .collect()
+    let edges = check_graph_edges_with(g, checks);
+    // Sized once: a package's findings can be tens of thousands.
+    let mut out = Vec::with_capacity(edges.iter().map(|e| e.findings.len()).sum());
+    for e in edges {
+        out.extend(e.findings);
+    }
+    out
 }
 
 /// The findings of [`check_graph`] for one upgrade edge (`from` -> `to`,
@@ -375,84 +618,129 @@ pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFi
         (manifests.file_name()? == "manifests")
             .then(|| manifests.parent().map(Path::to_path_buf))?
     };
-    let pairs: Vec<_> = pairs
+    let mut pairs: Vec<_> = pairs
         .into_iter()
-        .filter_map(|((from, to), (chans, kind))| {
+        .enumerate()
+        .filter_map(|(i, ((from, to), (chans, kind)))| {
             let (df, dt) = (dir_of(&from)?, dir_of(&to)?);
-            Some((from, to, chans, kind, df, dt))
+            Some((i, from, to, chans, kind, df, dt))
         })
         .collect();
-    // Each bundle's CRD files are read when the first edge that needs them
-    // comes, shared by every edge on that bundle, and dropped after the
-    // last one: memory follows the edges being checked, not the package
-    // (a package of hundreds of bundles with MiBs of CRDs each).
-    let mut uses: BTreeMap<&PathBuf, usize> = BTreeMap::new();
-    for p in &pairs {
-        *uses.entry(&p.4).or_default() += 1;
-        *uses.entry(&p.5).or_default() += 1;
-    }
-    let held = SharedCrds {
-        slots: uses
-            .into_iter()
-            .map(|(d, n)| (d, std::sync::Mutex::new((None, n))))
-            .collect(),
+    // Edges taken by upgrade-from version, then to: a file stays in use
+    // over neighbouring edges, so the cache holds what is needed next.
+    let version_order = |a: &str, b: &str| match (g.version(a), g.version(b)) {
+        (Some(x), Some(y)) => crate::semver_range::compare(x, y),
+        _ => std::cmp::Ordering::Equal,
     };
-    pairs
+    pairs.sort_by(|a, b| version_order(&a.1, &b.1).then_with(|| version_order(&a.2, &b.2)));
+    // Every bundle's CRD files are listed and hashed once (no bytes are
+    // kept); the files that differ along an edge are parsed through the
+    // shared, bounded cache, and each comparison of the same two files is
+    // made once (skip ranges give a package of n bundles up to n² edges,
+    // over a few distinct files).
+    let dirs: BTreeSet<&PathBuf> = pairs.iter().flat_map(|p| [&p.5, &p.6]).collect();
+    let listed: HashMap<&PathBuf, Result<BundleCrds, super::Error>> = dirs
+        .into_par_iter()
+        .map(|d| (d, BundleCrds::read(d)))
+        .collect();
+    // Which files each edge may parse (those the other bundle has no copy
+    // of: old ones, new ones), and how many edges still may: a file no
+    // edge needs any more is dropped from the cache at once, and so are
+    // the comparisons of two files no edge will compare again.
+    let needs: Vec<(Vec<Digest>, Vec<Digest>)> = pairs
+        .iter()
+        .map(|p| match (&listed[&p.5], &listed[&p.6]) {
+            (Ok(o), Ok(n)) => {
+                let changed = |a: &BundleCrds, b: &BundleCrds| {
+                    (0..a.files.len())
+                        .filter(|&i| !a.has_copy_of(b, i))
+                        .map(|i| a.files[i].digest)
+                        .collect::<Vec<_>>()
+                };
+                (changed(o, n), changed(n, o))
+            }
+            _ => Default::default(),
+        })
+        .collect();
+    let mut left = Remaining::default();
+    for (olds, news) in &needs {
+        for d in olds.iter().chain(news) {
+            *left.files.entry(*d).or_default() += 1;
+        }
+        for o in olds {
+            for n in news {
+                *left.pairs.entry((*o, *n)).or_default() += 1;
+            }
+        }
+    }
+    let remaining = std::sync::Mutex::new(left);
+    let cache = CrdCache::shared();
+    let memo = Memo::default();
+    let mut edges: Vec<(usize, EdgeFindings)> = pairs
         .par_iter()
-        .map(|(from, to, chans, kind, df, dt)| {
+        .zip(&needs)
+        .map(|((i, from, to, chans, kind, df, dt), needs)| {
             let label = format!(
                 "channel{} {}: upgrade {from} -> {to} ({kind})",
                 if chans.len() > 1 { "s" } else { "" },
                 chans.join(", ")
             );
-            let (old, new) = (held.take(df), held.take(dt));
-            let findings = match (&*old, &*new) {
-                (Ok(o), Ok(n)) => compare_bundles(o, n, &label, checks),
+            let findings = match (&listed[df], &listed[dt]) {
+                (Ok(o), Ok(n)) => compare_bundles_in(o, n, &label, checks, &cache, Some(&memo)),
                 (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
                 (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
             };
-            held.done(df);
-            held.done(dt);
-            EdgeFindings {
+            let mut left = remaining.lock().unwrap_or_else(|p| p.into_inner());
+            let (olds, news) = needs;
+            for d in olds.iter().chain(news) {
+                if Remaining::done(&mut left.files, d) {
+                    cache.forget(d);
+                }
+            }
+            for o in olds {
+                for n in news {
+                    if Remaining::done(&mut left.pairs, &(*o, *n)) {
+                        memo.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .remove(&(*o, *n));
+                    }
+                }
+            }
+            drop(left);
+            let edge = EdgeFindings {
                 from: from.clone(),
                 to: to.clone(),
                 label,
                 findings,
-            }
+            };
+            (*i, edge)
         })
-        .collect()
+        .collect();
+    edges.sort_by_key(|(i, _)| *i);
+    edges.into_iter().map(|(_, e)| e).collect()
 }
 
-/// A bundle's CRD files as read (or why they could not be).
-type ReadCrds = std::sync::Arc<Result<BundleCrds, super::Error>>;
-
-/// The CRD files of the bundles of one package's edges: each bundle's slot
-/// holds its files while edges still need them, and how many still do.
-struct SharedCrds<'a> {
-    slots: BTreeMap<&'a PathBuf, std::sync::Mutex<(Option<ReadCrds>, usize)>>,
+/// How many edges of a package still need each file, and each pair of
+/// files compared.
+#[derive(Default)]
+struct Remaining {
+    files: HashMap<Digest, usize>,
+    pairs: HashMap<(Digest, Digest), usize>,
 }
 
-impl SharedCrds<'_> {
-    /// The CRD files of `dir`, read on first use. The slot's lock is held
-    /// while they are read, so each bundle is read once.
-    fn take(&self, dir: &PathBuf) -> ReadCrds {
-        let Some(slot) = self.slots.get(dir) else {
-            return std::sync::Arc::new(BundleCrds::read(dir));
-        };
-        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.0
-            .get_or_insert_with(|| std::sync::Arc::new(BundleCrds::read(dir)))
-            .clone()
-    }
-
-    /// One edge on `dir` is checked; the last drops its files.
-    fn done(&self, dir: &PathBuf) {
-        if let Some(slot) = self.slots.get(dir) {
-            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-            slot.1 = slot.1.saturating_sub(1);
-            if slot.1 == 0 {
-                slot.0 = None;
+impl Remaining {
+    /// One use of `key` is over: whether it was the last.
+    fn done<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, usize>, key: &K) -> bool {
+        match counts.get_mut(key) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
             }
+            Some(_) => {
+                counts.remove(key);
+                true
+            }
+            None => false,
         }
     }
 }
@@ -575,8 +863,7 @@ impl<'a> CrdView<'a> {
 struct Ctx<'a> {
     old: &'a Manifest,
     new: &'a Manifest,
-    label: &'a str,
-    out: &'a mut Vec<Finding>,
+    out: Vec<Emitted>,
     /// Where each line starts in the old and new files, made on the first
     /// finding ([`Manifest::location`] scans the text for every location:
     /// slow on a CRD of megabytes with hundreds of findings).
@@ -589,65 +876,76 @@ fn line_starts(text: &str) -> Vec<usize> {
         .collect()
 }
 
-fn locate(m: &Manifest, starts: &[usize], path: &[Seg]) -> Location {
+/// Where `path` is in `m` (the new file's or the old's, `in_new`).
+fn locate(m: &Manifest, starts: &[usize], path: &[Seg], in_new: bool) -> Spot {
     let span = m.root.locate(path);
-    let mut loc = Location::new(&m.file.display_path, span, None);
+    let loc = Location::new("", span, None);
     let text = &m.file.text;
     let line = span.line as usize;
-    if line > 0 {
-        if let Some(&start) = starts.get(line - 1) {
+    let source_line = (line > 0)
+        .then(|| starts.get(line - 1))
+        .flatten()
+        .and_then(|&start| {
             let end = starts.get(line).map(|e| e - 1).unwrap_or(text.len());
-            loc.source_line = text
-                .get(start..end.max(start))
-                .map(|l| l.trim_end_matches('\r').to_string());
-        }
+            text.get(start..end.max(start))
+                .map(|l| l.trim_end_matches('\r').to_string())
+        });
+    Spot {
+        in_new,
+        line: loc.line,
+        column: loc.column,
+        end_column: loc.end_column,
+        source_line,
     }
-    loc
 }
 
 const REFUSED: &str = "OLM v1 refuses this upgrade (CRD upgrade-safety preflight); OLM v0 may break clients or stored objects";
 
 impl Ctx<'_> {
-    fn emit(&mut self, rule: &str, msg: String, new_at: &[Seg], old_at: &[Seg]) {
+    fn lines(&mut self) -> &(Vec<usize>, Vec<usize>) {
         let (old, new) = (self.old, self.new);
-        let (ol, nl) = self
-            .lines
-            .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)));
+        self.lines
+            .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)))
+    }
+
+    fn emit(&mut self, rule: &'static str, msg: String, new_at: &[Seg], old_at: &[Seg]) {
+        let (old, new) = (self.old, self.new);
+        let (ol, nl) = self.lines();
+        let (at, related) = (
+            locate(new, nl, new_at, true),
+            locate(old, ol, old_at, false),
+        );
         let hint = if rule == "crd-upgrade-served-version-removed" {
             "OLM v1's preflight (crdify) does not check this, and the API server allows it; clients of that version break"
         } else {
             REFUSED
         };
-        let f = Finding::error(
+        self.out.push(Emitted {
             rule,
-            format!("{}: CRD {}: {msg}", self.label, self.new.name),
-        )
-        .at(locate(new, nl, new_at))
-        .related(locate(old, ol, old_at))
-        .hint(hint);
-        self.out.push(f);
+            msg: format!("CRD {}: {msg}", new.name),
+            hint,
+            at,
+            related,
+        });
     }
 
     /// A finding about two places of the new CRD (served versions).
-    fn emit_new(&mut self, rule: &str, msg: String, at: &[Seg], also: &[Seg]) {
-        let (old, new) = (self.old, self.new);
-        let (_, nl) = self
-            .lines
-            .get_or_insert_with(|| (line_starts(&old.file.text), line_starts(&new.file.text)));
-        let f = Finding::error(rule, format!("{}: CRD {}: {msg}", self.label, self.new.name))
-            .at(locate(new, nl, at))
-            .related(locate(new, nl, also))
-            .hint("OLM v1 refuses this upgrade (CRD upgrade-safety preflight, served versions): objects read through one served version and written through the other break without a conversion webhook");
-        self.out.push(f);
+    fn emit_new(&mut self, rule: &'static str, msg: String, at: &[Seg], also: &[Seg]) {
+        let new = self.new;
+        let (_, nl) = self.lines();
+        let (at, related) = (locate(new, nl, at, true), locate(new, nl, also, true));
+        self.out.push(Emitted {
+            rule,
+            msg: format!("CRD {}: {msg}", new.name),
+            hint: "OLM v1 refuses this upgrade (CRD upgrade-safety preflight, served versions): objects read through one served version and written through the other break without a conversion webhook",
+            at,
+            related,
+        });
     }
 }
 
 /// The flattened schema of a version: crdify path -> (node, where).
 type Flat<'a> = BTreeMap<String, (&'a Node, Vec<Seg>)>;
-
-fn flat<'a>(v: &CrdVersion<'a>) -> Option<Flat<'a>> {
-    flat_against(v, None)
-}
 
 /// [`flat`], leaving out the properties whose content `twin` (the same
 /// version in the other CRD) has too ([`crd_schema::flatten`]).
@@ -694,23 +992,22 @@ fn served_issues(view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
         return Vec::new();
     }
     served.sort_by(|a, b| crd_schema::kube_version_cmp(&a.name, &b.name));
-    // Flattened when a pair needs it: versions that share a schema need none.
-    let flats: Vec<std::cell::OnceCell<Option<Flat>>> =
-        served.iter().map(|_| std::cell::OnceCell::new()).collect();
     let mut out = Vec::new();
     for i in 0..served.len() {
         for j in i + 1..served.len() {
             if same_schema(served[i], served[j]) {
                 continue;
             }
-            let lo = flats[i].get_or_init(|| flat(served[i]));
-            let hi = flats[j].get_or_init(|| flat(served[j]));
-            let (Some(lo), Some(hi)) = (lo, hi) else {
+            // Each of the pair flattened less what the other has the same.
+            let (Some(lo), Some(hi)) = (
+                flat_against(served[i], Some(served[j])),
+                flat_against(served[j], Some(served[i])),
+            ) else {
                 continue;
             };
             let pair = format!("{} -> {}", served[i].name, served[j].name);
             let hi_root = hi.get("^").map(|(_, s)| s.clone()).unwrap_or_default();
-            for (path, (onode, osegs)) in lo {
+            for (path, (onode, osegs)) in &lo {
                 let n = hi.get(path);
                 for c in crd_schema::field_changes(onode, n.map(|x| x.0), checks) {
                     let at = match n {
@@ -731,19 +1028,15 @@ fn served_issues(view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
     out
 }
 
-fn compare_crds(
-    old: &Manifest,
-    new: &Manifest,
-    label: &str,
-    checks: CrdChecks,
-    out: &mut Vec<Finding>,
-) {
+/// What an upgrade from CRD `old` to CRD `new` breaks, each place in the
+/// old or the new file.
+fn compare_crds(old_crd: &ParsedCrd, new_crd: &ParsedCrd, checks: CrdChecks) -> Vec<Emitted> {
+    let (old, new) = (&old_crd.manifest, &new_crd.manifest);
     let (o, n) = (CrdView::of(old), CrdView::of(new));
     let mut c = Ctx {
         old,
         new,
-        label,
-        out,
+        out: Vec::new(),
         lines: None,
     };
     let scope_at = with(&[], &["spec", "scope"]);
@@ -802,7 +1095,10 @@ fn compare_crds(
         if same_schema(ov, nv) {
             continue;
         }
-        let (Some(of), Some(nf)) = (flat_against(ov, Some(nv)), flat(nv)) else {
+        // Each side leaves out what is the same in the other: an old
+        // property kept is looked up in the new side by its path, and its
+        // twin there differs from it, so it is kept too.
+        let (Some(of), Some(nf)) = (flat_against(ov, Some(nv)), flat_against(nv, Some(ov))) else {
             continue;
         };
         let mut removed: Vec<&String> = Vec::new();
@@ -844,25 +1140,31 @@ fn compare_crds(
     // Served versions of the new CRD against each other, less what the old
     // CRD already had (crdify `served.Validator`).
     if !(n.webhook && checks.skip_served_with_webhook()) {
-        let new_issues = served_issues(&n, checks);
+        // Each CRD's own served-version differences are worked out once,
+        // however many edges it is on.
+        let slot = checks as usize;
+        let new_issues = new_crd.served[slot].get_or_init(|| served_issues(&n, checks));
         if !new_issues.is_empty() {
-            let known: BTreeSet<_> = served_issues(&o, checks)
-                .into_iter()
+            let known: BTreeSet<_> = old_crd.served[slot]
+                .get_or_init(|| served_issues(&o, checks))
+                .iter()
                 .map(|(k, ..)| k)
                 .collect();
-            for ((pair, path, crdify, _), ch, at, also) in new_issues {
-                if known.contains(&(pair.clone(), path.clone(), crdify, ch.msg.clone())) {
+            for (key, ch, at, also) in new_issues {
+                if known.contains(&(key.0.clone(), key.1.clone(), key.2, ch.msg.clone())) {
                     continue;
                 }
+                let (pair, path, crdify, _) = key;
                 c.emit_new(
                     "crd-served-version-incompatible",
                     format!("served versions {pair}: field {path}: {crdify}: {}", ch.msg),
-                    &at,
-                    &also,
+                    at,
+                    also,
                 );
             }
         }
     }
+    c.out
 }
 
 /// Where to point in the new CRD for a field it lacks: the new schema's
@@ -927,17 +1229,27 @@ pub fn safe_changes_dirs_with(
     checks: CrdChecks,
 ) -> Result<Vec<String>, super::Error> {
     let (o, n) = (BundleCrds::read(old)?, BundleCrds::read(new)?);
-    let changed = |a: &BundleCrds, b: &BundleCrds| -> Result<Vec<Manifest>, super::Error> {
+    let cache = CrdCache::shared();
+    let changed = |a: &BundleCrds, b: &BundleCrds| -> Result<Vec<Arc<ParsedFile>>, super::Error> {
         let mut out = Vec::new();
         for i in 0..a.files.len() {
-            if b.files.iter().any(|f| f.bytes == a.files[i].bytes) {
-                continue;
+            if !a.has_copy_of(b, i) {
+                out.push(a.parse(i, &cache).map_err(super::Error::Crd)?);
             }
-            out.extend(a.parse(i).clone().map_err(super::Error::Crd)?);
         }
         Ok(out)
     };
-    let (oc, nc) = (changed(&o, &n)?, changed(&n, &o)?);
+    let (old_files, new_files) = (changed(&o, &n)?, changed(&n, &o)?);
+    let oc: Vec<&Manifest> = old_files
+        .iter()
+        .flat_map(|p| crds_of(p))
+        .map(|c| &c.manifest)
+        .collect();
+    let nc: Vec<&Manifest> = new_files
+        .iter()
+        .flat_map(|p| crds_of(p))
+        .map(|c| &c.manifest)
+        .collect();
     let mut out = Vec::new();
     for m in &nc {
         let Some(old_m) = oc.iter().find(|x| x.name == m.name) else {
@@ -1040,14 +1352,16 @@ pub fn safe_changes_dirs_with(
 /// for CRDs in files that were not parsed because they did not change).
 fn n_has_crd(b: &BundleCrds, name: &str) -> bool {
     let f = memchr::memmem::Finder::new(name.as_bytes());
-    b.files.iter().any(|x| f.find(&x.bytes).is_some())
+    b.files
+        .iter()
+        .any(|x| std::fs::read(&x.path).is_ok_and(|bytes| f.find(&bytes).is_some()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn crd(text: &str) -> Manifest {
+    fn crd(text: &str) -> ParsedCrd {
         let b = Bundle::from_files(
             Path::new("b"),
             vec![RawFile {
@@ -1055,13 +1369,18 @@ mod tests {
                 content: Ok(text.as_bytes().to_vec()),
             }],
         );
-        b.manifests.into_iter().find(|m| m.is_crd()).expect("a CRD")
+        let manifest = b.manifests.into_iter().find(|m| m.is_crd()).expect("a CRD");
+        ParsedCrd {
+            manifest,
+            served: Default::default(),
+        }
     }
 
     fn rules(old: &str, new: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        compare_crds(&crd(old), &crd(new), "t", CrdChecks::OlmV1, &mut out);
-        out.into_iter().map(|f| f.rule).collect()
+        compare_crds(&crd(old), &crd(new), CrdChecks::OlmV1)
+            .into_iter()
+            .map(|f| f.rule.to_string())
+            .collect()
     }
 
     const V1BETA1: &str = "apiVersion: apiextensions.k8s.io/v1beta1
