@@ -1,7 +1,7 @@
 //! The tonic service: `api.Registry` over whatever [`Registry`] is current.
 
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use futures::Stream;
 use tonic::{Request, Response, Status};
@@ -12,27 +12,63 @@ use crate::proto::registry_server;
 
 /// The catalog being served; `--watch` swaps it when the file changes.
 #[derive(Clone)]
-pub struct Current(Arc<RwLock<Arc<dyn Registry>>>);
+pub struct Current(Arc<RwLock<Served>>);
+
+/// A catalog and what is computed once for it: a served catalog is
+/// read-only, so a ListBundles answer, once built, is the answer of every
+/// later call until the catalog is swapped.
+#[derive(Clone)]
+struct Served {
+    registry: Arc<dyn Registry>,
+    list_bundles: Arc<OnceLock<ListBundlesCache>>,
+}
+
+/// The first complete ListBundles answer, kept when its encoded size is at
+/// most [`LIST_BUNDLES_CACHE_BYTES`]; `TooLarge` when it was larger (every
+/// call then streams from the catalog, as before).
+enum ListBundlesCache {
+    Kept(Arc<[proto::Bundle]>),
+    TooLarge,
+}
+
+/// The largest ListBundles answer kept for later calls (encoded bytes). A
+/// catalog whose answer is larger, e.g. an index that keeps every bundle's
+/// manifests, streams each call from the catalog a batch at a time.
+const LIST_BUNDLES_CACHE_BYTES: usize = 64 << 20;
+
+impl Served {
+    fn new(registry: Arc<dyn Registry>) -> Served {
+        Served {
+            registry,
+            list_bundles: Arc::new(OnceLock::new()),
+        }
+    }
+}
 
 impl Current {
     /// Starts with `r`.
     pub fn new(r: Arc<dyn Registry>) -> Current {
-        Current(Arc::new(RwLock::new(r)))
+        Current(Arc::new(RwLock::new(Served::new(r))))
     }
 
-    /// The catalog now; calls in flight keep the one they started with.
-    pub fn get(&self) -> Arc<dyn Registry> {
+    fn served(&self) -> Served {
         match self.0.read() {
             Ok(g) => g.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
-    /// Replaces the catalog.
+    /// The catalog now; calls in flight keep the one they started with.
+    pub fn get(&self) -> Arc<dyn Registry> {
+        self.served().registry
+    }
+
+    /// Replaces the catalog (and forgets what was computed for the old one).
     pub fn set(&self, r: Arc<dyn Registry>) {
+        let served = Served::new(r);
         match self.0.write() {
-            Ok(mut g) => *g = r,
-            Err(poisoned) => *poisoned.into_inner() = r,
+            Ok(mut g) => *g = served,
+            Err(poisoned) => *poisoned.into_inner() = served,
         }
     }
 }
@@ -201,10 +237,21 @@ impl registry_server::Registry for RegistryService {
         &self,
         _req: Request<proto::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
-        let r = self.current.get();
+        let Served {
+            registry: r,
+            list_bundles: cache,
+        } = self.current.served();
+        if let Some(ListBundlesCache::Kept(rows)) = cache.get() {
+            // Each message is cloned as the client takes it: what waits in
+            // memory is the one answer, not a copy per call.
+            let rows = rows.clone();
+            let each = (0..rows.len()).map(move |i| Ok(rows[i].clone()));
+            return Ok(Response::new(Box::pin(futures::stream::iter(each))));
+        }
         // Rows go out as the query yields them (opm's ListBundles sends each
         // as it is scanned), a batch at a time: the server holds a few
-        // batches of them, however large the answer.
+        // batches of them, however large the answer. The first call that
+        // completes also keeps the answer, when it is small enough.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<proto::Bundle>, Status>>(
             LIST_BUNDLES_BATCHES_AHEAD,
         );
@@ -213,9 +260,22 @@ impl registry_server::Registry for RegistryService {
             use prost::Message as _;
             let mut batch = Vec::with_capacity(LIST_BUNDLES_BATCH_ROWS);
             let mut bytes = 0;
+            // Kept while it is small enough, unless an earlier call found it
+            // too large.
+            let mut kept = cache.get().is_none().then(Vec::new);
+            let mut kept_bytes = 0;
+            let mut client_gone = false;
             // A failed send is a client that went away: stop reading.
             let result = r.list_bundles(&mut |b| {
-                bytes += b.encoded_len();
+                let len = b.encoded_len();
+                bytes += len;
+                kept_bytes += len;
+                if kept_bytes > LIST_BUNDLES_CACHE_BYTES {
+                    kept = None;
+                }
+                if let Some(k) = kept.as_mut() {
+                    k.push(b.clone());
+                }
                 batch.push(b);
                 if batch.len() < LIST_BUNDLES_BATCH_ROWS && bytes < LIST_BUNDLES_BATCH_BYTES {
                     return true;
@@ -223,14 +283,22 @@ impl registry_server::Registry for RegistryService {
                 bytes = 0;
                 let full =
                     std::mem::replace(&mut batch, Vec::with_capacity(LIST_BUNDLES_BATCH_ROWS));
-                tx.blocking_send(Ok(full)).is_ok()
+                client_gone = tx.blocking_send(Ok(full)).is_err();
+                !client_gone
             });
+            let complete = result.is_ok() && !client_gone;
             // The rows before an error go out first, as opm's do.
-            if !batch.is_empty() {
-                let _ = tx.blocking_send(Ok(batch));
-            }
+            let sent = batch.is_empty() || tx.blocking_send(Ok(batch)).is_ok();
             if let Err(e) = result {
                 let _ = tx.blocking_send(Err(status(e)));
+            }
+            // Only a whole answer is kept: not one cut short by an error or
+            // by a client that went away.
+            if complete && sent && cache.get().is_none() {
+                let _ = cache.set(match kept {
+                    Some(rows) => ListBundlesCache::Kept(rows.into()),
+                    None => ListBundlesCache::TooLarge,
+                });
             }
         });
         tokio::spawn(async move {

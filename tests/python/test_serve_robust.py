@@ -147,6 +147,42 @@ class RunningServerTest(unittest.TestCase):
                     time.sleep(0.05)
                 self.assertEqual(names(), ["added", "etcd", "other"])
 
+    def test_list_bundles_answered_again_and_after_a_reload(self):
+        # The first whole ListBundles answer is kept for later calls; a
+        # replaced index is a new answer, not the kept one.
+        path = tmp("relisted.db")
+        shutil.copy(DB, path)
+        with Server(path, "--watch", "--watch-interval", "100") as server:
+            server.wait_serving()
+            with server.channel() as ch:
+                stub = pb_grpc.RegistryStub(ch)
+                rows = lambda: [
+                    (b.packageName, b.channelName, b.csvName, b.csvJson, tuple(b.object))
+                    for b in stub.ListBundles(pb.ListBundlesRequest(), timeout=10)
+                ]
+                first = rows()
+                self.assertEqual(len(first), 6)
+                # A client that leaves mid-answer takes nothing with it.
+                it = stub.ListBundles(pb.ListBundlesRequest(), timeout=10)
+                next(it)
+                it.cancel()
+                for _ in range(3):
+                    self.assertEqual(rows(), first)
+                new = tmp("relisted.db.new")
+                shutil.copy(DB, new)
+                con = sqlite3.connect(new)
+                con.execute("DELETE FROM channel_entry WHERE package_name = 'other'")
+                con.commit()
+                con.close()
+                os.replace(new, path)
+                deadline = time.time() + 20
+                while len(rows()) == 6:
+                    self.assertLess(time.time(), deadline, "reload not seen:\n" + "\n".join(server.log))
+                    time.sleep(0.05)
+                after = rows()
+                self.assertTrue(after and all(r[0] == "etcd" for r in after), after)
+                self.assertEqual(rows(), after)
+
     def test_oversized_request_refused(self):
         with Server(DB) as server:
             server.wait_serving()
