@@ -22,7 +22,9 @@ opm=$1 tree=$2; shift 2
 runs=${RUNS:-3}
 profile=${OLM_CATALOG_PROFILE:-release}
 cargo build --quiet --profile "$profile" --locked --bin olm-catalog
+cargo bench --quiet --profile "$profile" --locked --bench serve_rpc --no-run
 bin=$PWD/target/$profile/olm-catalog
+native=$(ls -t "$PWD"/target/"$profile"/deps/serve_rpc-* | grep -v '\.d$' | head -1)
 . scripts/lib/registry.sh
 work=$(mktemp -d)
 trap 'kill "${REGISTRY_PID:-}" 2>/dev/null; rm -rf "$work"' EXIT
@@ -53,6 +55,7 @@ for pkg in "$@"; do
     echo "== $pkg: $n images"
     echo "index add CPU (user+sys), median of $runs: opm ${t} s [${theirs[*]}], ours ${o} s [${ours[*]}]," \
         "ours/opm $(awk -v o="$o" -v t="$t" 'BEGIN { printf "%.3f", o / t }')x"
-    python3 tests/python/bench_serve_vs_opm.py --bin "$bin" --opm "$opm" --catalog "$work/opm.db" --runs 30 |
+    python3 tests/python/bench_serve_vs_opm.py --bin "$bin" --opm "$opm" --catalog "$work/opm.db" --runs 30 \
+        --native "$native" |
         sed 1d
 done
