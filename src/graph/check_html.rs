@@ -1,6 +1,7 @@
 //! `graph check -o html`: one self-contained page per run, each package's
 //! picture ([`super::svg`]) beside its findings.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use rayon::prelude::*;
 
 use super::checks::{self, CheckOptions};
 use super::crd_safety::EdgeFindings;
-use super::svg::{self, escape, Marks};
+use super::svg::{self, escape, escape_text, Marks};
 use super::PackageGraph;
 use crate::diag::{Finding, Level, Report};
 
@@ -81,7 +82,7 @@ fn sections_of(path: &std::path::Path, opts: &CheckOptions) -> Vec<Section> {
 /// [`checks::check_path`] reads them; same findings), and the reports, in
 /// the order of `paths`, for the exit code.
 pub fn check_page(paths: &[PathBuf], opts: &CheckOptions) -> (String, Vec<Report>) {
-    let sections: Vec<Section> = paths
+    let mut sections: Vec<Section> = paths
         .par_iter()
         .map(|p| sections_of(p, opts))
         .collect::<Vec<_>>()
@@ -120,13 +121,21 @@ pub fn check_page(paths: &[PathBuf], opts: &CheckOptions) -> (String, Vec<Report
         }
         body.push_str("</ul>\n");
     }
-    for (i, s) in sections.iter().enumerate() {
+    for (i, s) in sections.iter_mut().enumerate() {
         let _ = writeln!(
             body,
             "<section class=\"package\" id=\"s{i}\">\n<h2>{}</h2>\n<div class=\"side\">",
             escape(&s.report.subject)
         );
-        if let Some((g, marks)) = &s.picture {
+        if let Some((g, marks)) = &mut s.picture {
+            // Each red edge links to its list below (its tooltip then
+            // needs only the count).
+            for (j, e) in s.edges.iter().enumerate() {
+                marks.links.insert(
+                    (g.package.clone(), e.from.clone(), e.to.clone()),
+                    edge_id(i, j),
+                );
+            }
             let _ = writeln!(
                 body,
                 "<div class=\"graph\">\n{}</div>",
@@ -140,12 +149,12 @@ pub fn check_page(paths: &[PathBuf], opts: &CheckOptions) -> (String, Vec<Report
         if !s.own.is_empty() {
             body.push_str("<ul>\n");
             for f in &s.own {
-                finding_item(&mut body, f, &f.message, None, &s.root);
+                finding_item(&mut body, f, &s.root);
             }
             body.push_str("</ul>\n");
         }
-        for e in &s.edges {
-            edge_items(&mut body, e, &s.root);
+        for (j, e) in s.edges.iter().enumerate() {
+            edge_items(&mut body, e, &edge_id(i, j), &s.root);
         }
         body.push_str("</div>\n</div>\n</section>\n");
     }
@@ -155,32 +164,120 @@ pub fn check_page(paths: &[PathBuf], opts: &CheckOptions) -> (String, Vec<Report
     )
 }
 
-/// The findings of one edge, under its label; a hint every finding shares
-/// is said once.
-fn edge_items(out: &mut String, e: &EdgeFindings, root: &Path) {
+/// The id of the list of section `i`'s `j`th edge.
+fn edge_id(i: usize, j: usize) -> String {
+    format!("s{i}-e{j}")
+}
+
+/// The findings of one edge, under its label (`id`, where the picture's
+/// edge links to), each once, grouped so that what findings share is said
+/// once: by rule (level, rule, count and hint), then by place (the file,
+/// and the CRD and version a message names before the field: [`scope`]),
+/// each finding `line:column:` and the rest of its message. An edge can
+/// have thousands of findings of a few rules in a few files (strimzi's
+/// 0.48.0 -> 0.49.0 has 1,689): said on every item, the shared parts were
+/// most of the page.
+fn edge_items(out: &mut String, e: &EdgeFindings, id: &str, root: &Path) {
     let n = e.findings.len();
     let _ = writeln!(
         out,
-        "<h3 class=\"edge-findings\">{}: {n} finding{}</h3>",
-        escape(&e.label),
+        "<h3 class=\"edge-findings\" id=\"{}\">{}: {n} finding{}</h3>",
+        escape(id),
+        escape_text(&e.label),
         if n == 1 { "" } else { "s" }
     );
-    let first_hint = e.findings.first().and_then(|f| f.hint.as_deref());
-    let shared = first_hint.filter(|h| e.findings.iter().all(|f| f.hint.as_deref() == Some(*h)));
-    if let Some(h) = shared {
-        let _ = writeln!(out, "<p class=\"muted\">help: {}</p>", escape(h));
-    }
-    out.push_str("<ul>\n");
+    // (errors first, rule, hint) -> (file, scope) -> (finding, the rest of
+    // its message); groups sorted, findings in the edge's order.
+    type Places<'a> = BTreeMap<(Option<String>, &'a str), Vec<(&'a Finding, &'a str)>>;
+    let mut groups: BTreeMap<(u8, &str, Option<&str>), Places> = BTreeMap::new();
     for f in &e.findings {
-        finding_item(out, f, e.detail(f), shared, root);
+        let file = f.location.as_ref().map(|l| {
+            let file = l.file.strip_prefix(root).unwrap_or(&l.file);
+            file.display().to_string()
+        });
+        let (scope, rest) = scope(e.detail(f));
+        groups
+            .entry((level_rank(f.level), &f.rule, f.hint.as_deref()))
+            .or_default()
+            .entry((file, scope))
+            .or_default()
+            .push((f, rest));
     }
-    out.push_str("</ul>\n");
+    for ((rank, rule, hint), places) in groups {
+        let level = level_name(rank);
+        let k: usize = places.values().map(Vec::len).sum();
+        let _ = write!(
+            out,
+            "<div class=\"rule-findings {level}\"><p><strong>{level}</strong> <code>{}</code>: {k} finding{}",
+            escape_text(rule),
+            if k == 1 { "" } else { "s" }
+        );
+        if let Some(h) = hint {
+            let _ = write!(
+                out,
+                "<br><span class=\"muted\">help: {}</span>",
+                escape_text(h)
+            );
+        }
+        out.push_str("</p>\n<ul>\n");
+        for ((file, scope), findings) in places {
+            out.push_str("<li class=\"place\">");
+            match &file {
+                Some(path) => {
+                    let _ = write!(out, "in <code>{}</code>", escape_text(path));
+                }
+                None => out.push_str("in no file"),
+            }
+            if !scope.is_empty() {
+                out.push_str(", ");
+                out.push_str(&escape_text(scope));
+            }
+            out.push_str(":<ul class=\"items\">\n");
+            for (f, rest) in findings {
+                out.push_str("<li>");
+                if let Some(l) = &f.location {
+                    let _ = write!(out, "{}:{}: ", l.line, l.column);
+                }
+                out.push_str(&escape_text(rest));
+                out.push_str("</li>\n");
+            }
+            out.push_str("</ul></li>\n");
+        }
+        out.push_str("</ul></div>\n");
+    }
 }
 
-/// One finding: `message` (its whole message, or its detail under its
-/// edge's label), where it is (relative to `root`), and its hint unless it
-/// is `said` already.
-fn finding_item(out: &mut String, f: &Finding, message: &str, said: Option<&str>, root: &Path) {
+/// A CRD finding's message (after its edge's label) as what it is about
+/// and the rest: `CRD NAME: version V: field F ...` (or `served versions
+/// A -> B: field F ...`) is `CRD NAME: version V` and `field F ...`, which
+/// many findings of one file share. A message naming no field is all rest.
+fn scope(detail: &str) -> (&str, &str) {
+    match detail.find(": field ") {
+        Some(i) => (&detail[..i], &detail[i + 2..]),
+        None => ("", detail),
+    }
+}
+
+/// Errors before warnings (other levels read as warnings, as in
+/// [`finding_item`]).
+fn level_rank(l: Level) -> u8 {
+    match l {
+        Level::Error => 0,
+        _ => 1,
+    }
+}
+
+fn level_name(rank: u8) -> &'static str {
+    if rank == 0 {
+        "error"
+    } else {
+        "warning"
+    }
+}
+
+/// One finding: its message, where it is (relative to `root`), and its
+/// hint.
+fn finding_item(out: &mut String, f: &Finding, root: &Path) {
     let level = match f.level {
         Level::Error => "error",
         _ => "warning",
@@ -189,7 +286,7 @@ fn finding_item(out: &mut String, f: &Finding, message: &str, said: Option<&str>
         out,
         "<li class=\"finding {level}\"><strong>{level}</strong> <code>{}</code>: {}",
         escape(&f.rule),
-        escape(message)
+        escape(&f.message)
     );
     if let Some(l) = &f.location {
         let file = l.file.strip_prefix(root).unwrap_or(&l.file);
@@ -201,7 +298,7 @@ fn finding_item(out: &mut String, f: &Finding, message: &str, said: Option<&str>
             l.column
         );
     }
-    if let Some(h) = f.hint.as_deref().filter(|h| Some(*h) != said) {
+    if let Some(h) = f.hint.as_deref() {
         let _ = write!(out, "<br><span class=\"muted\">help: {}</span>", escape(h));
     }
     out.push_str("</li>\n");

@@ -12,8 +12,11 @@
 //! admitting fifty versions would hide the rest), except an admission whose
 //! CRD change is unsafe, drawn dotted. An edge on which `graph check` finds
 //! an unsafe CRD change is red; its `<title>` (the tooltip) gives the
-//! number of findings and the first ones. Channel heads have a thick blue border, the default
-//! channel a star, deprecated packages, channels and bundles are grey.
+//! number of findings and the first ones (on a page that lists them, it
+//! links there instead: [`Marks::links`]). Channel heads have a thick blue
+//! border, the default channel a star, deprecated packages, channels and
+//! bundles are grey. What an edge or a box looks like is its classes, said
+//! once in the SVG's `<style>` ([`STYLE`]).
 //!
 //! Output is deterministic: integer coordinates, everything iterated in a
 //! fixed order, so the same graphs give the same bytes.
@@ -32,6 +35,12 @@ pub struct Marks {
     /// to): each finding as `rule: detail` (its message without the edge's
     /// label, [`super::crd_safety::EdgeFindings::detail`]).
     pub unsafe_edges: BTreeMap<(String, String, String), Vec<String>>,
+    /// Where a page lists an unsafe edge's findings, by the same key: the
+    /// id of that element. Such an edge links to it, and its tooltip says
+    /// only how many findings of which rules there are (the list beside
+    /// the picture has them all); an edge without one gets the first
+    /// findings in its tooltip ([`unsafe_tooltip`]).
+    pub links: BTreeMap<(String, String, String), String>,
 }
 
 impl Marks {
@@ -65,6 +74,14 @@ impl Marks {
 
     fn unsafe_edge(&self, package: &str, from: &str, to: &str) -> Option<&Vec<String>> {
         self.unsafe_edges
+            .get(&(package.to_string(), from.to_string(), to.to_string()))
+    }
+
+    fn link(&self, package: &str, from: &str, to: &str) -> Option<&String> {
+        if self.links.is_empty() {
+            return None;
+        }
+        self.links
             .get(&(package.to_string(), from.to_string(), to.to_string()))
     }
 }
@@ -106,6 +123,43 @@ fn unsafe_tooltip(title: &mut String, findings: &[String]) {
     }
 }
 
+/// The tooltip lines of an unsafe edge whose findings a page lists beside
+/// the picture ([`Marks::links`]): their count and how many of each rule
+/// (the edge, drawn in every lane of its channels, links to the list).
+fn linked_tooltip(title: &mut String, findings: &[String]) {
+    let n = findings.len();
+    let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in findings {
+        let rule = f.split_once(": ").map_or(f.as_str(), |(r, _)| r);
+        *rules.entry(rule).or_default() += 1;
+    }
+    let _ = write!(
+        title,
+        " \u{2014} unsafe CRD change (OLM v1 refuses this upgrade): {n} finding{}",
+        if n == 1 { "" } else { "s" }
+    );
+    for (rule, k) in rules {
+        let _ = write!(title, "\n{rule}: {k}");
+    }
+    title.push_str("\nclick the edge for the list");
+}
+
+/// Escapes text for XML and HTML element content (not attribute values:
+/// quotes are left as they are, [`escape`] for those). Findings quote the
+/// values they compare, and a page can hold thousands.
+pub fn escape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Escapes text for XML and HTML (text and attribute values).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -132,7 +186,7 @@ const NODE_H: i64 = 24;
 const BELOW: i64 = 34;
 const LANE_GAP: i64 = 6;
 const LANE_H: i64 = ARC_SPACE + NODE_H + BELOW;
-/// Edge colours: ordinary and unsafe.
+/// The colour of ordinary edges.
 const INK: &str = "#3d3d3d";
 /// The colour of an edge with an unsafe CRD change.
 pub const UNSAFE_RED: &str = "#d0021b";
@@ -141,6 +195,24 @@ const HEAD_BLUE: &str = "#1c71d8";
 const CHANNEL_COLOURS: &[&str] = &[
     "#3584e4", "#2ec27e", "#e66100", "#9141ac", "#c64600", "#26a269", "#1a5fb4", "#a51d2d",
 ];
+
+/// The look of the elements a picture repeats in every lane (edges,
+/// bundles, skip ranges), said once in the SVG's `<style>` rather than as
+/// attributes on each: strimzi-kafka-operator's 38 lanes draw ~1,100 of
+/// each. Scoped to `.olm-graph`, so that it styles nothing else of a page
+/// around the picture (and several pictures on a page share it); the
+/// arrowheads, whose ids are the picture's own, follow in [`svg_with_ids`].
+const STYLE: &str = ".olm-graph .edge{fill:none;stroke:#3d3d3d;stroke-width:1.5}\
+.olm-graph .edge.skips{stroke-dasharray:5 3}\
+.olm-graph .edge.skipRange{stroke-dasharray:2 3}\
+.olm-graph .edge.unsafe{stroke:#d0021b;stroke-width:2.5}\
+.olm-graph .bundle rect{fill:#ffffff;stroke:#7a7a7a;stroke-width:1}\
+.olm-graph .bundle.head rect{fill:#e8f1fc;stroke:#1c71d8;stroke-width:2.5}\
+.olm-graph .bundle.deprecated rect{fill:#e0e0e0;stroke:#9a9a9a;stroke-width:1}\
+.olm-graph .bundle.missing rect{stroke-dasharray:3 2}\
+.olm-graph .bundle text{text-anchor:middle;fill:#1e1e1e}\
+.olm-graph .bundle.deprecated text,.olm-graph .bundle.missing text{fill:#7a7a7a}\
+.olm-graph .skip-range{text-anchor:middle;font-size:10px;fill:#5e5e5e}\n";
 
 fn text_w(chars: usize, px_tenths: i64) -> i64 {
     (chars as i64 * px_tenths + 9) / 10
@@ -236,9 +308,10 @@ pub fn svg_with_ids(graphs: &[PackageGraph], marks: &Marks, id_prefix: &str) -> 
     let names: Vec<&str> = graphs.iter().map(|g| g.package.as_str()).collect();
     let _ = write!(
         out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"olm-graph\" width=\"{width}\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"olm-graph\" id=\"{p}graph\" width=\"{width}\" \
 height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\">\n\
-<title>upgrade graph of {}</title>\n",
+<title>upgrade graph of {}</title>\n<style>\n{STYLE}\
+#{p}graph .edge{{marker-end:url(#{p}arrow)}}#{p}graph .edge.unsafe{{marker-end:url(#{p}arrow-red)}}\n</style>\n",
         escape(&names.join(", "))
     );
     let _ = write!(
@@ -251,7 +324,7 @@ height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font
     legend(&mut out, &p);
     let mut y = MARGIN + LEGEND_H;
     for g in graphs {
-        package_block(&mut out, g, marks, &p, y, width, label_w, col_w);
+        package_block(&mut out, g, marks, y, width, label_w, col_w);
         y += HEADER_H + g.channels.len().max(1) as i64 * (LANE_H + LANE_GAP);
     }
     out.push_str("</svg>\n");
@@ -305,7 +378,6 @@ fn package_block(
     out: &mut String,
     g: &PackageGraph,
     marks: &Marks,
-    p: &str,
     top: i64,
     width: i64,
     label_w: i64,
@@ -362,7 +434,6 @@ fn package_block(
             g,
             ch,
             marks,
-            p,
             y,
             width,
             label_w,
@@ -380,7 +451,6 @@ fn lane(
     g: &PackageGraph,
     ch: &Channel,
     marks: &Marks,
-    p: &str,
     top: i64,
     width: i64,
     label_w: i64,
@@ -533,56 +603,53 @@ fn lane(
                 x2 + 8
             )
         };
-        let unsafe_rules = marks.unsafe_edge(&g.package, fname, tname);
-        let (stroke, sw, marker) = match unsafe_rules {
-            Some(_) => (UNSAFE_RED, "2.5", "arrow-red"),
-            None => (INK, "1.5", "arrow"),
-        };
-        let dash = match kind {
-            EdgeKind::Replaces => "",
-            EdgeKind::Skips => " stroke-dasharray=\"5 3\"",
-            EdgeKind::SkipRange => " stroke-dasharray=\"2 3\"",
-        };
-        let mut title = format!("{fname} \u{2192} {tname}: {}", kind.as_str());
+        // Stroke, dashes and arrowhead come from the class ([`STYLE`]).
+        // The ends as their boxes show them (the bundle names are in the
+        // boxes' tooltips and in data-from, data-to): an edge is drawn in
+        // every lane of its channels.
+        let mut title = format!(
+            "{} \u{2192} {}: {}",
+            nodes[from].label,
+            nodes[to].label,
+            kind.as_str()
+        );
         let mut class = format!("edge {}", kind.as_str());
-        if let Some(rules) = unsafe_rules {
+        let mut link = None;
+        if let Some(findings) = marks.unsafe_edge(&g.package, fname, tname) {
             class.push_str(" unsafe");
-            unsafe_tooltip(&mut title, rules);
+            link = marks.link(&g.package, fname, tname);
+            match link {
+                Some(_) => linked_tooltip(&mut title, findings),
+                None => unsafe_tooltip(&mut title, findings),
+            }
         }
-        let _ = writeln!(
+        if let Some(id) = link {
+            let _ = write!(out, "<a href=\"#{}\">", escape(id));
+        }
+        let _ = write!(
             out,
-            "<path class=\"{class}\" data-from=\"{}\" data-to=\"{}\" d=\"{d}\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"{sw}\"{dash} marker-end=\"url(#{p}{marker})\"><title>{}</title></path>",
+            "<path class=\"{class}\" data-from=\"{}\" data-to=\"{}\" d=\"{d}\"><title>{}</title></path>",
             escape(fname),
             escape(tname),
-            escape(&title)
+            escape_text(&title)
         );
+        out.push_str(if link.is_some() { "</a>\n" } else { "\n" });
     }
     for (i, n) in nodes.iter().enumerate() {
         let x = cx(i) - box_w / 2;
+        // Fill, stroke and text colour come from the classes ([`STYLE`]).
         let mut class = String::from("bundle");
-        let (fill, stroke, sw) = if n.deprecated {
+        if n.deprecated {
             class.push_str(" deprecated");
-            ("#e0e0e0", "#9a9a9a", "1")
-        } else if n.head {
-            ("#e8f1fc", HEAD_BLUE, "2.5")
-        } else {
-            ("#ffffff", "#7a7a7a", "1")
-        };
+        }
         if n.head {
             class.push_str(" head");
         }
-        let dash = if n.in_channel {
-            ""
-        } else {
+        if !n.in_channel {
             class.push_str(" missing");
-            " stroke-dasharray=\"3 2\""
-        };
-        let mut title = n.name.to_string();
-        if let Some(b) = g.bundles.get(n.name) {
-            if !b.raw_version.is_empty() {
-                let _ = write!(title, "\nversion {}", b.raw_version);
-            }
         }
+        // The name; the version is what the box shows.
+        let mut title = n.name.to_string();
         if n.head {
             title.push_str("\nhead of channel ");
             title.push_str(&ch.name);
@@ -599,17 +666,12 @@ fn lane(
         let _ = writeln!(
             out,
             "<g class=\"{class}\" data-bundle=\"{}\"><title>{}</title>\
-<rect x=\"{x}\" y=\"{node_y}\" width=\"{box_w}\" height=\"{NODE_H}\" rx=\"5\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{sw}\"{dash}/>\
-<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text></g>",
+<rect x=\"{x}\" y=\"{node_y}\" width=\"{box_w}\" height=\"{NODE_H}\" rx=\"5\"/>\
+<text x=\"{}\" y=\"{}\">{}</text></g>",
             escape(n.name),
-            escape(&title),
+            escape_text(&title),
             cx(i),
             node_y + 16,
-            if n.deprecated || !n.in_channel {
-                "#7a7a7a"
-            } else {
-                "#1e1e1e"
-            },
             escape(&n.label)
         );
         if !n.skip_range.is_empty() {
@@ -617,7 +679,7 @@ fn lane(
             let row = (i % 2) as i64;
             let _ = writeln!(
                 out,
-                "<text class=\"skip-range\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#5e5e5e\">&#8839; {}</text>",
+                "<text class=\"skip-range\" x=\"{}\" y=\"{}\">&#8839; {}</text>",
                 cx(i),
                 node_y + NODE_H + 13 + 13 * row,
                 escape(n.skip_range)
@@ -634,7 +696,8 @@ header{background:#24292f;color:#fff;padding:10px 20px}header a{color:#fff}\n\
 main{padding:16px 20px}h1{font-size:1.4em;margin:0}h2{font-size:1.2em;margin-top:1.6em}\n\
 .graph{overflow:auto;background:#fff;border:1px solid #dedede;border-radius:6px;padding:4px;max-height:80vh}\n\
 table{border-collapse:collapse;background:#fff}td,th{border:1px solid #dedede;padding:4px 8px;text-align:left;vertical-align:top}\n\
-.finding.error{color:#a51d2d}.finding.warning{color:#9c6500}.muted{color:#5e5e5e}\n\
+.finding.error,.rule-findings.error strong,.rule-findings.error .items{color:#a51d2d}\n\
+.finding.warning,.rule-findings.warning strong,.rule-findings.warning .items{color:#9c6500}.muted{color:#5e5e5e}\n\
 .deprecated{color:#7a7a7a}code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.92em}\n\
 pre{background:#fff;border:1px solid #dedede;padding:8px;overflow:auto}\n\
 .side{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}.side>div{min-width:0}.side>.findings{flex:1 1 360px}\n\

@@ -127,13 +127,12 @@ pub fn screenshot(url: &str, png: &Path, width: u32, height: u32) -> Vec<String>
     console_lines(&log)
 }
 
-/// The script [`probe`] appends to a page: what the browser laid out, as
-/// base64 JSON in `<pre id="probe">`. For each `g.bundle`, its
-/// `data-bundle`, its lane's `data-channel` and its box on screen; for each
-/// `path.edge`, its ends, classes, computed stroke colour and `<title>`;
-/// whether each `img` loaded; the number of `svg` elements.
-const PROBE: &str = r#"<script>
-(function () {
+/// What [`probe`] measures, the body of a JavaScript function returning
+/// it: for each `g.bundle`, its `data-bundle`, its lane's `data-channel`
+/// and its box on screen; for each `path.edge`, its ends, classes,
+/// computed stroke colour and `<title>`; whether each `img` loaded; the
+/// number of `svg` elements.
+const PROBE: &str = r#"
   function box(e) { var r = e.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)]; }
   var out = { bundles: [], edges: [], images: [], svgs: document.querySelectorAll('svg').length };
   document.querySelectorAll('g.bundle').forEach(function (g) {
@@ -145,19 +144,29 @@ const PROBE: &str = r#"<script>
     out.edges.push({ from: p.getAttribute('data-from'), to: p.getAttribute('data-to'), cls: p.getAttribute('class'), stroke: getComputedStyle(p).stroke, title: t ? t.textContent : '' });
   });
   document.querySelectorAll('img').forEach(function (i) { out.images.push({ src: i.getAttribute('src').slice(0, 40), loaded: i.complete && i.naturalWidth > 0 }); });
-  var pre = document.createElement('pre');
-  pre.id = 'probe';
-  pre.textContent = btoa(unescape(encodeURIComponent(JSON.stringify(out))));
-  document.body.appendChild(pre);
-})();
-</script>"#;
+  return out;
+"#;
 
 /// Loads the HTML page `html` (written to `dir`) with [`PROBE`] appended
 /// and returns what it measured, and the page's console.
 pub fn probe(html: &str, dir: &Path) -> (serde_json::Value, Vec<String>) {
+    evaluate(html, dir, PROBE)
+}
+
+/// Loads the HTML page `html` (written to `dir`) with a script appended
+/// that runs `body`, the body of a JavaScript function, once the page is
+/// laid out, and returns what it returned (as JSON, through base64 in a
+/// `<pre id="probe">` of the DOM) and the page's console.
+pub fn evaluate(html: &str, dir: &Path, body: &str) -> (serde_json::Value, Vec<String>) {
+    let script = format!(
+        "<script>\n(function () {{\n  var out = (function () {{{body}}})();\n  \
+         var pre = document.createElement('pre');\n  pre.id = 'probe';\n  \
+         pre.textContent = btoa(unescape(encodeURIComponent(JSON.stringify(out))));\n  \
+         document.body.appendChild(pre);\n}})();\n</script>"
+    );
     let page = match html.rfind("</body>") {
-        Some(i) => format!("{}{PROBE}{}", &html[..i], &html[i..]),
-        None => format!("{html}{PROBE}"),
+        Some(i) => format!("{}{script}{}", &html[..i], &html[i..]),
+        None => format!("{html}{script}"),
     };
     let file = dir.join("probe.html");
     std::fs::write(&file, page).expect("write probe page");
