@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -165,17 +165,19 @@ impl Report {
     /// Sorts findings so output is deterministic: by file, line, column, then
     /// level, rule and message.
     pub fn sort(&mut self) {
+        fn key(f: &Finding) -> Option<(&Path, u32, u32)> {
+            f.location
+                .as_ref()
+                .map(|l| (l.file.as_path(), l.line, l.column))
+        }
+        // Borrowed keys: a report can hold tens of thousands of findings,
+        // and each comparison cloned both paths.
         self.findings.sort_by(|a, b| {
-            let key = |f: &Finding| {
-                f.location
-                    .as_ref()
-                    .map(|l| (l.file.clone(), l.line, l.column))
-            };
             key(a)
                 .cmp(&key(b))
-                .then(a.level.cmp(&b.level))
-                .then(a.rule.cmp(&b.rule))
-                .then(a.message.cmp(&b.message))
+                .then_with(|| a.level.cmp(&b.level))
+                .then_with(|| a.rule.cmp(&b.rule))
+                .then_with(|| a.message.cmp(&b.message))
         });
         self.findings.dedup();
     }

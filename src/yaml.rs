@@ -457,6 +457,22 @@ struct Builder {
     anchors: std::collections::HashMap<usize, Node>,
     nodes: usize,
     duplicate_keys: Vec<DuplicateKey>,
+    /// Emptied vectors of finished collections, reused for the next ones:
+    /// a collection grows in one of these and is then copied into a vector
+    /// of its exact length. Grown in place, a tree's vectors held about a
+    /// third more than their entries (a CRD of megabytes has tens of
+    /// thousands of small mappings).
+    spare_entries: Vec<Vec<Entry>>,
+    spare_items: Vec<Vec<Node>>,
+}
+
+/// `items` moved into a vector of their exact length; `items`, emptied
+/// with its capacity, goes back to `spares`.
+fn exact<T>(mut items: Vec<T>, spares: &mut Vec<Vec<T>>) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    out.append(&mut items);
+    spares.push(items);
+    out
 }
 
 fn count_nodes(node: &Node) -> usize {
@@ -688,6 +704,8 @@ impl Default for Sink {
                 anchors: Default::default(),
                 nodes: 0,
                 duplicate_keys: Vec::new(),
+                spare_entries: Vec::new(),
+                spare_items: Vec::new(),
             },
             stack: Vec::new(),
             root: None,
@@ -772,7 +790,7 @@ impl Sink {
                 stack.push(Frame::Seq {
                     start: here,
                     anchor,
-                    items: Vec::new(),
+                    items: builder.spare_items.pop().unwrap_or_default(),
                 });
             }
             Event::MappingStart(anchor, _) => {
@@ -783,7 +801,7 @@ impl Sink {
                 stack.push(Frame::Map {
                     start: here,
                     anchor,
-                    entries: Vec::new(),
+                    entries: builder.spare_entries.pop().unwrap_or_default(),
                     pending_key: None,
                     merged: Vec::new(),
                 });
@@ -804,7 +822,7 @@ impl Sink {
                         items,
                     }) => (
                         Node {
-                            value: Value::Seq(items),
+                            value: Value::Seq(exact(items, &mut builder.spare_items)),
                             span: span_to(start),
                             raw: None,
                             quoted: false,
@@ -818,7 +836,7 @@ impl Sink {
                         ..
                     }) => (
                         Node {
-                            value: Value::Map(entries),
+                            value: Value::Map(exact(entries, &mut builder.spare_entries)),
                             span: span_to(start),
                             raw: None,
                             quoted: false,

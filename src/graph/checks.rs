@@ -181,7 +181,9 @@ fn unreadable_package(dir: &Path, mut msg: String) -> Finding {
 pub fn check_with(g: &PackageGraph, crds: Option<super::crd_safety::CrdChecks>) -> Vec<Finding> {
     let mut out = check(g);
     if let Some(checks) = crds {
-        out.extend(super::crd_safety::check_graph_with(g, checks));
+        // Straight into `out`: a package's CRD findings can be tens of
+        // thousands, and a second vector of them was copied into this one.
+        super::crd_safety::check_graph_into(g, checks, &mut out);
     }
     out
 }

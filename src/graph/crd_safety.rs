@@ -36,12 +36,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use super::crd_schema;
 pub use super::crd_schema::CrdChecks;
-use super::crd_schema::{self, Change};
 use super::PackageGraph;
 use crate::bundle::{Bundle, Manifest, RawFile};
 use crate::diag::{Finding, Level, Location};
-use crate::yaml::{Node, Seg, Value};
+use crate::yaml::{Node, Seg, Span, Value};
 
 /// Every rule: id and what it means.
 pub const RULES: &[(&str, &str)] = &[
@@ -434,7 +434,58 @@ pub fn compare_bundles(
     label: &str,
     checks: CrdChecks,
 ) -> Vec<Finding> {
-    compare_bundles_in(old, new, label, checks, &CrdCache::shared(), None)
+    let found = compare_bundles_in(old, new, label, checks, &CrdCache::shared(), None);
+    let mut out = Vec::with_capacity(found.iter().map(Found::len).sum());
+    for f in found {
+        f.write_into(label, &mut out);
+    }
+    out
+}
+
+/// What comparing the CRDs of an edge found, before it is made into
+/// [`Finding`]s: a comparison's results stay shared with every edge that
+/// ships the same two files (each finding has its own message, paths and
+/// source lines: a package's tens of thousands of them, made while its
+/// CRDs are still parsed, were most of its peak memory).
+enum Found {
+    /// A finding as it is (a file that cannot be read).
+    Finding(Finding),
+    /// What comparing two CRDs found, on an edge whose old and new files
+    /// are at these paths.
+    Compared {
+        emitted: MemoCell,
+        old_path: PathBuf,
+        new_path: PathBuf,
+    },
+}
+
+impl Found {
+    /// How many findings this is.
+    fn len(&self) -> usize {
+        match self {
+            Found::Finding(_) => 1,
+            Found::Compared { emitted, .. } => emitted.get().map_or(0, Vec::len),
+        }
+    }
+
+    /// Appends the findings to `out`, on the edge `label`.
+    fn write_into(self, label: &str, out: &mut Vec<Finding>) {
+        match self {
+            Found::Finding(f) => out.push(f),
+            Found::Compared {
+                emitted,
+                old_path,
+                new_path,
+            } => {
+                let emitted = emitted.get().map_or(&[][..], Vec::as_slice);
+                out.extend(
+                    emitted
+                        .iter()
+                        .map(|e| e.finding(label, &old_path, &new_path)),
+                );
+            }
+        }
+    }
 }
 
 /// [`compare_bundles`] with parsed files from `cache`, and comparisons of
@@ -446,7 +497,7 @@ fn compare_bundles_in(
     checks: CrdChecks,
     cache: &CrdCache,
     memo: Option<&Memo>,
-) -> Vec<Finding> {
+) -> Vec<Found> {
     let mut out = Vec::new();
     let new_files = changed_files(new, old, label, cache, &mut out);
     if new_files.is_empty() {
@@ -465,25 +516,27 @@ fn compare_bundles_in(
             let Some((oi, ok, o)) = found else {
                 continue;
             };
-            let (old_path, new_path) = (old.shown(oi), new.shown(*ni));
-            let mut take = |found: &[Emitted]| {
-                out.extend(found.iter().map(|e| e.finding(label, &old_path, &new_path)));
-            };
-            match memo {
+            let cell = match memo {
                 Some(memo) => {
                     let files = (old.files[oi].digest, new.files[*ni].digest);
-                    let cell = memo
-                        .lock()
+                    memo.lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .entry(files)
                         .or_default()
                         .entry((ok, nk))
                         .or_default()
-                        .clone();
-                    take(cell.get_or_init(|| compare_crds(o, n, checks)));
+                        .clone()
                 }
-                None => take(&compare_crds(o, n, checks)),
+                None => MemoCell::default(),
+            };
+            if cell.get_or_init(|| compare_crds(o, n, checks)).is_empty() {
+                continue;
             }
+            out.push(Found::Compared {
+                emitted: cell,
+                old_path: old.shown(oi),
+                new_path: new.shown(*ni),
+            });
         }
     }
     out
@@ -498,7 +551,7 @@ fn changed_files(
     other: &BundleCrds,
     label: &str,
     cache: &CrdCache,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<Found>,
 ) -> Vec<(usize, Arc<ParsedFile>)> {
     let mut files = Vec::new();
     for i in 0..b.files.len() {
@@ -507,7 +560,7 @@ fn changed_files(
         }
         match b.parse(i, cache) {
             Ok(p) => files.push((i, p)),
-            Err(e) => out.push(uncomparable(label, &e, &b.shown(i))),
+            Err(e) => out.push(Found::Finding(uncomparable(label, &e, &b.shown(i)))),
         }
     }
     files
@@ -548,13 +601,22 @@ pub fn check_graph(g: &PackageGraph) -> Vec<Finding> {
 
 /// [`check_graph`] under the given crdify configuration.
 pub fn check_graph_with(g: &PackageGraph, checks: CrdChecks) -> Vec<Finding> {
-    let edges = check_graph_edges_with(g, checks);
-    // Sized once: a package's findings can be tens of thousands.
-    let mut out = Vec::with_capacity(edges.iter().map(|e| e.findings.len()).sum());
-    for e in edges {
-        out.extend(e.findings);
-    }
+    let mut out = Vec::new();
+    check_graph_into(g, checks, &mut out);
     out
+}
+
+/// [`check_graph_with`], appending to `out`.
+pub(crate) fn check_graph_into(g: &PackageGraph, checks: CrdChecks, out: &mut Vec<Finding>) {
+    let edges = compare_edges(g, checks);
+    // Sized once: a package's findings can be tens of thousands. They are
+    // made only now, with every CRD of the package dropped.
+    out.reserve_exact(edges.iter().flat_map(|e| &e.found).map(Found::len).sum());
+    for e in edges {
+        for f in e.found {
+            f.write_into(&e.label, out);
+        }
+    }
 }
 
 /// The findings of [`check_graph`] for one upgrade edge (`from` -> `to`,
@@ -592,6 +654,33 @@ pub fn check_graph_edges(g: &PackageGraph) -> Vec<EdgeFindings> {
 
 /// [`check_graph_edges`] under the given crdify configuration.
 pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFindings> {
+    compare_edges(g, checks)
+        .into_iter()
+        .map(|e| {
+            let mut findings = Vec::with_capacity(e.found.iter().map(Found::len).sum());
+            for f in e.found {
+                f.write_into(&e.label, &mut findings);
+            }
+            EdgeFindings {
+                from: e.from,
+                to: e.to,
+                label: e.label,
+                findings,
+            }
+        })
+        .collect()
+}
+
+/// What comparing the CRDs of one edge found, not yet made into findings.
+struct EdgeFound {
+    from: String,
+    to: String,
+    label: String,
+    found: Vec<Found>,
+}
+
+/// The comparisons of [`check_graph_edges`], edges sorted by (from, to).
+fn compare_edges(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFound> {
     use rayon::prelude::*;
     // (from, to) -> (channels, kind)
     let mut pairs: BTreeMap<(String, String), (Vec<String>, &'static str)> = BTreeMap::new();
@@ -676,7 +765,7 @@ pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFi
     let remaining = std::sync::Mutex::new(left);
     let cache = CrdCache::shared();
     let memo = Memo::default();
-    let mut edges: Vec<(usize, EdgeFindings)> = pairs
+    let mut edges: Vec<(usize, EdgeFound)> = pairs
         .par_iter()
         .zip(&needs)
         .map(|((i, from, to, chans, kind, df, dt), needs)| {
@@ -685,10 +774,10 @@ pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFi
                 if chans.len() > 1 { "s" } else { "" },
                 chans.join(", ")
             );
-            let findings = match (&listed[df], &listed[dt]) {
+            let found = match (&listed[df], &listed[dt]) {
                 (Ok(o), Ok(n)) => compare_bundles_in(o, n, &label, checks, &cache, Some(&memo)),
-                (Err(e), _) => vec![uncomparable(&label, &e.to_string(), df)],
-                (_, Err(e)) => vec![uncomparable(&label, &e.to_string(), dt)],
+                (Err(e), _) => vec![Found::Finding(uncomparable(&label, &e.to_string(), df))],
+                (_, Err(e)) => vec![Found::Finding(uncomparable(&label, &e.to_string(), dt))],
             };
             let mut left = remaining.lock().unwrap_or_else(|p| p.into_inner());
             let (olds, news) = needs;
@@ -707,11 +796,11 @@ pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFi
                 }
             }
             drop(left);
-            let edge = EdgeFindings {
+            let edge = EdgeFound {
                 from: from.clone(),
                 to: to.clone(),
                 label,
-                findings,
+                found,
             };
             (*i, edge)
         })
@@ -878,7 +967,12 @@ fn line_starts(text: &str) -> Vec<usize> {
 
 /// Where `path` is in `m` (the new file's or the old's, `in_new`).
 fn locate(m: &Manifest, starts: &[usize], path: &[Seg], in_new: bool) -> Spot {
-    let span = m.root.locate(path);
+    spot(m, starts, m.root.locate(path), in_new)
+}
+
+/// The place `span` of `m` (the new file's or the old's, `in_new`), with
+/// its source line.
+fn spot(m: &Manifest, starts: &[usize], span: Span, in_new: bool) -> Spot {
     let loc = Location::new("", span, None);
     let text = &m.file.text;
     let line = span.line as usize;
@@ -930,10 +1024,10 @@ impl Ctx<'_> {
     }
 
     /// A finding about two places of the new CRD (served versions).
-    fn emit_new(&mut self, rule: &'static str, msg: String, at: &[Seg], also: &[Seg]) {
+    fn emit_new(&mut self, rule: &'static str, msg: String, at: Span, also: Span) {
         let new = self.new;
         let (_, nl) = self.lines();
-        let (at, related) = (locate(new, nl, at, true), locate(new, nl, also, true));
+        let (at, related) = (spot(new, nl, at, true), spot(new, nl, also, true));
         self.out.push(Emitted {
             rule,
             msg: format!("CRD {}: {msg}", new.name),
@@ -974,19 +1068,32 @@ fn with_key(segs: &[Seg], key: &Option<String>) -> Vec<Seg> {
     v
 }
 
-/// One served-version difference: (pair, property, crdify rule, message)
-/// identifies it (crdify subtracts the old CRD's by these), then where.
-type ServedIssue = (
-    (String, String, &'static str, String),
-    Change,
-    Vec<Seg>,
-    Vec<Seg>,
-);
+/// One served-version difference of a CRD: (pair, property, crdify rule,
+/// message) identifies it (crdify subtracts the old CRD's by these), then
+/// where it is in the CRD. Kept with the parsed CRD for as long as it is,
+/// so small: places as spans, not schema paths (a CRD of megabytes can
+/// have thousands of these, and paths of a dozen keys each).
+struct ServedIssue {
+    /// `lower -> higher`, shared by the pair's issues.
+    pair: Arc<str>,
+    path: String,
+    crdify: &'static str,
+    msg: String,
+    at: Span,
+    also: Span,
+}
+
+impl ServedIssue {
+    /// What identifies the issue.
+    fn key(&self) -> (&str, &str, &str, &str) {
+        (&self.pair, &self.path, self.crdify, &self.msg)
+    }
+}
 
 /// crdify's served-version validator on one CRD: every pair of served
 /// versions (ordered Kubernetes-aware, lower -> higher) compared as two
 /// versions of one property.
-fn served_issues(view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
+fn served_issues(m: &Manifest, view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
     let mut served: Vec<&CrdVersion> = view.versions.iter().filter(|v| v.served).collect();
     if served.len() < 2 {
         return Vec::new();
@@ -1005,22 +1112,23 @@ fn served_issues(view: &CrdView, checks: CrdChecks) -> Vec<ServedIssue> {
             ) else {
                 continue;
             };
-            let pair = format!("{} -> {}", served[i].name, served[j].name);
-            let hi_root = hi.get("^").map(|(_, s)| s.clone()).unwrap_or_default();
+            let pair: Arc<str> = format!("{} -> {}", served[i].name, served[j].name).into();
+            let hi_root = m.root.locate(hi.get("^").map_or(&[][..], |(_, s)| s));
             for (path, (onode, osegs)) in &lo {
                 let n = hi.get(path);
                 for c in crd_schema::field_changes(onode, n.map(|x| x.0), checks) {
                     let at = match n {
-                        Some((_, nsegs)) => with_key(nsegs, &c.key),
-                        None => hi_root.clone(),
+                        Some((_, nsegs)) => m.root.locate(&with_key(nsegs, &c.key)),
+                        None => hi_root,
                     };
-                    let also = with_key(osegs, &c.key);
-                    out.push((
-                        (pair.clone(), path.clone(), c.crdify, c.msg.clone()),
-                        c,
+                    out.push(ServedIssue {
+                        pair: pair.clone(),
+                        path: path.clone(),
+                        crdify: c.crdify,
+                        msg: c.msg,
                         at,
-                        also,
-                    ));
+                        also: m.root.locate(&with_key(osegs, &c.key)),
+                    });
                 }
             }
         }
@@ -1143,23 +1251,30 @@ fn compare_crds(old_crd: &ParsedCrd, new_crd: &ParsedCrd, checks: CrdChecks) -> 
         // Each CRD's own served-version differences are worked out once,
         // however many edges it is on.
         let slot = checks as usize;
-        let new_issues = new_crd.served[slot].get_or_init(|| served_issues(&n, checks));
+        let new_issues = new_crd.served[slot].get_or_init(|| served_issues(new, &n, checks));
         if !new_issues.is_empty() {
             let known: BTreeSet<_> = old_crd.served[slot]
-                .get_or_init(|| served_issues(&o, checks))
+                .get_or_init(|| served_issues(old, &o, checks))
                 .iter()
-                .map(|(k, ..)| k)
+                .map(ServedIssue::key)
                 .collect();
-            for (key, ch, at, also) in new_issues {
-                if known.contains(&(key.0.clone(), key.1.clone(), key.2, ch.msg.clone())) {
+            for issue in new_issues {
+                if known.contains(&issue.key()) {
                     continue;
                 }
-                let (pair, path, crdify, _) = key;
-                c.emit_new(
-                    "crd-served-version-incompatible",
-                    format!("served versions {pair}: field {path}: {crdify}: {}", ch.msg),
+                let ServedIssue {
+                    pair,
+                    path,
+                    crdify,
+                    msg,
                     at,
                     also,
+                } = issue;
+                c.emit_new(
+                    "crd-served-version-incompatible",
+                    format!("served versions {pair}: field {path}: {crdify}: {msg}"),
+                    *at,
+                    *also,
                 );
             }
         }
