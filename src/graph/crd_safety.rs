@@ -155,6 +155,8 @@ struct CrdFile {
     rel_path: String,
     path: PathBuf,
     digest: Digest,
+    /// Its size when listed: what the cache charges for it once parsed.
+    len: usize,
 }
 
 /// A SHA-256 of a file's bytes.
@@ -197,6 +199,7 @@ impl BundleCrds {
             files.push(CrdFile {
                 rel_path: format!("manifests/{name}"),
                 digest: sha2::Sha256::digest(&bytes).into(),
+                len: bytes.len(),
                 path: p,
             });
         }
@@ -221,7 +224,7 @@ impl BundleCrds {
     /// cannot be compared, naming the file.
     fn parse(&self, i: usize, cache: &CrdCache) -> Result<Arc<ParsedFile>, String> {
         let f = &self.files[i];
-        let slot = cache.slot(f.digest, f.path.metadata().map_or(0, |m| m.len() as usize));
+        let slot = cache.slot(f.digest, f.len);
         let parsed = slot.get_or_init(|| parse_crd_file(f));
         match parsed {
             Ok(_) => Ok(slot),
