@@ -403,13 +403,11 @@ impl<'h, W: Write> ReportWriter<'h, W> {
     }
 }
 
-/// Writes `text` (pretty JSON, no raw newline inside strings) with every
-/// line but the first indented by `indent`, to nest it in a document.
 /// A writer that indents every line after the first by `indent` (JSON
 /// text has no line breaks inside its strings).
 struct Indented<'w, W: Write> {
     out: &'w mut W,
-    indent: &'static [u8],
+    indent: &'w [u8],
 }
 
 impl<W: Write> Write for Indented<'_, W> {
@@ -494,17 +492,14 @@ impl Serialize for Sorted<&Location> {
     }
 }
 
+/// Writes `text` (pretty JSON, no raw newline inside strings) with every
+/// line but the first indented by `indent`, to nest it in a document.
 fn write_indented(out: &mut impl Write, text: &str, indent: &str) -> std::io::Result<()> {
-    let mut lines = text.split('\n');
-    if let Some(first) = lines.next() {
-        out.write_all(first.as_bytes())?;
+    Indented {
+        out,
+        indent: indent.as_bytes(),
     }
-    for line in lines {
-        out.write_all(b"\n")?;
-        out.write_all(indent.as_bytes())?;
-        out.write_all(line.as_bytes())?;
-    }
-    Ok(())
+    .write_all(text.as_bytes())
 }
 
 /// SARIF results waiting for their `ruleIndex`: each result's text up to

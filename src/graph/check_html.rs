@@ -186,10 +186,10 @@ fn edge_items(out: &mut String, e: &EdgeFindings, id: &str, root: &Path) {
         escape_text(&e.label),
         if n == 1 { "" } else { "s" }
     );
-    // (errors first, rule, hint) -> (file, scope) -> (finding, the rest of
+    // (level, errors first; rule, hint) -> (file, scope) -> (finding, the rest of
     // its message); groups sorted, findings in the edge's order.
     type Places<'a> = BTreeMap<(Option<String>, &'a str), Vec<(&'a Finding, &'a str)>>;
-    let mut groups: BTreeMap<(u8, &str, Option<&str>), Places> = BTreeMap::new();
+    let mut groups: BTreeMap<(Level, &str, Option<&str>), Places> = BTreeMap::new();
     for f in &e.findings {
         let file = f.location.as_ref().map(|l| {
             let file = l.file.strip_prefix(root).unwrap_or(&l.file);
@@ -197,14 +197,14 @@ fn edge_items(out: &mut String, e: &EdgeFindings, id: &str, root: &Path) {
         });
         let (scope, rest) = scope(e.detail(f));
         groups
-            .entry((level_rank(f.level), &f.rule, f.hint.as_deref()))
+            .entry((f.level, &f.rule, f.hint.as_deref()))
             .or_default()
             .entry((file, scope))
             .or_default()
             .push((f, rest));
     }
-    for ((rank, rule, hint), places) in groups {
-        let level = level_name(rank);
+    for ((level, rule, hint), places) in groups {
+        let level = level.as_str();
         let k: usize = places.values().map(Vec::len).sum();
         let _ = write!(
             out,
@@ -258,30 +258,10 @@ fn scope(detail: &str) -> (&str, &str) {
     }
 }
 
-/// Errors before warnings (other levels read as warnings, as in
-/// [`finding_item`]).
-fn level_rank(l: Level) -> u8 {
-    match l {
-        Level::Error => 0,
-        _ => 1,
-    }
-}
-
-fn level_name(rank: u8) -> &'static str {
-    if rank == 0 {
-        "error"
-    } else {
-        "warning"
-    }
-}
-
 /// One finding: its message, where it is (relative to `root`), and its
 /// hint.
 fn finding_item(out: &mut String, f: &Finding, root: &Path) {
-    let level = match f.level {
-        Level::Error => "error",
-        _ => "warning",
-    };
+    let level = f.level.as_str();
     let _ = write!(
         out,
         "<li class=\"finding {level}\"><strong>{level}</strong> <code>{}</code>: {}",

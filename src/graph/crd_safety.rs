@@ -438,11 +438,7 @@ pub fn compare_bundles(
     checks: CrdChecks,
 ) -> Vec<Finding> {
     let found = compare_bundles_in(old, new, label, checks, &CrdCache::shared(), None);
-    let mut out = Vec::with_capacity(found.iter().map(Found::len).sum());
-    for f in found {
-        f.write_into(label, &mut out);
-    }
-    out
+    Found::findings(found, label)
 }
 
 /// What comparing the CRDs of an edge found, before it is made into
@@ -469,6 +465,16 @@ impl Found {
             Found::Finding(_) => 1,
             Found::Compared { emitted, .. } => emitted.get().map_or(0, Vec::len),
         }
+    }
+
+    /// The findings of `found`, on the edge `label`, in a vector of their
+    /// exact number.
+    fn findings(found: Vec<Found>, label: &str) -> Vec<Finding> {
+        let mut out = Vec::with_capacity(found.iter().map(Found::len).sum());
+        for f in found {
+            f.write_into(label, &mut out);
+        }
+        out
     }
 
     /// Appends the findings to `out`, on the edge `label`.
@@ -660,10 +666,7 @@ pub fn check_graph_edges_with(g: &PackageGraph, checks: CrdChecks) -> Vec<EdgeFi
     compare_edges(g, checks)
         .into_iter()
         .map(|e| {
-            let mut findings = Vec::with_capacity(e.found.iter().map(Found::len).sum());
-            for f in e.found {
-                f.write_into(&e.label, &mut findings);
-            }
+            let findings = Found::findings(e.found, &e.label);
             EdgeFindings {
                 from: e.from,
                 to: e.to,

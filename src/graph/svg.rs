@@ -148,28 +148,23 @@ fn linked_tooltip(title: &mut String, findings: &[String]) {
 /// quotes are left as they are, [`escape`] for those). Findings quote the
 /// values they compare, and a page can hold thousands.
 pub fn escape_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
+    escape_with(s, false)
 }
 
 /// Escapes text for XML and HTML (text and attribute values).
 pub fn escape(s: &str) -> String {
+    escape_with(s, true)
+}
+
+fn escape_with(s: &str, quotes: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
+            '"' if quotes => out.push_str("&quot;"),
+            '\'' if quotes => out.push_str("&#39;"),
             c => out.push(c),
         }
     }
