@@ -398,55 +398,77 @@ const WIDE_FIELDS: usize = 400;
 fn wide_package(root: &Path) -> std::path::PathBuf {
     let pkg = root.join("wide");
     let channels: Vec<String> = (0..WIDE_CHANNELS).map(|i| format!("c{i:02}")).collect();
-    for (version, fields, replaces) in [("0.1.0", WIDE_FIELDS, ""), ("0.2.0", 0, "wide.v0.1.0")] {
-        let manifests = pkg.join(version).join("manifests");
-        let metadata = pkg.join(version).join("metadata");
-        std::fs::create_dir_all(&manifests).expect("mkdir");
-        std::fs::create_dir_all(&metadata).expect("mkdir");
-        std::fs::write(
-            metadata.join("annotations.yaml"),
-            format!(
-                "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
-                 operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
-                 operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
-                 operators.operatorframework.io.bundle.package.v1: wide\n  \
-                 operators.operatorframework.io.bundle.channels.v1: {}\n  \
-                 operators.operatorframework.io.bundle.channel.default.v1: c00\n",
-                channels.join(",")
-            ),
-        )
-        .expect("annotations");
-        let replaces = match replaces {
-            "" => String::new(),
-            r => format!("  replaces: {r}\n"),
-        };
-        std::fs::write(
-            manifests.join("wide.clusterserviceversion.yaml"),
-            format!(
-                "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
-                 metadata:\n  name: wide.v{version}\nspec:\n  version: {version}\n  \
-                 displayName: wide\n{replaces}"
-            ),
-        )
-        .expect("csv");
+    for (version, fields, replaces) in [
+        ("0.1.0", WIDE_FIELDS, None),
+        ("0.2.0", 0, Some("wide.v0.1.0")),
+    ] {
         let properties: String = (0..fields)
             .map(|i| format!("              removedfield{i:04}:\n                type: string\n"))
             .collect();
-        std::fs::write(
-            manifests.join("gadgets.crd.yaml"),
-            format!(
-                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
-                 metadata:\n  name: gadgets.example.com\nspec:\n  group: example.com\n  \
-                 names:\n    kind: Gadget\n    listKind: GadgetList\n    plural: gadgets\n    \
-                 singular: gadget\n  scope: Namespaced\n  versions:\n  - name: v1\n    \
-                 served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        \
-                 type: object\n        properties:\n          spec:\n            type: object\n            \
-                 properties:\n              kept:\n                type: string\n{properties}"
+        write_crd_bundle(
+            &pkg.join(version),
+            "wide",
+            &channels,
+            version,
+            replaces,
+            &format!(
+                "  - name: v1\n    served: true\n    storage: true\n    schema:\n      \
+                 openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            \
+                 type: object\n            properties:\n              kept:\n                type: string\n{properties}"
             ),
-        )
-        .expect("crd");
+        );
     }
     pkg
+}
+
+/// Writes a bundle directory of `package` at `version` in `channels` (the
+/// first the default), whose CSV replaces `replaces` and whose CRD
+/// `gadgets.example.com` has `crd_versions` (the YAML list under
+/// `spec.versions`).
+fn write_crd_bundle(
+    dir: &Path,
+    package: &str,
+    channels: &[String],
+    version: &str,
+    replaces: Option<&str>,
+    crd_versions: &str,
+) {
+    std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("metadata")).expect("mkdir");
+    std::fs::write(
+        dir.join("metadata/annotations.yaml"),
+        format!(
+            "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
+             operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
+             operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
+             operators.operatorframework.io.bundle.package.v1: {package}\n  \
+             operators.operatorframework.io.bundle.channels.v1: {}\n  \
+             operators.operatorframework.io.bundle.channel.default.v1: {}\n",
+            channels.join(","),
+            channels[0]
+        ),
+    )
+    .expect("annotations");
+    let replaces = replaces.map_or(String::new(), |r| format!("  replaces: {r}\n"));
+    std::fs::write(
+        dir.join(format!("manifests/{package}.clusterserviceversion.yaml")),
+        format!(
+            "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
+             metadata:\n  name: {package}.v{version}\nspec:\n  version: {version}\n  \
+             displayName: {package}\n{replaces}"
+        ),
+    )
+    .expect("csv");
+    std::fs::write(
+        dir.join("manifests/gadgets.crd.yaml"),
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+             metadata:\n  name: gadgets.example.com\nspec:\n  group: example.com\n  \
+             names:\n    kind: Gadget\n    listKind: GadgetList\n    plural: gadgets\n    \
+             singular: gadget\n  scope: Namespaced\n  versions:\n{crd_versions}"
+        ),
+    )
+    .expect("crd");
 }
 
 /// An edge with hundreds of findings, drawn in forty lanes: the picture
@@ -599,38 +621,9 @@ fn strimzi_shaped(root: &Path) -> std::path::PathBuf {
         v
     };
     for i in 1..=SHAPED_BUNDLES {
-        let dir = pkg.join(format!("0.{i}.0"));
-        std::fs::create_dir_all(dir.join("manifests")).expect("mkdir");
-        std::fs::create_dir_all(dir.join("metadata")).expect("mkdir");
         let mut channels = vec!["stable".to_string()];
         channels.extend((i.max(first)..=SHAPED_BUNDLES).map(|k| format!("shaped-0.{k}.x")));
-        std::fs::write(
-            dir.join("metadata/annotations.yaml"),
-            format!(
-                "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
-                 operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
-                 operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
-                 operators.operatorframework.io.bundle.package.v1: {SHAPED}\n  \
-                 operators.operatorframework.io.bundle.channels.v1: {}\n  \
-                 operators.operatorframework.io.bundle.channel.default.v1: stable\n",
-                channels.join(",")
-            ),
-        )
-        .expect("annotations");
-        let replaces = if i > 1 {
-            format!("  replaces: {SHAPED}.v0.{}.0\n", i - 1)
-        } else {
-            String::new()
-        };
-        std::fs::write(
-            dir.join("manifests/shaped.clusterserviceversion.yaml"),
-            format!(
-                "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n\
-                 metadata:\n  name: {SHAPED}.v0.{i}.0\nspec:\n  version: 0.{i}.0\n  \
-                 displayName: shaped\n{replaces}"
-            ),
-        )
-        .expect("csv");
+        let replaces = (i > 1).then(|| format!("{SHAPED}.v0.{}.0", i - 1));
         let v1: Vec<_> = schema(i).into_iter().collect();
         let mut versions = version("v1", true, &v1);
         if i >= SHAPED_SERVED_FROM {
@@ -640,16 +633,14 @@ fn strimzi_shaped(root: &Path) -> std::path::PathBuf {
                 .collect();
             versions.push_str(&version("v2", false, &v2));
         }
-        std::fs::write(
-            dir.join("manifests/gadgets.crd.yaml"),
-            format!(
-                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
-                 metadata:\n  name: gadgets.example.com\nspec:\n  group: example.com\n  \
-                 names:\n    kind: Gadget\n    listKind: GadgetList\n    plural: gadgets\n    \
-                 singular: gadget\n  scope: Namespaced\n  versions:\n{versions}"
-            ),
-        )
-        .expect("crd");
+        write_crd_bundle(
+            &pkg.join(format!("0.{i}.0")),
+            SHAPED,
+            &channels,
+            &format!("0.{i}.0"),
+            replaces.as_deref(),
+            &versions,
+        );
     }
     pkg
 }

@@ -29,6 +29,19 @@ def tmp(name):
     return os.path.join(TMP, name)
 
 
+def replace_with_edited_copy(path, *statements):
+    """Replaces `path` at once (as a deployment swaps an index) by a copy of
+    DB with the SQL `statements` applied."""
+    new = path + ".new"
+    shutil.copy(DB, new)
+    con = sqlite3.connect(new)
+    for st in statements:
+        con.execute(st)
+    con.commit()
+    con.close()
+    os.replace(new, path)
+
+
 class BadCatalogTest(unittest.TestCase):
     def assert_fails(self, catalog, *needles):
         code, err = run_failing(catalog)
@@ -125,19 +138,17 @@ class RunningServerTest(unittest.TestCase):
                 stub = pb_grpc.RegistryStub(ch)
                 names = lambda: [p.name for p in stub.ListPackages(pb.ListPackageRequest(), timeout=5)]
                 self.assertEqual(names(), ["etcd", "other"])
-                new = tmp("watched.db.new")
-                shutil.copy(DB, new)
-                con = sqlite3.connect(new)
-                con.execute("INSERT INTO package VALUES ('added', 'stable')")
-                con.execute("INSERT INTO channel VALUES ('stable', 'added', 'other.v1.0.0')")
-                con.commit()
-                con.close()
-                os.replace(new, path)
+                replace_with_edited_copy(
+                    path,
+                    "INSERT INTO package VALUES ('added', 'stable')",
+                    "INSERT INTO channel VALUES ('stable', 'added', 'other.v1.0.0')",
+                )
                 deadline = time.time() + 20
                 while "added" not in names():
                     self.assertLess(time.time(), deadline, "reload not seen:\n" + "\n".join(server.log))
                     time.sleep(0.05)
                 # A broken replacement is refused; the last good catalog stays.
+                new = path + ".new"
                 with open(new, "wb") as f:
                     f.write(b"not sqlite")
                 os.replace(new, path)
@@ -168,13 +179,7 @@ class RunningServerTest(unittest.TestCase):
                 it.cancel()
                 for _ in range(3):
                     self.assertEqual(rows(), first)
-                new = tmp("relisted.db.new")
-                shutil.copy(DB, new)
-                con = sqlite3.connect(new)
-                con.execute("DELETE FROM channel_entry WHERE package_name = 'other'")
-                con.commit()
-                con.close()
-                os.replace(new, path)
+                replace_with_edited_copy(path, "DELETE FROM channel_entry WHERE package_name = 'other'")
                 deadline = time.time() + 20
                 while len(rows()) == 6:
                     self.assertLess(time.time(), deadline, "reload not seen:\n" + "\n".join(server.log))
